@@ -1,0 +1,5 @@
+"""Entry point for ``python -m fdbench``."""
+
+from fdbench.cli import main
+
+main()

@@ -1,0 +1,1 @@
+"""Aggregation over runs, rankings, bootstrap rank-then-aggregate and significance tests."""

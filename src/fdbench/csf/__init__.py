@@ -1,0 +1,1 @@
+"""Confidence scoring functions computed from stored outputs, and their scaling."""

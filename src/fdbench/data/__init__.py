@@ -1,0 +1,1 @@
+"""Datasets, fetching with checksums, and construction of shifts and studies."""

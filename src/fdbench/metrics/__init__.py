@@ -1,0 +1,1 @@
+"""Metrics of failure detection: risk-coverage curves, AURC/AUGRC, ranking, calibration, bootstrap."""

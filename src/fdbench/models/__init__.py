@@ -1,0 +1,1 @@
+"""Network architectures and the confidence heads some methods add (PyTorch)."""

@@ -1,0 +1,1 @@
+"""The outputs store: schema, readers, writers and importers of other tools' formats."""

@@ -1,0 +1,1 @@
+"""Failure labels per study and the filtering rules of each evaluation protocol."""

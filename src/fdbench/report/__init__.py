@@ -1,0 +1,1 @@
+"""Tables, plots, the HTML report and LaTeX export."""

@@ -1,0 +1,1 @@
+"""Training methods, inference and model selection (PyTorch + Lightning)."""
