@@ -1,0 +1,113 @@
+"""Assembly of the samples a study is evaluated on, and their failure labels, under a protocol."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from enum import Enum
+
+import numpy as np
+
+NEW_CLASS_LABEL = -1
+
+
+class Protocol(str, Enum):
+    """How failures are defined on studies that contain new-class samples.
+
+    ``failure_detection`` (FD-Shifts, Jaeger et al., ICLR 2023): a new-class study is evaluated on
+    the i.i.d. test samples plus the new-class samples; every new-class sample is a failure and
+    in-distribution misclassifications are removed, so the study measures the detection of the
+    new-class failures (the i.i.d. study already judges the misclassifications).
+
+    ``unknown_detection`` (Kim et al., 2023): the same samples without any filtering; every
+    new-class sample and every in-distribution misclassification is an error.
+    """
+
+    FAILURE_DETECTION = "failure_detection"
+    UNKNOWN_DETECTION = "unknown_detection"
+
+
+@dataclass(frozen=True)
+class EvaluationSet:
+    """The samples one study is evaluated on.
+
+    ``parts`` lists, in concatenation order, each contributing split and the indices of its
+    samples that are kept; ``residuals`` (1 = failure) and ``is_new_class`` follow the same order.
+    """
+
+    study: str
+    parts: tuple[tuple[str, np.ndarray], ...]
+    residuals: np.ndarray
+    is_new_class: np.ndarray
+
+    def __len__(self) -> int:
+        return int(self.residuals.shape[0])
+
+    def gather(self, values_by_split: Mapping[str, np.ndarray]) -> np.ndarray:
+        """Concatenate per-split arrays (confidences, labels, …) in this set's sample order."""
+        return np.concatenate([np.asarray(values_by_split[name])[idx] for name, idx in self.parts])
+
+
+def _as_protocol(protocol: Protocol | str) -> Protocol:
+    try:
+        return Protocol(protocol)
+    except ValueError:
+        allowed = ", ".join(p.value for p in Protocol)
+        raise ValueError(f"protocol must be one of {allowed}; got {protocol!r}") from None
+
+
+def build_evaluation_set(
+    study: str,
+    labels: Mapping[str, np.ndarray],
+    predictions: Mapping[str, np.ndarray],
+    *,
+    protocol: Protocol | str = Protocol.FAILURE_DETECTION,
+    iid_split: str = "iid",
+) -> EvaluationSet:
+    """Build the evaluation set of ``study`` and its 0/1 residuals under ``protocol``.
+
+    A sample whose label is -1 is a new-class sample and always a failure. A study made only of
+    new-class samples is paired with the ``iid_split`` samples (as FD-Shifts and Kim et al. do);
+    a study that already mixes both is used as it is. Under ``failure_detection`` the
+    misclassified in-distribution samples of a study with new-class samples are removed.
+    Studies without new-class samples keep every sample: residual = [prediction != label].
+    """
+    protocol = _as_protocol(protocol)
+    if study not in labels:
+        raise ValueError(f"study {study!r} not found; available splits: {sorted(labels)}")
+    study_labels = np.asarray(labels[study])
+    if study_labels.size == 0:
+        raise ValueError(f"study {study!r} has no samples")
+    names = [study]
+    if np.all(study_labels == NEW_CLASS_LABEL):
+        if iid_split not in labels:
+            raise ValueError(
+                f"study {study!r} holds only new-class samples (label -1) and needs the "
+                f"in-distribution split {iid_split!r} to pair with; available: {sorted(labels)}"
+            )
+        names = [iid_split, study]
+    has_new_class = any(np.any(np.asarray(labels[n]) == NEW_CLASS_LABEL) for n in names)
+
+    parts, residuals, new_class = [], [], []
+    for name in names:
+        y = np.asarray(labels[name])
+        pred = np.asarray(predictions[name])
+        if pred.shape != y.shape:
+            raise ValueError(
+                f"predictions of split {name!r} have shape {pred.shape}, labels {y.shape}"
+            )
+        is_new = y == NEW_CLASS_LABEL
+        wrong = is_new | (pred != y)
+        keep = np.ones(y.shape[0], dtype=bool)
+        if has_new_class and protocol is Protocol.FAILURE_DETECTION:
+            keep = is_new | ~wrong
+        idx = np.flatnonzero(keep)
+        parts.append((name, idx))
+        residuals.append(wrong[idx].astype(np.float64))
+        new_class.append(is_new[idx])
+    return EvaluationSet(
+        study=study,
+        parts=tuple(parts),
+        residuals=np.concatenate(residuals),
+        is_new_class=np.concatenate(new_class),
+    )
