@@ -2,7 +2,15 @@
 
 from __future__ import annotations
 
+import os
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
 import typer
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 app = typer.Typer(
     name="fdbench",
@@ -12,12 +20,145 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 
+USER_ERRORS = (ValueError, TypeError, FileNotFoundError, NotADirectoryError, PermissionError)
+PER_MILLE = {"aurc", "augrc", "eaurc", "eaugrc"}
+DISPLAY = (
+    ("aurc", "AURC‰", min),
+    ("augrc", "AUGRC‰", min),
+    ("eaurc", "e-AURC‰", min),
+    ("auroc_f", "AUROC_f", max),
+    ("fpr@95tpr", "FPR@95", min),
+    ("ece", "ECE", min),
+)
+
 
 @app.callback()
 def _root() -> None:
     """Benchmark failure detection of classifiers."""
 
 
+def _write_table(table: pd.DataFrame, out: Path) -> None:
+    from fdbench.io import write_table
+
+    write_table(table, out)
+
+
+def print_results(table: pd.DataFrame) -> None:
+    """Print one table per study: CSF rows, AURC-type metrics ×1000 as the papers show them."""
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console()
+    has_ci = "ci_lower" in table.columns
+    for study, part in table.groupby("study", sort=False):
+        wide = part.pivot_table(index="csf", columns="metric", values="value", sort=False)
+        accuracy = wide["accuracy"].iloc[0] if "accuracy" in wide else float("nan")
+        title = f"{study}  (n = {int(part['n_samples'].iloc[0])}, accuracy = {accuracy:.4f})"
+        grid = Table(title=title, title_justify="left")
+        grid.add_column("CSF")
+        shown = [(m, h, best) for m, h, best in DISPLAY if m in wide and wide[m].notna().any()]
+        for _, header, _ in shown:
+            grid.add_column(header, justify="right")
+        bests = {m: best(wide[m].dropna()) for m, _, best in shown}
+        if has_ci:
+            lo = part.pivot_table(index="csf", columns="metric", values="ci_lower", sort=False)
+            hi = part.pivot_table(index="csf", columns="metric", values="ci_upper", sort=False)
+        for csf, values in wide.iterrows():
+            cells = [str(csf)]
+            for metric, _, _ in shown:
+                scale = 1000.0 if metric in PER_MILLE else 1.0
+                value = values[metric]
+                text = f"{value * scale:.2f}" if scale != 1.0 else f"{value:.4f}"
+                if has_ci and metric in lo.columns and csf in lo.index:
+                    text += f" [{lo.at[csf, metric] * scale:.2f}, {hi.at[csf, metric] * scale:.2f}]"
+                if value == bests[metric]:
+                    text = f"[bold green]{text}[/]"
+                cells.append(text)
+            grid.add_row(*cells)
+        console.print(grid)
+
+
+@app.command()
+def evaluate(
+    path: Annotated[
+        Path,
+        typer.Argument(
+            help="Saved outputs: .npz (logits, labels[, study]), .csv/.parquet table (label, "
+            "prediction, confidence columns[, study]), an fdbench outputs store or an "
+            "FD-Shifts run directory."
+        ),
+    ],
+    out: Annotated[
+        Path | None, typer.Option("--out", "-o", help="Write the tidy results (.csv/.parquet).")
+    ] = None,
+    protocol: Annotated[
+        str, typer.Option(help="failure_detection (FD-Shifts) or unknown_detection (Kim et al.).")
+    ] = "failure_detection",
+    bootstrap: Annotated[
+        int, typer.Option("--bootstrap", help="Bootstrap resamples for 95 % intervals (0 = off).")
+    ] = 0,
+    seed: Annotated[int, typer.Option(help="Seed of the bootstrap resamples.")] = 0,
+    iid_study: Annotated[
+        str, typer.Option(help="The in-distribution study new-class studies are paired with.")
+    ] = "iid",
+    confidence: Annotated[
+        list[str] | None,
+        typer.Option("--confidence", "-c", help="Confidence column(s) of a table (default: all)."),
+    ] = None,
+    precision_report: Annotated[
+        bool,
+        typer.Option(
+            "--precision-report",
+            help="Also print how float16/32/64 softmax rounding changes AURC and AUROC_f.",
+        ),
+    ] = False,
+) -> None:
+    """Evaluate every CSF on every study of saved outputs and print the metric tables."""
+    from fdbench.evaluation import evaluate_run, evaluate_table, read_confidence_table
+
+    if path.suffix.lower() in {".csv", ".parquet", ".pq"}:
+        if precision_report:
+            raise ValueError("--precision-report needs logits; a confidence table has none")
+        table = read_confidence_table(path, columns=confidence)
+        results = evaluate_table(
+            table, protocol=protocol, iid_split=iid_study, n_bootstrap=bootstrap, seed=seed
+        )
+    else:
+        from fdbench.outputs import load_outputs
+
+        run = load_outputs(path)
+        results = evaluate_run(
+            run, protocol=protocol, iid_split=iid_study, n_bootstrap=bootstrap, seed=seed
+        )
+        if precision_report:
+            _print_precision_report(run)
+    print_results(results)
+    if out is not None:
+        _write_table(results, out)
+        typer.echo(f"wrote {out}")
+
+
+def _print_precision_report(run: object) -> None:
+    from rich.console import Console
+
+    from fdbench.csf.precision import precision_report
+
+    console = Console()
+    for name, split in run.splits.items():
+        if name in {"train", "val"} or (split.labels < 0).all():
+            continue
+        report = precision_report(split.logits, split.labels)
+        console.print(f"[bold]float precision of the softmax on {name}[/]")
+        console.print(report.to_string())
+
+
 def main() -> None:
-    """Run the ``fdbench`` command line."""
-    app()
+    """Run the ``fdbench`` command line; user errors print one line and exit with status 2."""
+    try:
+        app()
+    except USER_ERRORS as error:
+        if os.environ.get("FDBENCH_DEBUG"):
+            raise
+        message = str(error).splitlines()[0] if str(error) else type(error).__name__
+        print(f"fdbench: error: {message}", file=sys.stderr)
+        sys.exit(2)

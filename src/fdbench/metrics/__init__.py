@@ -1,1 +1,1 @@
-"""Metrics of failure detection: risk-coverage curves, AURC/AUGRC, ranking, calibration, bootstrap."""
+"""Metrics of failure detection: risk-coverage curves, AURC/AUGRC, ranking, calibration."""

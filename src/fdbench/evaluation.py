@@ -1,0 +1,241 @@
+"""Evaluation of stored outputs: CSFs × studies × metrics into the tidy results table."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
+import pandas as pd
+
+from fdbench import metrics as M
+from fdbench.protocol import NEW_CLASS_LABEL, Protocol, build_evaluation_set
+
+if TYPE_CHECKING:
+    from fdbench.outputs import RunOutputs
+
+RESULT_COLUMNS = ("dataset", "method", "seed", "csf", "study", "metric", "value")
+BOOTSTRAP_METRICS = ("aurc", "augrc", "eaurc", "eaugrc", "auroc_f", "fpr@95tpr")
+NON_TEST_SPLITS = frozenset({"train", "val"})
+TABLE_META_COLUMNS = frozenset({"label", "prediction", "study", "group"})
+
+
+def evaluate_confidences(
+    labels: Mapping[str, np.ndarray],
+    predictions: Mapping[str, np.ndarray],
+    confidences: Mapping[str, Mapping[str, np.ndarray]],
+    *,
+    studies: Sequence[str] | None = None,
+    logits: Mapping[str, np.ndarray] | None = None,
+    protocol: Protocol | str = Protocol.FAILURE_DETECTION,
+    iid_split: str = "iid",
+    n_bootstrap: int = 0,
+    seed: int = 0,
+    confidence_level: float = 0.95,
+    run_info: Mapping[str, object] | None = None,
+    on_study: Callable[[str], None] | None = None,
+) -> pd.DataFrame:
+    """Compute the metric suite for every CSF on every study.
+
+    ``labels``/``predictions``/``logits`` map split names to per-sample arrays, ``confidences``
+    maps split names to ``{csf_name: confidence}``. Each study is assembled by
+    :func:`fdbench.protocol.build_evaluation_set` (new-class studies are paired with the
+    ``iid_split`` split), then :func:`fdbench.metrics.evaluate_all` runs once per CSF. With
+    ``n_bootstrap > 0`` the rows gain ``std``, ``ci_lower`` and ``ci_upper`` columns from
+    seeded, paired bootstrap resamples (the same resamples for every CSF of a study).
+
+    Returns the tidy results table (columns ``RESULT_COLUMNS`` plus ``n_samples``).
+    """
+    if n_bootstrap < 0:
+        raise ValueError(f"n_bootstrap must be >= 0; got {n_bootstrap}")
+    info = {"dataset": "", "method": "", "seed": 0, **(run_info or {})}
+    if studies is None:
+        studies = [s for s in labels if s not in NON_TEST_SPLITS]
+    if not studies:
+        raise ValueError("no test study to evaluate: only train/val splits were given")
+    rows: list[dict[str, object]] = []
+    for study in studies:
+        es = build_evaluation_set(
+            study, labels, predictions, protocol=protocol, iid_split=iid_split
+        )
+        names = _common_csfs(confidences, [name for name, _ in es.parts])
+        in_distribution_only = not es.is_new_class.any()
+        study_labels = es.gather(labels) if in_distribution_only else None
+        study_logits = es.gather(logits) if in_distribution_only and logits else None
+        for csf in names:
+            conf = es.gather({split: confidences[split][csf] for split, _ in es.parts})
+            values = M.evaluate_all(es.residuals, conf, labels=study_labels, logits=study_logits)
+            intervals = (
+                _bootstrap_intervals(es.residuals, conf, n_bootstrap, seed, confidence_level)
+                if n_bootstrap
+                else {}
+            )
+            for metric, value in values.items():
+                row = {**info, "csf": csf, "study": study, "metric": metric, "value": value}
+                row["n_samples"] = len(es)
+                row.update(intervals.get(metric, {}))
+                rows.append(row)
+        if on_study is not None:
+            on_study(study)
+    table = pd.DataFrame(rows)
+    ordered = [*RESULT_COLUMNS, "n_samples"]
+    return table[ordered + [c for c in table.columns if c not in ordered]]
+
+
+def _common_csfs(
+    confidences: Mapping[str, Mapping[str, np.ndarray]], splits: Sequence[str]
+) -> list[str]:
+    missing = [s for s in splits if s not in confidences]
+    if missing:
+        raise ValueError(f"no confidences for split(s) {missing}")
+    names = [n for n in confidences[splits[0]] if all(n in confidences[s] for s in splits)]
+    if not names:
+        raise ValueError(f"no CSF is available on every split of {list(splits)}")
+    return names
+
+
+def _bootstrap_intervals(
+    residuals: np.ndarray,
+    confidence: np.ndarray,
+    n_resamples: int,
+    seed: int,
+    confidence_level: float,
+) -> dict[str, dict[str, float]]:
+    binary = bool(np.all((residuals == 0) | (residuals == 1)))
+    names = [m for m in BOOTSTRAP_METRICS if binary or m not in {"auroc_f", "fpr@95tpr"}]
+    draws = M.bootstrap(residuals, confidence, metrics=names, n_resamples=n_resamples, seed=seed)
+    summary = M.bootstrap_summary(draws, confidence_level=confidence_level)
+    return {
+        metric: {
+            "std": float(summary.loc[metric, "std"]),
+            "ci_lower": float(summary.loc[metric, "lower"]),
+            "ci_upper": float(summary.loc[metric, "upper"]),
+        }
+        for metric in summary.index
+    }
+
+
+def read_confidence_table(
+    path: str | Path, *, columns: Sequence[str] | None = None
+) -> pd.DataFrame:
+    """Read a CSV or Parquet table of ``label``, ``prediction`` and confidence columns.
+
+    An optional ``study`` (or ``group``) column names the study of each sample (default
+    ``iid``); label -1 marks a new-class sample. Every other numeric column is a CSF unless
+    ``columns`` selects some. Values are validated: integer labels >= -1, integer predictions,
+    finite confidences.
+    """
+    path = Path(path)
+    if not path.exists():
+        raise FileNotFoundError(f"outputs file not found: {path}")
+    if path.suffix.lower() == ".csv":
+        table = pd.read_csv(path)
+    elif path.suffix.lower() in {".parquet", ".pq"}:
+        table = pd.read_parquet(path)
+    else:
+        raise ValueError(f"table must be .csv or .parquet; got {path.name}")
+    missing = [c for c in ("label", "prediction") if c not in table.columns]
+    if missing:
+        raise ValueError(f"{path.name}: missing column(s) {missing}; found {list(table.columns)}")
+    if table.empty:
+        raise ValueError(f"{path.name}: the table has no rows")
+    if "study" not in table.columns:
+        table["study"] = table["group"].astype(str) if "group" in table.columns else "iid"
+    if columns:
+        absent = [c for c in columns if c not in table.columns]
+        if absent:
+            raise ValueError(f"{path.name}: confidence column(s) {absent} not found")
+        csfs = list(columns)
+    else:
+        csfs = [
+            c
+            for c in table.columns
+            if c not in TABLE_META_COLUMNS and pd.api.types.is_numeric_dtype(table[c])
+        ]
+    if not csfs:
+        raise ValueError(f"{path.name}: no numeric confidence column besides label/prediction")
+    for name in ("label", "prediction"):
+        values = table[name]
+        if values.isna().any() or not np.all(np.mod(values.to_numpy(dtype=float), 1) == 0):
+            raise ValueError(f"{path.name}: column {name!r} must hold integers without gaps")
+    if (table["label"] < NEW_CLASS_LABEL).any():
+        raise ValueError(f"{path.name}: labels must be >= -1 (-1 marks a new-class sample)")
+    for c in csfs:
+        bad = ~np.isfinite(table[c].to_numpy(dtype=float))
+        if bad.any():
+            first = np.flatnonzero(bad)[:5].tolist()
+            raise ValueError(
+                f"{path.name}: confidence column {c!r} has {int(bad.sum())} non-finite value(s), "
+                f"first at rows {first}"
+            )
+    return table[["study", "label", "prediction", *csfs]]
+
+
+def evaluate_table(
+    table: pd.DataFrame,
+    *,
+    protocol: Protocol | str = Protocol.FAILURE_DETECTION,
+    iid_split: str = "iid",
+    n_bootstrap: int = 0,
+    seed: int = 0,
+    run_info: Mapping[str, object] | None = None,
+) -> pd.DataFrame:
+    """Evaluate a table from :func:`read_confidence_table` (one split per ``study`` value)."""
+    csfs = [c for c in table.columns if c not in TABLE_META_COLUMNS]
+    labels, predictions, confidences = {}, {}, {}
+    for study, part in table.groupby("study", sort=False):
+        labels[study] = part["label"].to_numpy(dtype=np.int64)
+        predictions[study] = part["prediction"].to_numpy(dtype=np.int64)
+        confidences[study] = {c: part[c].to_numpy(dtype=np.float64) for c in csfs}
+    return evaluate_confidences(
+        labels,
+        predictions,
+        confidences,
+        protocol=protocol,
+        iid_split=iid_split,
+        n_bootstrap=n_bootstrap,
+        seed=seed,
+        run_info=run_info,
+    )
+
+
+def evaluate_run(
+    run: RunOutputs,
+    *,
+    protocol: Protocol | str = Protocol.FAILURE_DETECTION,
+    iid_split: str = "iid",
+    studies: Sequence[str] | None = None,
+    n_bootstrap: int = 0,
+    seed: int = 0,
+    on_study: Callable[[str], None] | None = None,
+) -> pd.DataFrame:
+    """Compute every CSF the stored outputs allow and evaluate them on every test study.
+
+    The classifier's prediction is the arg-max of the stored logits; CSFs come from
+    :func:`fdbench.csf.compute_csfs` (fitted on the run's ``train``/``val`` splits where a CSF
+    needs it). Run metadata ``dataset``, ``method`` and ``seed`` fill the table's columns.
+    """
+    from fdbench.csf import compute_csfs
+
+    if studies is None:
+        studies = [s for s in run.splits if s not in NON_TEST_SPLITS]
+    needed = list(dict.fromkeys([*studies, *([iid_split] if iid_split in run.splits else [])]))
+    labels = {s: run.splits[s].labels for s in needed}
+    logits = {s: run.splits[s].logits for s in needed}
+    predictions = {s: np.argmax(v, axis=1) for s, v in logits.items()}
+    confidences = {s: compute_csfs(run, s) for s in needed}
+    info = {k: run.meta[k] for k in ("dataset", "method", "seed") if k in run.meta}
+    return evaluate_confidences(
+        labels,
+        predictions,
+        confidences,
+        studies=studies,
+        logits=logits,
+        protocol=protocol,
+        iid_split=iid_split,
+        n_bootstrap=n_bootstrap,
+        seed=seed,
+        run_info=info,
+        on_study=on_study,
+    )

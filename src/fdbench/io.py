@@ -1,0 +1,44 @@
+"""Atomic writes of files and tables: a temporary file beside the target, renamed when complete."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pandas as pd
+
+
+@contextmanager
+def atomic_path(path: str | Path) -> Iterator[Path]:
+    """Yield a temporary path beside ``path``; rename it onto ``path`` only if the block succeeds.
+
+    An interrupted or failing write leaves any previous file at ``path`` untouched and no
+    partial file behind.
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    os.close(fd)
+    try:
+        yield Path(tmp)
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+
+
+def write_table(table: pd.DataFrame, path: str | Path) -> Path:
+    """Write ``table`` atomically as CSV or Parquet, chosen by the suffix of ``path``."""
+    path = Path(path)
+    suffix = path.suffix.lower()
+    if suffix not in {".csv", ".parquet", ".pq"}:
+        raise ValueError(f"results file must end in .csv or .parquet; got {path.name}")
+    with atomic_path(path) as tmp:
+        if suffix == ".csv":
+            table.to_csv(tmp, index=False)
+        else:
+            table.to_parquet(tmp, index=False)
+    return path
