@@ -1,0 +1,123 @@
+"""Running a grid of jobs, in this process or on dask.distributed, skipping finished ones."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Job:
+    """One unit of work: ``fn(*args)`` writes ``output``; it is done once ``output`` exists.
+
+    ``fn`` must be a top-level (picklable) function that writes ``output`` atomically, so an
+    interrupted job leaves nothing that looks finished. ``after`` names jobs whose outputs this
+    one reads.
+    """
+
+    key: str
+    fn: Callable[..., Any]
+    args: tuple[Any, ...]
+    output: Path
+    after: tuple[str, ...] = field(default=())
+
+    @property
+    def done(self) -> bool:
+        return self.output.exists()
+
+
+def _call_after(fn: Callable[..., Any], args: tuple[Any, ...], *_dependencies: Any) -> Any:
+    return fn(*args)
+
+
+def _ordered(jobs: Sequence[Job]) -> list[Job]:
+    by_key = {job.key: job for job in jobs}
+    if len(by_key) != len(jobs):
+        raise ValueError("job keys must be unique")
+    ordered: list[Job] = []
+    state: dict[str, int] = {}
+
+    def visit(job: Job) -> None:
+        if state.get(job.key) == 2:
+            return
+        if state.get(job.key) == 1:
+            raise ValueError(f"jobs depend on each other in a cycle through {job.key!r}")
+        state[job.key] = 1
+        for key in job.after:
+            if key not in by_key:
+                raise ValueError(f"job {job.key!r} waits for unknown job {key!r}")
+            visit(by_key[key])
+        state[job.key] = 2
+        ordered.append(job)
+
+    for job in jobs:
+        visit(job)
+    return ordered
+
+
+def run_jobs(
+    jobs: Sequence[Job],
+    *,
+    workers: int | None = None,
+    scheduler: str | None = None,
+    on_done: Callable[[Job], None] | None = None,
+) -> list[Job]:
+    """Run every job that is not done yet, dependencies first; return the jobs that ran.
+
+    Without ``workers`` or ``scheduler`` the jobs run one after the other in this process. With
+    ``workers`` they run on a dask ``LocalCluster`` of that many single-threaded worker
+    processes; with ``scheduler`` (an address such as ``tcp://host:8786``) on an existing dask
+    cluster. A job's result only depends on its arguments, so every mode gives the same files.
+    """
+    if workers is not None and workers < 1:
+        raise ValueError(f"workers must be >= 1; got {workers}")
+    if workers is not None and scheduler is not None:
+        raise ValueError("give either workers or scheduler, not both")
+    pending = [job for job in _ordered(jobs) if not job.done]
+    if not pending:
+        return []
+    if workers is None and scheduler is None:
+        for job in pending:
+            job.fn(*job.args)
+            if on_done is not None:
+                on_done(job)
+        return pending
+    return _run_on_dask(pending, workers=workers, scheduler=scheduler, on_done=on_done)
+
+
+def _run_on_dask(
+    pending: list[Job],
+    *,
+    workers: int | None,
+    scheduler: str | None,
+    on_done: Callable[[Job], None] | None,
+) -> list[Job]:
+    from dask.distributed import Client, LocalCluster, as_completed
+
+    cluster = None
+    if scheduler is None:
+        cluster = LocalCluster(
+            n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None
+        )
+        client = Client(cluster)
+    else:
+        client = Client(scheduler)
+    try:
+        futures: dict[str, Any] = {}
+        for job in pending:
+            deps = [futures[key] for key in job.after if key in futures]
+            futures[job.key] = client.submit(
+                _call_after, job.fn, job.args, *deps, key=f"fdbench-{job.key}", pure=False
+            )
+        by_future = {futures[job.key].key: job for job in pending}
+        for future in as_completed(list(futures.values())):
+            future.result()
+            if on_done is not None:
+                on_done(by_future[future.key])
+    finally:
+        client.close()
+        if cluster is not None:
+            cluster.close()
+    return pending

@@ -1,0 +1,165 @@
+"""End-to-end tests of ``fdbench evaluate`` on files the tests write, good and bad."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from fdbench import metrics as M
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def run_cli(*args: str) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src"), "COLUMNS": "200"}
+    env.pop("FDBENCH_DEBUG", None)
+    return subprocess.run(
+        [sys.executable, "-m", "fdbench", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
+
+
+def synthetic_npz(path: Path, *, n: int = 400, k: int = 5, seed: int = 0, **overrides) -> Path:
+    rng = np.random.default_rng(seed)
+    labels = rng.integers(0, k, n)
+    logits = rng.normal(size=(n, k)) + 3.0 * np.eye(k)[labels] * rng.random((n, 1))
+    study = np.where(np.arange(n) < n // 2, "iid", "corruption/noise")
+    new = rng.normal(size=(n // 4, k))
+    arrays = {
+        "logits": np.vstack([logits, new]),
+        "labels": np.concatenate([labels, np.full(n // 4, -1)]),
+        "study": np.concatenate([study, np.full(n // 4, "new_class/synthetic")]),
+    }
+    arrays.update(overrides)
+    np.savez(path, **arrays)
+    return path
+
+
+def test_evaluate_npz_end_to_end(tmp_path):
+    path = synthetic_npz(tmp_path / "outputs.npz")
+    out = tmp_path / "results.parquet"
+    result = run_cli("evaluate", str(path), "--out", str(out))
+    assert result.returncode == 0, result.stderr
+    for study in ("iid", "corruption/noise", "new_class/synthetic"):
+        assert study in result.stdout
+    table = pd.read_parquet(out)
+    assert {"MSR", "MLS", "PE", "energy"} <= set(table["csf"])
+    # The MSR AURC of the iid study equals the metric computed straight from the arrays.
+    data = np.load(path)
+    iid = data["study"] == "iid"
+    logits, labels = data["logits"][iid], data["labels"][iid]
+    z = logits - logits.max(axis=1, keepdims=True)
+    msr = np.exp(z).max(axis=1) / np.exp(z).sum(axis=1)
+    expected = M.aurc((logits.argmax(axis=1) != labels).astype(float), msr)
+    row = table[(table.study == "iid") & (table.csf == "MSR") & (table.metric == "aurc")]
+    assert row["value"].item() == pytest.approx(expected, abs=1e-12)
+
+
+def test_evaluate_table_with_bootstrap_intervals(tmp_path):
+    rng = np.random.default_rng(1)
+    n = 300
+    label = rng.integers(0, 3, n)
+    correct = rng.random(n) < 0.8
+    prediction = np.where(correct, label, (label + 1) % 3)
+    table = pd.DataFrame(
+        {
+            "label": label,
+            "prediction": prediction,
+            "good": correct + rng.random(n),
+            "bad": rng.random(n),
+        }
+    )
+    path = tmp_path / "conf.csv"
+    table.to_csv(path, index=False)
+    out = tmp_path / "res.csv"
+    result = run_cli("evaluate", str(path), "--bootstrap", "50", "--seed", "3", "--out", str(out))
+    assert result.returncode == 0, result.stderr
+    res = pd.read_csv(out)
+    aurc = res[res.metric == "aurc"].set_index("csf")
+    assert aurc.loc["good", "value"] < aurc.loc["bad", "value"]
+    assert (aurc["ci_lower"] <= aurc["ci_upper"]).all()
+    again = tmp_path / "res2.csv"
+    assert (
+        run_cli(
+            "evaluate", str(path), "--bootstrap", "50", "--seed", "3", "-o", str(again)
+        ).returncode
+        == 0
+    )
+    pd.testing.assert_frame_equal(pd.read_csv(again), res)
+
+
+def test_evaluate_real_example_model(tmp_path):
+    path = tmp_path / "digits.npz"
+    made = subprocess.run(
+        [sys.executable, str(ROOT / "examples" / "make_outputs.py"), str(path)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert made.returncode == 0, made.stderr
+    result = run_cli("evaluate", str(path), "--protocol", "unknown_detection")
+    assert result.returncode == 0, result.stderr
+    assert "new_class/held_out_digits" in result.stdout
+
+
+def _bad_npz(tmp_path: Path, **overrides) -> Path:
+    return synthetic_npz(tmp_path / "bad.npz", **overrides)
+
+
+@pytest.mark.parametrize(
+    ("make", "needle"),
+    [
+        (lambda p: p / "missing.npz", "not found"),
+        (lambda p: _bad_npz(p, labels=np.zeros(3, dtype=int)), "labels"),
+        (lambda p: _bad_npz(p, logits=np.full((500, 5), np.nan)), "logits"),
+        (lambda p: _bad_npz(p, labels=np.full(500, 9)), "label"),
+        (lambda p: _bad_npz(p, logits=np.zeros(500)), "logits"),
+    ],
+    ids=["missing-file", "wrong-length", "nan-logits", "label-out-of-range", "1d-logits"],
+)
+def test_bad_npz_is_one_clear_line(tmp_path, make, needle):
+    result = run_cli("evaluate", str(make(tmp_path)))
+    assert result.returncode != 0
+    assert "Traceback" not in result.stderr
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1, result.stderr
+    assert needle in lines[0]
+
+
+@pytest.mark.parametrize(
+    ("frame", "args", "needle"),
+    [
+        (pd.DataFrame({"label": [0, 1], "msr": [0.5, 0.6]}), [], "prediction"),
+        (
+            pd.DataFrame({"label": [0, 1], "prediction": [0, 0], "msr": [np.nan, 0.6]}),
+            [],
+            "non-finite",
+        ),
+        (pd.DataFrame({"label": [-1, -1], "prediction": [0, 0], "msr": [0.1, 0.6]}), [], "iid"),
+        (
+            pd.DataFrame({"label": [0, 1], "prediction": [0, 0], "msr": [0.1, 0.6]}),
+            ["-c", "nope"],
+            "nope",
+        ),
+        (pd.DataFrame({"label": [], "prediction": [], "msr": []}), [], "no rows"),
+    ],
+    ids=["missing-column", "nan-confidence", "new-class-without-iid", "unknown-column", "empty"],
+)
+def test_bad_table_is_one_clear_line(tmp_path, frame, args, needle):
+    path = tmp_path / "bad.csv"
+    frame.to_csv(path, index=False)
+    result = run_cli("evaluate", str(path), *args)
+    assert result.returncode != 0
+    assert "Traceback" not in result.stderr
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1, result.stderr
+    assert needle in lines[0]

@@ -1,0 +1,57 @@
+"""Tests of the job runner: order, skipping finished jobs, and dask giving the same files."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from fdbench.runner import Job, run_jobs
+
+
+def write_sum(path: Path, value: int, source: Path | None) -> None:
+    base = int(source.read_text()) if source is not None else 0
+    path.write_text(str(base + value))
+
+
+def grid(tmp_path: Path) -> list[Job]:
+    a, b, c = (tmp_path / n for n in ("a.txt", "b.txt", "c.txt"))
+    return [
+        Job("c", write_sum, (c, 100, b), c, after=("b",)),
+        Job("a", write_sum, (a, 1, None), a),
+        Job("b", write_sum, (b, 10, a), b, after=("a",)),
+    ]
+
+
+def test_dependencies_run_first_and_done_jobs_are_skipped(tmp_path):
+    ran = run_jobs(grid(tmp_path))
+    assert [job.key for job in ran] == ["a", "b", "c"]
+    assert (tmp_path / "c.txt").read_text() == "111"
+    (tmp_path / "c.txt").unlink()
+    assert [job.key for job in run_jobs(grid(tmp_path))] == ["c"]
+    assert run_jobs(grid(tmp_path)) == []
+
+
+def test_dask_local_cluster_gives_the_same_files(tmp_path):
+    seq, par = tmp_path / "seq", tmp_path / "par"
+    seq.mkdir()
+    par.mkdir()
+    run_jobs(grid(seq))
+    done = []
+    run_jobs(grid(par), workers=2, on_done=lambda job: done.append(job.key))
+    assert sorted(done) == ["a", "b", "c"]
+    for name in ("a.txt", "b.txt", "c.txt"):
+        assert (par / name).read_text() == (seq / name).read_text()
+
+
+@pytest.mark.parametrize(
+    ("jobs", "match"),
+    [
+        ([Job("a", print, (), Path("x"), after=("a",))], "cycle"),
+        ([Job("a", print, (), Path("x"), after=("zz",))], "unknown job"),
+        ([Job("a", print, (), Path("x")), Job("a", print, (), Path("y"))], "unique"),
+    ],
+)
+def test_bad_grids_are_rejected(jobs, match):
+    with pytest.raises(ValueError, match=match):
+        run_jobs(jobs)
