@@ -100,11 +100,11 @@ def _safe_ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray:
 
 
 def auroc_from_cum(W: np.ndarray, L: np.ndarray) -> np.ndarray:
-    """ROC area, successes positive (0/1 losses), trapezoids so that ties count 1/2; NaN if one class."""
+    """ROC area, successes positive (0/1 losses); trapezoids (ties count 1/2); NaN if one class."""
     F = L[:, -1]
     P = W[:, -1] - F
-    l = np.diff(L, axis=1, prepend=0.0)
-    area = 0.5 * _rowdot(l, _shift_sum(W - L))
+    loss = np.diff(L, axis=1, prepend=0.0)
+    area = 0.5 * _rowdot(loss, _shift_sum(W - L))
     return _safe_ratio(area, P * F)
 
 
@@ -123,9 +123,9 @@ def ap_error_from_cum(W: np.ndarray, L: np.ndarray) -> np.ndarray:
     F = L[:, -1:]
     below = W_tot - np.concatenate([np.zeros_like(W_tot), W[:, :-1]], axis=1)
     fail_below = F - np.concatenate([np.zeros_like(F), L[:, :-1]], axis=1)
-    l = np.diff(L, axis=1, prepend=0.0)
+    loss = np.diff(L, axis=1, prepend=0.0)
     precision = fail_below / np.maximum(below, _TINY)
-    return _safe_ratio(_rowdot(l, precision), F[:, 0])
+    return _safe_ratio(_rowdot(loss, precision), F[:, 0])
 
 
 def fpr_at_tpr_from_cum(W: np.ndarray, L: np.ndarray, tpr: float) -> np.ndarray:

@@ -1,4 +1,4 @@
-"""Seeded, paired bootstrap of the metrics: multinomial counts as sample weights over one sort per CSF."""
+"""Seeded, paired bootstrap: multinomial counts as sample weights over one sort per CSF."""
 
 from __future__ import annotations
 
@@ -13,8 +13,8 @@ from ._core import (
     Ranking,
     ap_error_from_cum,
     ap_success_from_cum,
-    aurc_from_cum,
     augrc_from_cum,
+    aurc_from_cum,
     auroc_from_cum,
     coverage_at_risk_from_cum,
     fpr_at_tpr_from_cum,
@@ -221,7 +221,8 @@ def _check_metrics(metrics: Sequence[str] | None, binary: bool) -> tuple[str, ..
     unknown = [m for m in metrics if m not in allowed]
     if unknown:
         raise ValueError(
-            f"metrics: unknown or unsupported for these residuals {unknown}; expected names from {allowed}"
+            f"metrics: unknown or unsupported for these residuals: {unknown}; "
+            f"expected names from {allowed}"
         )
     return tuple(dict.fromkeys(metrics))
 

@@ -1,4 +1,4 @@
-"""Selective-classification metrics: AURC, AUGRC, their excess and normalised forms, operating points."""
+"""Selective-classification metrics: AURC, AUGRC, excess and normalised forms, operating points."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from ._core import (
+    augrc_from_cum,
     aurc_from_cum,
     aurc_range_from_curve,
-    augrc_from_cum,
     coverage_at_risk_from_cum,
     optimal_from_counts,
     optimal_from_sorted_unit,
@@ -20,10 +20,10 @@ from ._validation import UndefinedMetricWarning, check_inputs, check_labels, che
 from .curves import prepare
 
 __all__ = [
-    "aurc",
-    "aurc_ba",
     "augrc",
     "augrc_ba",
+    "aurc",
+    "aurc_ba",
     "balanced_residuals",
     "coverage_at_risk",
     "eaugrc",

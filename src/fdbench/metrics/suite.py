@@ -1,4 +1,4 @@
-"""The whole metric suite from one sort: ``evaluate_all`` and the names of the metrics it returns."""
+"""The whole metric suite from one sort: ``evaluate_all`` and the names of its metrics."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from numpy.typing import ArrayLike
 from ._core import (
     ap_error_from_cum,
     ap_success_from_cum,
-    aurc_from_cum,
     augrc_from_cum,
+    aurc_from_cum,
     auroc_from_cum,
     coverage_at_risk_from_cum,
     fpr_at_tpr_from_cum,
