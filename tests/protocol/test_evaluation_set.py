@@ -45,6 +45,7 @@ def test_mixed_study_is_not_paired():
         ({"study": "missing"}, "not found"),
         ({"study": "new", "iid_split": "nope"}, "in-distribution split"),
         ({"study": "iid", "protocol": "other"}, "protocol must be one of"),
+        ({"study": "new", "iid_split": "new"}, "holds only new-class"),
     ],
 )
 def test_bad_input_is_named(kwargs, match):

@@ -80,6 +80,10 @@ def build_evaluation_set(
         raise ValueError(f"study {study!r} has no samples")
     names = [study]
     if np.all(study_labels == NEW_CLASS_LABEL):
+        if study == iid_split:
+            raise ValueError(
+                f"the in-distribution study {iid_split!r} holds only new-class samples (label -1)"
+            )
         if iid_split not in labels:
             raise ValueError(
                 f"study {study!r} holds only new-class samples (label -1) and needs the "
