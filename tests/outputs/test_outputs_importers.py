@@ -122,7 +122,7 @@ def test_fd_shifts_without_val_tuning_and_optional_files(tmp_path):
 
 
 def test_fd_shifts_errors(tmp_path):
-    with pytest.raises(ValueError, match="raw_logits.npz"):
+    with pytest.raises(ValueError, match=r"raw_logits\.npz"):
         import_fd_shifts(tmp_path)
     raw = np.column_stack([np.zeros((3, 2)), [0, 1, 0], [0, 0, 0]])
     np.savez_compressed(tmp_path / "raw_logits.npz", raw)
