@@ -71,11 +71,12 @@ def fit_platt(confidence: ArrayLike, correct: ArrayLike) -> PlattScaling:
     y = y.astype(bool)
     n_pos, n_neg = int(y.sum()), int((~y).sum())
     t = np.where(y, (n_pos + 1.0) / (n_pos + 2.0), 1.0 / (n_neg + 2.0))
-    mean, std = float(c.mean()), float(c.std())
-    scale = std if std > 0 else 1.0
+    constant = bool(np.ptp(c) == 0)
+    mean = float(c.mean())
+    scale = 1.0 if constant else float(c.std())
     cs = (c - mean) / scale
     result = minimize(_loss, np.zeros(2), args=(cs, t), jac=True, method="L-BFGS-B")
     a_std, b_std = (float(v) for v in result.x)
-    if std == 0:
+    if constant:
         a_std = 0.0
     return PlattScaling(a=a_std / scale, b=b_std - a_std * mean / scale)

@@ -63,10 +63,19 @@ def doctor(logits: ArrayLike) -> np.ndarray:
 
     Granese et al., "DOCTOR: A simple method for detecting misclassification errors", NeurIPS
     2021: the Gini impurity g(x) = 1 - Σ p_c² rejects when g / (1 - g) > γ; the confidence is the
-    negated ratio, a monotone transform of Σ p_c². Computed as ``-expm1(-log Σ_c p_c²)`` with
-    ``log Σ_c p_c² = logsumexp(2 log p)``, accurate near 0. Temperature 1, no input
-    perturbation (those need the network).
+    negated ratio, a monotone transform of Σ p_c². With u = z - max z, S1 = Σ e^u and
+    S2 = Σ e^{2u}, ``log Σ p_c² = log1p(S2 - 1) - 2 log1p(S1 - 1)`` where S - 1 sums the
+    non-maximal terms only, and the confidence is ``-expm1(-log Σ p_c²)``: accurate even when
+    1 - max p is far below float64 resolution. Temperature 1, no input perturbation (those need
+    the network).
     """
     z = as_float_array(logits, "logits", 2)
-    log_sum_sq = logsumexp(2.0 * log_softmax(z), axis=1)
-    return np.expm1(-log_sum_sq) * -1.0
+    u = z - z.max(axis=1, keepdims=True)
+    rows = np.arange(z.shape[0])
+    top = np.argmax(z, axis=1)
+    e1 = np.exp(u)
+    e2 = np.exp(2.0 * u)
+    e1[rows, top] = 0.0
+    e2[rows, top] = 0.0
+    log_sum_sq = np.log1p(e2.sum(axis=1)) - 2.0 * np.log1p(e1.sum(axis=1))
+    return np.minimum(-np.expm1(-log_sum_sq), 0.0)
