@@ -75,7 +75,14 @@ def fit_platt(confidence: ArrayLike, correct: ArrayLike) -> PlattScaling:
     mean = float(c.mean())
     scale = 1.0 if constant else float(c.std())
     cs = (c - mean) / scale
-    result = minimize(_loss, np.zeros(2), args=(cs, t), jac=True, method="L-BFGS-B")
+    result = minimize(
+        _loss,
+        np.zeros(2),
+        args=(cs, t),
+        jac=True,
+        method="L-BFGS-B",
+        options={"ftol": 1e-15, "gtol": 1e-12},
+    )
     a_std, b_std = (float(v) for v in result.x)
     if constant:
         a_std = 0.0

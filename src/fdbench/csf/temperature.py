@@ -44,6 +44,7 @@ def fit_temperature(logits: ArrayLike, labels: ArrayLike) -> float:
         jac=True,
         method="L-BFGS-B",
         bounds=[LOG_TEMPERATURE_BOUNDS],
+        options={"ftol": 1e-15, "gtol": 1e-12},
     )
     return float(np.exp(result.x[0]))
 
