@@ -30,19 +30,17 @@ def ens_msr(member_logits: Sequence[ArrayLike]) -> np.ndarray:
     Lakshminarayanan et al., "Simple and scalable predictive uncertainty estimation using deep
     ensembles", NeurIPS 2017.
     """
-    log_mean, _ = mcd_summary(stack_members(member_logits))
-    return np.exp(np.max(log_mean, axis=1))
+    return mcd_summary(stack_members(member_logits)).mean_probs.max(axis=1)
 
 
 def ens_pe(member_logits: Sequence[ArrayLike]) -> np.ndarray:
     """ENS-PE: negated entropy of the members' mean softmax, ``-H(p̄)``."""
-    log_mean, _ = mcd_summary(stack_members(member_logits))
-    return np.sum(np.exp(log_mean) * log_mean, axis=1)
+    return -mcd_summary(stack_members(member_logits)).predictive_entropy
 
 
 def ens_ee(member_logits: Sequence[ArrayLike]) -> np.ndarray:
     """ENS-EE: negated mean of the members' softmax entropies, ``-mean_m H(p_m)``."""
-    return -mcd_summary(stack_members(member_logits))[1]
+    return -mcd_summary(stack_members(member_logits)).mean_entropy
 
 
 def ens_mi(member_logits: Sequence[ArrayLike]) -> np.ndarray:
@@ -50,5 +48,5 @@ def ens_mi(member_logits: Sequence[ArrayLike]) -> np.ndarray:
 
     Depeweg et al., ICML 2018; Malinin & Gales, NeurIPS 2018.
     """
-    log_mean, mean_entropy = mcd_summary(stack_members(member_logits))
-    return np.sum(np.exp(log_mean) * log_mean, axis=1) + mean_entropy
+    summary = mcd_summary(stack_members(member_logits))
+    return summary.mean_entropy - summary.predictive_entropy

@@ -2,60 +2,73 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import Any
+
 import numpy as np
 from numpy.typing import ArrayLike
-from scipy.special import logsumexp
+from scipy.special import entr
 
 from ._validation import as_float_array
-from .softmax import entropy_from_log_probs, log_softmax
 
-__all__ = [
-    "mcd_ee",
-    "mcd_mi",
-    "mcd_mls",
-    "mcd_msr",
-    "mcd_pe",
-    "mcd_summary",
-    "mean_log_probs",
-    "sample_entropies",
-]
+__all__ = ["MCDSummary", "mcd_ee", "mcd_mi", "mcd_mls", "mcd_msr", "mcd_pe", "mcd_summary"]
 
-_CHUNK_ELEMENTS = 2**22
+_CHUNK_ELEMENTS = 2**20
 
 
-def _step(row_elements: int) -> int:
-    return max(1, _CHUNK_ELEMENTS // max(row_elements, 1))
+@dataclass(frozen=True)
+class MCDSummary:
+    """Per-sample statistics of S stochastic predictions, from one pass over N × S × K logits.
 
-
-def mcd_summary(mcd_logits: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
-    """``(log p̄, mean_s H(p_s))``: log of the mean softmax (N × K) and the mean entropy (N).
-
-    Computed in blocks of samples (bounded extra memory); ``mcd_logits`` may be any array-like
-    supporting slicing, e.g. a lazily read ``zarr.Array``.
+    ``mean_probs``: p̄ = mean_s softmax(z_s) (N × K); ``mean_entropy``: mean_s H(p_s) (N);
+    ``max_mean_logit``: max_c mean_s z_sc (N).
     """
-    z = np.asarray(mcd_logits)
+
+    mean_probs: np.ndarray
+    mean_entropy: np.ndarray
+    max_mean_logit: np.ndarray
+
+    @property
+    def predictive_entropy(self) -> np.ndarray:
+        """H(p̄) = -Σ_c p̄_c log p̄_c (nats)."""
+        return entr(self.mean_probs).sum(axis=1)
+
+
+def _as_3d(mcd_logits: Any) -> Any:
+    """Keep sliceable arrays (NumPy, lazily read zarr) as they are; convert anything else."""
+    z = mcd_logits if hasattr(mcd_logits, "shape") and hasattr(mcd_logits, "ndim") else None
+    if z is None:
+        z = np.asarray(mcd_logits)
     if z.ndim != 3 or 0 in z.shape:
         raise ValueError(f"mcd_logits must have shape (N, S, K) with N, S, K > 0, got {z.shape}")
+    return z
+
+
+def mcd_summary(mcd_logits: ArrayLike) -> MCDSummary:
+    """Compute :class:`MCDSummary` in blocks of samples (bounded extra memory).
+
+    Softmax per MC sample with the max shifted out in float64 (one ``exp`` per element);
+    ``log p_s = (z - max) - log Σ exp(z - max)`` for the entropies. ``mcd_logits`` may be any
+    sliceable array, e.g. a lazily read ``zarr.Array``; only one block is in memory at a time.
+    """
+    z = _as_3d(mcd_logits)
     n, s, k = z.shape
-    log_mean = np.empty((n, k))
+    mean_probs = np.empty((n, k))
     mean_entropy = np.empty(n)
-    step = _step(s * k)
+    max_mean_logit = np.empty(n)
+    step = max(1, _CHUNK_ELEMENTS // (s * k))
     for start in range(0, n, step):
-        block = as_float_array(z[start : start + step], "mcd_logits", 3)
-        lp = log_softmax(block, axis=2)
-        log_mean[start : start + step] = logsumexp(lp, axis=1) - np.log(s)
-        mean_entropy[start : start + step] = entropy_from_log_probs(lp, axis=2).mean(axis=1)
-    return log_mean, mean_entropy
-
-
-def mean_log_probs(mcd_logits: ArrayLike) -> np.ndarray:
-    """``log p̄`` with ``p̄ = mean_s softmax(z_s)``, the MC-dropout predictive distribution."""
-    return mcd_summary(mcd_logits)[0]
-
-
-def sample_entropies(mcd_logits: ArrayLike) -> np.ndarray:
-    """Mean over MC samples of the entropy of each sample's softmax, ``mean_s H(p_s)``."""
-    return mcd_summary(mcd_logits)[1]
+        rows = slice(start, min(n, start + step))
+        block = as_float_array(z[rows], "mcd_logits", 3)
+        max_mean_logit[rows] = block.mean(axis=1).max(axis=1)
+        shifted = block - block.max(axis=2, keepdims=True)
+        probs = np.exp(shifted)
+        total = probs.sum(axis=2, keepdims=True)
+        probs /= total
+        shifted -= np.log(total)
+        mean_entropy[rows] = -np.einsum("nsk,nsk->n", probs, shifted) / s
+        mean_probs[rows] = probs.mean(axis=1)
+    return MCDSummary(mean_probs, mean_entropy, max_mean_logit)
 
 
 def mcd_msr(mcd_logits: ArrayLike) -> np.ndarray:
@@ -63,12 +76,12 @@ def mcd_msr(mcd_logits: ArrayLike) -> np.ndarray:
 
     Gal & Ghahramani, "Dropout as a Bayesian approximation", ICML 2016.
     """
-    return np.exp(np.max(mean_log_probs(mcd_logits), axis=1))
+    return mcd_summary(mcd_logits).mean_probs.max(axis=1)
 
 
 def mcd_pe(mcd_logits: ArrayLike) -> np.ndarray:
     """MCD-PE: negated entropy of the mean softmax, ``-H(p̄)``."""
-    return -entropy_from_log_probs(mean_log_probs(mcd_logits), axis=1)
+    return -mcd_summary(mcd_logits).predictive_entropy
 
 
 def mcd_ee(mcd_logits: ArrayLike) -> np.ndarray:
@@ -76,7 +89,7 @@ def mcd_ee(mcd_logits: ArrayLike) -> np.ndarray:
 
     Depeweg et al., "Decomposition of uncertainty in Bayesian deep learning", ICML 2018.
     """
-    return -sample_entropies(mcd_logits)
+    return -mcd_summary(mcd_logits).mean_entropy
 
 
 def mcd_mi(mcd_logits: ArrayLike) -> np.ndarray:
@@ -85,8 +98,8 @@ def mcd_mi(mcd_logits: ArrayLike) -> np.ndarray:
     Smith & Gal, "Understanding measures of uncertainty for adversarial example detection",
     UAI 2018. Equal to MCD-PE - MCD-EE.
     """
-    log_mean, mean_entropy = mcd_summary(mcd_logits)
-    return -(entropy_from_log_probs(log_mean, axis=1) - mean_entropy)
+    summary = mcd_summary(mcd_logits)
+    return summary.mean_entropy - summary.predictive_entropy
 
 
 def mcd_mls(mcd_logits: ArrayLike) -> np.ndarray:
@@ -94,12 +107,10 @@ def mcd_mls(mcd_logits: ArrayLike) -> np.ndarray:
 
     As in FD-Shifts (``mcd_mls``: ``np.max`` of ``mcd_logits_mean``).
     """
-    z = np.asarray(mcd_logits)
-    if z.ndim != 3 or 0 in z.shape:
-        raise ValueError(f"mcd_logits must have shape (N, S, K) with N, S, K > 0, got {z.shape}")
+    z = _as_3d(mcd_logits)
     n, s, k = z.shape
     out = np.empty(n)
-    step = _step(s * k)
+    step = max(1, _CHUNK_ELEMENTS // (s * k))
     for start in range(0, n, step):
         block = as_float_array(z[start : start + step], "mcd_logits", 3)
         out[start : start + step] = block.mean(axis=1).max(axis=1)

@@ -191,21 +191,21 @@ def compute_csfs(
         out["TEMP-MSR"] = temp.temp_msr(logits, t)
         out["TEMP-MLS"] = temp.temp_mls(logits, t)
     if "MCD-MSR" in names:
-        log_mean, mean_entropy = mcd.mcd_summary(s.mcd_logits)
-        predictive = -sm.entropy_from_log_probs(log_mean, axis=1)
-        out["MCD-MSR"] = np.exp(np.max(log_mean, axis=1))
-        out["MCD-PE"] = predictive
-        out["MCD-EE"] = -mean_entropy
-        out["MCD-MI"] = predictive + mean_entropy
-        out["MCD-MLS"] = mcd.mcd_mls(s.mcd_logits)
+        summary = mcd.mcd_summary(s.mcd_logits)
+        predictive = summary.predictive_entropy
+        out["MCD-MSR"] = summary.mean_probs.max(axis=1)
+        out["MCD-PE"] = -predictive
+        out["MCD-EE"] = -summary.mean_entropy
+        out["MCD-MI"] = summary.mean_entropy - predictive
+        out["MCD-MLS"] = summary.max_mean_logit
     if "ENS-MSR" in names:
         stacked = ens.stack_members([m.logits for m in _ensemble_members(run, split, ensemble)])
-        log_mean, mean_entropy = mcd.mcd_summary(stacked)
-        predictive = -sm.entropy_from_log_probs(log_mean, axis=1)
-        out["ENS-MSR"] = np.exp(np.max(log_mean, axis=1))
-        out["ENS-PE"] = predictive
-        out["ENS-EE"] = -mean_entropy
-        out["ENS-MI"] = predictive + mean_entropy
+        summary = mcd.mcd_summary(stacked)
+        predictive = summary.predictive_entropy
+        out["ENS-MSR"] = summary.mean_probs.max(axis=1)
+        out["ENS-PE"] = -predictive
+        out["ENS-EE"] = -summary.mean_entropy
+        out["ENS-MI"] = summary.mean_entropy - predictive
     if "Mahalanobis" in names:
         x = np.asarray(s.features, dtype=np.float64)
         train_x, train_y = _train_features(run)
