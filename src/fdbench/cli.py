@@ -49,6 +49,8 @@ def print_results(table: pd.DataFrame) -> None:
     from rich.table import Table
 
     console = Console()
+    if not console.is_terminal:
+        console.width = max(console.width, 160)
     has_ci = "ci_lower" in table.columns
     for study, part in table.groupby("study", sort=False):
         wide = part.pivot_table(index="csf", columns="metric", values="value", sort=False)
@@ -58,7 +60,7 @@ def print_results(table: pd.DataFrame) -> None:
         grid.add_column("CSF")
         shown = [(m, h, best) for m, h, best in DISPLAY if m in wide and wide[m].notna().any()]
         for _, header, _ in shown:
-            grid.add_column(header, justify="right")
+            grid.add_column(header, justify="right", no_wrap=True)
         bests = {m: best(wide[m].dropna()) for m, _, best in shown}
         if has_ci:
             lo = part.pivot_table(index="csf", columns="metric", values="ci_lower", sort=False)
@@ -68,9 +70,14 @@ def print_results(table: pd.DataFrame) -> None:
             for metric, _, _ in shown:
                 scale = 1000.0 if metric in PER_MILLE else 1.0
                 value = values[metric]
-                text = f"{value * scale:.2f}" if scale != 1.0 else f"{value:.4f}"
-                if has_ci and metric in lo.columns and csf in lo.index:
-                    text += f" [{lo.at[csf, metric] * scale:.2f}, {hi.at[csf, metric] * scale:.2f}]"
+                if value != value:
+                    cells.append("–")
+                    continue
+                digits = 2 if scale != 1.0 else 4
+                text = f"{value * scale:.{digits}f}"
+                if has_ci and metric in lo.columns and lo.at[csf, metric] == lo.at[csf, metric]:
+                    low, high = lo.at[csf, metric] * scale, hi.at[csf, metric] * scale
+                    text += f" [{low:.{digits}f}, {high:.{digits}f}]"
                 if value == bests[metric]:
                     text = f"[bold green]{text}[/]"
                 cells.append(text)
@@ -141,15 +148,15 @@ def evaluate(
 def _print_precision_report(run: object) -> None:
     from rich.console import Console
 
-    from fdbench.csf.precision import precision_report
+    from fdbench.csf.precision import precision_diagnostics
 
     console = Console()
     for name, split in run.splits.items():
         if name in {"train", "val"} or (split.labels < 0).all():
             continue
-        report = precision_report(split.logits, split.labels)
+        report = precision_diagnostics(split.logits, split.labels)
         console.print(f"[bold]float precision of the softmax on {name}[/]")
-        console.print(report.to_string())
+        console.print(report.to_string(index=False))
 
 
 def main() -> None:

@@ -163,3 +163,12 @@ def test_bad_table_is_one_clear_line(tmp_path, frame, args, needle):
     lines = [line for line in result.stderr.splitlines() if line.strip()]
     assert len(lines) == 1, result.stderr
     assert needle in lines[0]
+
+
+def test_precision_report_prints_each_precision(tmp_path):
+    path = synthetic_npz(tmp_path / "outputs.npz", n=200)
+    result = run_cli("evaluate", str(path), "--precision-report")
+    assert result.returncode == 0, result.stderr
+    assert "float precision of the softmax on iid" in result.stdout
+    for precision in ("float16", "float32", "float64"):
+        assert precision in result.stdout

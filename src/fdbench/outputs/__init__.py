@@ -1,6 +1,7 @@
 """The outputs store: schema, readers, writers and importers of other tools' formats."""
 
 from .importers import FD_SHIFTS_HEADS, import_fd_shifts, import_npz
+from .load import load_outputs
 from .schema import RunOutputs, SplitOutputs, validate_run, validate_split
 from .store import FORMAT_VERSION, iter_sample_chunks, read_outputs, write_outputs
 
@@ -12,6 +13,7 @@ __all__ = [
     "import_fd_shifts",
     "import_npz",
     "iter_sample_chunks",
+    "load_outputs",
     "read_outputs",
     "validate_run",
     "validate_split",

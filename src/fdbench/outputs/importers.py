@@ -25,6 +25,12 @@ def _labels_from_float(values: np.ndarray, what: str) -> np.ndarray:
     return rounded.astype(np.int64)
 
 
+def _default_kind(name: str, labels: np.ndarray) -> str:
+    if name in ("train", "val"):
+        return name
+    return "new_class" if np.all(labels == -1) else "iid"
+
+
 def import_npz(
     path: str | os.PathLike[str],
     *,
@@ -36,9 +42,10 @@ def import_npz(
     Required keys: ``logits`` (N × K) and ``labels`` (N, integers, -1 = new class). Optional:
     ``study`` or ``group`` (N strings; one split per distinct value, in order of first
     appearance; without it everything is one split ``"iid"``), ``mcd_logits`` (N × S × K),
-    ``features`` (N × D) and ``head_<name>`` (N) learned confidence heads. Arrays are converted
-    to float64/int64. ``kinds`` maps split names to study kinds (default: the split name if it is
-    ``"train"``/``"val"``, else ``"iid"``).
+    ``features`` (N × D), ``head_<name>`` (N) learned confidence heads and ``classes`` (K class
+    names). Arrays are converted to float64/int64. ``kinds`` maps split names to study kinds
+    (default: the split name if it is ``"train"``/``"val"``, ``"new_class"`` for a split of
+    new-class samples only, else ``"iid"``).
     """
     file = Path(path)
     try:
@@ -50,6 +57,15 @@ def import_npz(
         if key not in data:
             raise ValueError(f"npz file {str(file)!r} lacks the required array {key!r}")
     logits = np.asarray(data["logits"], dtype=np.float64)
+    if logits.ndim != 2 or logits.shape[1] < 2:
+        raise ValueError(
+            f"npz file {str(file)!r}: logits must have shape (N, K) with K >= 2; got {logits.shape}"
+        )
+    if np.shape(data["labels"]) != (logits.shape[0],):
+        raise ValueError(
+            f"npz file {str(file)!r}: labels must have shape ({logits.shape[0]},) to match the "
+            f"logits; got {np.shape(data['labels'])}"
+        )
     labels = _labels_from_float(data["labels"], f"{str(file)!r}: labels")
     group_key = "study" if "study" in data else ("group" if "group" in data else None)
     n = logits.shape[0]
@@ -74,9 +90,12 @@ def import_npz(
             mcd_logits=None if mcd is None else np.asarray(mcd, dtype=np.float64)[mask],
             features=None if features is None else np.asarray(features, dtype=np.float64)[mask],
             heads={h: np.asarray(v, dtype=np.float64)[mask] for h, v in heads.items()},
-            kind=kinds.get(name, name if name in ("train", "val") else "iid"),
+            kind=kinds.get(name, _default_kind(name, labels[mask])),
         )
-    run = RunOutputs(splits=splits, meta=dict(meta or {}))
+    run_meta = dict(meta or {})
+    if "classes" in data and "classes" not in run_meta:
+        run_meta["classes"] = [str(c) for c in np.asarray(data["classes"]).tolist()]
+    run = RunOutputs(splits=splits, meta=run_meta)
     validate_run(run)
     return run
 

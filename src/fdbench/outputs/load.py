@@ -1,0 +1,31 @@
+"""Opening saved outputs of any supported kind by looking at what the path holds."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from .importers import import_fd_shifts, import_npz
+from .schema import RunOutputs
+from .store import read_outputs
+
+
+def load_outputs(path: str | os.PathLike[str]) -> RunOutputs:
+    """Open ``path`` as an fdbench outputs store, an FD-Shifts run directory or a ``.npz`` file.
+
+    A directory holding ``raw_logits.npz`` is read with :func:`import_fd_shifts`, any other
+    directory with :func:`read_outputs`, a ``.npz`` file with :func:`import_npz`.
+    """
+    path = Path(path)
+    if not path.exists():
+        raise FileNotFoundError(f"outputs not found: {path}")
+    if path.is_dir():
+        if (path / "raw_logits.npz").exists():
+            return import_fd_shifts(path)
+        return read_outputs(path)
+    if path.suffix.lower() == ".npz":
+        return import_npz(path)
+    raise ValueError(
+        f"cannot tell what {path.name} holds: give a .npz file, an fdbench outputs store "
+        "or an FD-Shifts run directory (or a .csv/.parquet confidence table)"
+    )
