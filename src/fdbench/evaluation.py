@@ -239,3 +239,63 @@ def evaluate_run(
         run_info=info,
         on_study=on_study,
     )
+
+
+def ensemble_log_probs(member_logits: Sequence[np.ndarray]) -> np.ndarray:
+    """Log of the members' mean softmax, log((1/M) Σ_m softmax(z_m)), computed stably.
+
+    Its arg-max is the deep ensemble's prediction (Lakshminarayanan et al., NeurIPS 2017), and
+    used as logits it gives the ensemble's NLL and Brier score.
+    """
+    stacked = np.stack([M.log_softmax(z) for z in member_logits])
+    top = stacked.max(axis=0)
+    return top + np.log(np.mean(np.exp(stacked - top), axis=0))
+
+
+def evaluate_ensemble(
+    members: Sequence[RunOutputs],
+    *,
+    protocol: Protocol | str = Protocol.FAILURE_DETECTION,
+    iid_split: str = "iid",
+    studies: Sequence[str] | None = None,
+    n_bootstrap: int = 0,
+    seed: int = 0,
+) -> pd.DataFrame:
+    """Evaluate a deep ensemble of runs: its prediction and its ENS-* CSFs on every study.
+
+    The classifier is the ensemble (arg-max of the mean softmax), so residuals differ from any
+    member's; the CSFs are those :func:`fdbench.csf.compute_csfs` derives from the members
+    (ENS-MSR, ENS-PE, ENS-EE, ENS-MI). The ``method`` column reads ``ensemble(<method>)``.
+    """
+    from fdbench.csf import compute_csfs
+
+    if len(members) < 2:
+        raise ValueError(f"an ensemble needs at least 2 members; got {len(members)}")
+    first = members[0]
+    if studies is None:
+        studies = [s for s in first.splits if s not in NON_TEST_SPLITS]
+    needed = list(dict.fromkeys([*studies, *([iid_split] if iid_split in first.splits else [])]))
+    labels, logits, confidences = {}, {}, {}
+    for split in needed:
+        labels[split] = first.splits[split].labels
+        for member in members[1:]:
+            if not np.array_equal(member.splits[split].labels, labels[split]):
+                raise ValueError(f"ensemble members disagree on the labels of split {split!r}")
+        logits[split] = ensemble_log_probs([m.splits[split].logits for m in members])
+        csfs = compute_csfs(first, split, ensemble=list(members))
+        confidences[split] = {k: v for k, v in csfs.items() if k.startswith("ENS-")}
+    predictions = {s: np.argmax(v, axis=1) for s, v in logits.items()}
+    info = {k: first.meta[k] for k in ("dataset", "seed") if k in first.meta}
+    info["method"] = f"ensemble({first.meta.get('method', '')})"
+    return evaluate_confidences(
+        labels,
+        predictions,
+        confidences,
+        studies=studies,
+        logits=logits,
+        protocol=protocol,
+        iid_split=iid_split,
+        n_bootstrap=n_bootstrap,
+        seed=seed,
+        run_info=info,
+    )
