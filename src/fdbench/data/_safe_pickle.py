@@ -14,6 +14,7 @@ _ALLOWED = frozenset(
         ("numpy._core.numeric", "_frombuffer"),
         ("numpy", "ndarray"),
         ("numpy", "dtype"),
+        ("_codecs", "encode"),  # how protocol-2 pickles written by Python 3 store bytes
     }
 )
 

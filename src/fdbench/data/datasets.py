@@ -92,7 +92,7 @@ def load_dataset(
     The cache is ``data_dir``, else ``$FDBENCH_DATA``, else ``~/.cache/fdbench``; each cached
     file is verified against the SHA-256 written with it.
     """
-    from fdbench.data.fetch import fetch
+    from fdbench.data.fetching import fetch
 
     if name not in DATASETS:
         raise ValueError(f"name must be one of {sorted(DATASETS)}; got {name!r}")
