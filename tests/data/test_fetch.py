@@ -59,10 +59,12 @@ def test_generated_dataset_cache_and_corruption_error(tmp_path):
     raw = bytearray(target.read_bytes())
     raw[-1] ^= 0xFF
     target.write_bytes(bytes(raw))
-    with pytest.raises(_cache.CorruptedCacheError, match="train_images.npy.*re-fetch"):
+    with pytest.raises(_cache.CorruptedCacheError, match=r"train_images\.npy.*re-fetch"):
         load_dataset("noise", "train", data_dir=tmp_path)
     fetch("noise", data_dir=tmp_path, progress=False, force=True)
-    np.testing.assert_array_equal(load_dataset("noise", "train", data_dir=tmp_path).images, ds.images)
+    np.testing.assert_array_equal(
+        load_dataset("noise", "train", data_dir=tmp_path).images, ds.images
+    )
 
 
 def test_env_var_selects_data_dir(tmp_path, monkeypatch):
@@ -75,7 +77,9 @@ def test_all_sources_failing_gives_one_error_listing_them(tmp_path, monkeypatch)
     def broken(reporter):
         raise OSError("unreachable")
 
-    monkeypatch.setitem(fetch_module._SOURCES, "mnist", [("source A", broken), ("source B", broken)])
+    monkeypatch.setitem(
+        fetch_module._SOURCES, "mnist", [("source A", broken), ("source B", broken)]
+    )
     with pytest.raises(fetch_module.FetchError, match=r"(?s)source A.*unreachable.*source B"):
         fetch("mnist", data_dir=tmp_path, progress=False)
     assert not _cache.is_cached(tmp_path / "mnist")

@@ -85,6 +85,9 @@ def cood_severity_levels(
         level_scores.append(window_scores[w])
         tests.append(np.flatnonzero(~estimation_mask & np.isin(labels, group)))
     return CoodLevels(
-        tuple(percentiles), tuple(groups), np.array(level_scores, dtype=np.float64),
-        tuple(tests), scores,
-    )  # fmt: skip
+        tuple(percentiles),
+        tuple(groups),
+        np.array(level_scores, dtype=np.float64),
+        tuple(tests),
+        scores,
+    )

@@ -42,23 +42,43 @@ IDX_FILES = (
 #: SHA-256 of the official files (decompressed where the source ships them gzipped).
 SHA256: dict[str, dict[str, str]] = {
     "fashion_mnist": {
-        "train-images-idx3-ubyte": "c59f468a2f672dc815687fe0f83887768d799fd8a3f3276145d20f83aa44d888",
-        "train-labels-idx1-ubyte": "bad3541b69d912435c50bb6ba87bec294ff4f6a2e1246121d8633921760443d9",
-        "t10k-images-idx3-ubyte": "5b4141f0afbad91edebe8549f8fcffe087ea10ca49f1dbef5c9a5cd8815ce37b",
-        "t10k-labels-idx1-ubyte": "0402a96d92fd2663957122ceb108a494c5af83dab82d92729df917d7dec38c34",
+        "train-images-idx3-ubyte": (
+            "c59f468a2f672dc815687fe0f83887768d799fd8a3f3276145d20f83aa44d888"
+        ),
+        "train-labels-idx1-ubyte": (
+            "bad3541b69d912435c50bb6ba87bec294ff4f6a2e1246121d8633921760443d9"
+        ),
+        "t10k-images-idx3-ubyte": (
+            "5b4141f0afbad91edebe8549f8fcffe087ea10ca49f1dbef5c9a5cd8815ce37b"
+        ),
+        "t10k-labels-idx1-ubyte": (
+            "0402a96d92fd2663957122ceb108a494c5af83dab82d92729df917d7dec38c34"
+        ),
         "dataset-fashion-mnist_0.0~git20200523.55506a9-1_all.deb": (
             "39e172fe32dd318ebb3e512220c3beea2fa47d7e20bab348fb4e0922d6beefc0"
         ),
     },
     "mnist": {
-        "train-images-idx3-ubyte": "ba891046e6505d7aadcbbe25680a0738ad16aec93bde7f9b65e87a2fc25776db",
-        "train-labels-idx1-ubyte": "65a50cbbf4e906d70832878ad85ccda5333a97f0f4c3dd2ef09a8a9eef7101c5",
-        "t10k-images-idx3-ubyte": "0fa7898d509279e482958e8ce81c8e77db3f2f8254e26661ceb7762c4d494ce7",
-        "t10k-labels-idx1-ubyte": "ff7bcfd416de33731a308c3f266cc351222c34898ecbeaf847f06e48f7ec33f2",
+        "train-images-idx3-ubyte": (
+            "ba891046e6505d7aadcbbe25680a0738ad16aec93bde7f9b65e87a2fc25776db"
+        ),
+        "train-labels-idx1-ubyte": (
+            "65a50cbbf4e906d70832878ad85ccda5333a97f0f4c3dd2ef09a8a9eef7101c5"
+        ),
+        "t10k-images-idx3-ubyte": (
+            "0fa7898d509279e482958e8ce81c8e77db3f2f8254e26661ceb7762c4d494ce7"
+        ),
+        "t10k-labels-idx1-ubyte": (
+            "ff7bcfd416de33731a308c3f266cc351222c34898ecbeaf847f06e48f7ec33f2"
+        ),
     },
     "animal_mnist": {
-        "animal_data_version_3": "0a13908291891bf5b97b18427cf0eceedcb720959826cc85f7e06dc89e5eaf77",
-        "animal_label_version_3": "3d826227c39b7dba09abb8273cf07928443fec2c56b6396b4872741b7b332f93",
+        "animal_data_version_3": (
+            "0a13908291891bf5b97b18427cf0eceedcb720959826cc85f7e06dc89e5eaf77"
+        ),
+        "animal_label_version_3": (
+            "3d826227c39b7dba09abb8273cf07928443fec2c56b6396b4872741b7b332f93"
+        ),
         "animal_mnist-0.4-py3-none-any.whl": (
             "aeebf3d9de4552d6fd2d5701424e1a5b9020f8e5115d68df9db252f2f53ce2ce"
         ),
@@ -157,10 +177,12 @@ def _verify(dataset: str, file: str, data: bytes) -> bytes:
 
 
 def _download(url: str, reporter: _Reporter, *, timeout: float) -> bytes:
-    with urllib.request.urlopen(url, timeout=timeout) as response:  # noqa: S310 (fixed URLs)
+    with urllib.request.urlopen(url, timeout=timeout) as response:
         total = response.headers.get("Content-Length")
         chunks = []
-        with reporter.task(f"download {url.rsplit('/', 1)[-1]}", int(total) if total else None) as adv:
+        with reporter.task(
+            f"download {url.rsplit('/', 1)[-1]}", int(total) if total else None
+        ) as adv:
             while chunk := response.read(1 << 16):
                 chunks.append(chunk)
                 adv(len(chunk))
@@ -203,7 +225,9 @@ def _fashion_canonical(reporter: _Reporter) -> dict[str, bytes]:
 def _fashion_system(reporter: _Reporter) -> dict[str, bytes]:
     if not FASHION_MNIST_SYSTEM_DIR.is_dir():
         raise RuntimeError(f"{FASHION_MNIST_SYSTEM_DIR} does not exist (package not installed)")
-    return _idx_from_gz_files("fashion_mnist", lambda f: (FASHION_MNIST_SYSTEM_DIR / f).read_bytes())
+    return _idx_from_gz_files(
+        "fashion_mnist", lambda f: (FASHION_MNIST_SYSTEM_DIR / f).read_bytes()
+    )
 
 
 def _fashion_from_deb(deb: Path, tmp: Path, reporter: _Reporter) -> dict[str, bytes]:
@@ -332,7 +356,10 @@ def downloadable_datasets() -> tuple[str, ...]:
 
 
 def fetch(
-    name: str, *, data_dir: str | os.PathLike | None = None, progress: bool = True,
+    name: str,
+    *,
+    data_dir: str | os.PathLike | None = None,
+    progress: bool = True,
     force: bool = False,
 ) -> Path:
     """Obtain dataset ``name`` into the cache and return its folder.
