@@ -65,7 +65,7 @@ PARAMS: dict[str, tuple] = {
     "brightness": (0.1, 0.2, 0.3, 0.4, 0.5),  # added to HSV value
     "contrast": (0.6, 0.45, 0.3, 0.2, 0.1),  # contrast factor
     "elastic_transform": ((0.6, 0.6), (0.9, 0.9), (1.2, 1.2), (1.6, 1.6), (2.0, 2.0)),
-    "pixelate": (0.6, 0.45, 0.35, 0.28, 0.2),  # down-sampling factor
+    "pixelate": (0.36, 0.25, 0.18, 0.143, 0.107),  # down-sampling factor: 10, 7, 5, 4, 3 px
     "jpeg_compression": (18, 10, 7, 4, 2),  # JPEG quality
 }
 _FROST_TEXTURES = 4
