@@ -106,3 +106,14 @@ def test_restricted_unpickler_loads_arrays_and_refuses_code():
         load_array_pickle(pickle.dumps(_Evil()))
     with pytest.raises(pickle.UnpicklingError, match="refusing"):
         load_array_pickle(gzip.decompress(gzip.compress(pickle.dumps(_Evil()))))
+
+
+def test_canonical_download_gives_up_quickly():
+    import time
+
+    start = time.perf_counter()
+    with pytest.raises(OSError):
+        with fetch_module._Reporter(False) as reporter:
+            fetch_module._download("http://10.255.255.1/unreachable.gz", reporter, timeout=0.5)
+    assert time.perf_counter() - start < 5
+    assert fetch_module.CANONICAL_TIMEOUT_S <= 5

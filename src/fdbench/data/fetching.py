@@ -160,8 +160,11 @@ class _Reporter:
         try:
             yield lambda n: self._progress.update(task_id, advance=n)
         finally:
-            done = next(t.completed for t in self._progress.tasks if t.id == task_id) or 1
-            self._progress.update(task_id, total=done, completed=done)
+            if total is None:  # a registry client or an unsized download: a spinner only
+                self._progress.remove_task(task_id)
+                self._progress.console.print(f"  done: {description}")
+            else:
+                self._progress.update(task_id, completed=total)
 
     def note(self, message: str) -> None:
         if self._progress is not None:
