@@ -51,3 +51,21 @@ def test_validation():
         cood_severity_levels(conf[:-1], labels)
     with pytest.raises(TypeError, match="labels must be integer"):
         cood_severity_levels(conf, labels.astype(float))
+
+
+def test_cood_studies():
+    from fdbench.data.cood import cood_studies
+    from fdbench.data.studies import StudyKind
+
+    labels = np.repeat(np.arange(4), 4)
+    conf = np.repeat([0.2, 0.9, 0.5, 0.7], 4).astype(float)
+    images = np.arange(16, dtype=np.uint8)[:, None, None, None] * np.ones((1, 2, 2, 1), np.uint8)
+    levels = cood_severity_levels(conf, labels, k=1, seed=0, percentiles=(0, 100))
+    studies = cood_studies(levels, images)
+    assert [s.name for s in studies] == ["cood/0", "cood/100"]
+    assert all(s.kind is StudyKind.COOD and np.all(s.labels == -1) for s in studies)
+    assert set(studies[0].images[:, 0, 0, 0] // 4) == {0}  # easiest: class 0 (confidence 0.2)
+    assert set(studies[1].images[:, 0, 0, 0] // 4) == {1}  # hardest: class 1 (confidence 0.9)
+    assert studies[1].severity == 1 and len(studies[0].labels) == 2
+    with pytest.raises(ValueError, match="out of range"):
+        cood_studies(levels, images[:3])
