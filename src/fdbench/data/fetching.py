@@ -159,12 +159,14 @@ class _Reporter:
         task_id = self._progress.add_task(description, total=total)
         try:
             yield lambda n: self._progress.update(task_id, advance=n)
-        finally:
-            if total is None:  # a registry client or an unsized download: a spinner only
-                self._progress.remove_task(task_id)
-                self._progress.console.print(f"  done: {description}")
-            else:
-                self._progress.update(task_id, completed=total)
+        except BaseException:
+            self._progress.remove_task(task_id)
+            raise
+        if total is None:  # a registry client or an unsized download: a spinner only
+            self._progress.remove_task(task_id)
+            self._progress.console.print(f"  done: {description}")
+        else:
+            self._progress.update(task_id, completed=total)
 
     def note(self, message: str) -> None:
         if self._progress is not None:
