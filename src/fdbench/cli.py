@@ -159,12 +159,66 @@ def _print_precision_report(run: object) -> None:
         console.print(report.to_string(index=False))
 
 
+data_app = typer.Typer(
+    help="Datasets: fetch with checksums, inspect corruptions.", no_args_is_help=True
+)
+app.add_typer(data_app, name="data")
+
+
+@data_app.command("fetch")
+def data_fetch(
+    name: Annotated[
+        str,
+        typer.Argument(
+            help="fashion_mnist, mnist, animal_mnist, digits, textures, noise, or 'all'."
+        ),
+    ],
+    data_dir: Annotated[
+        Path | None,
+        typer.Option(help="Cache folder (default: $FDBENCH_DATA or ~/.cache/fdbench)."),
+    ] = None,
+    force: Annotated[bool, typer.Option("--force", help="Fetch again even if cached.")] = False,
+) -> None:
+    """Download (or build) datasets into the cache, verifying SHA-256 checksums."""
+    from fdbench.data import DATASETS, fetch, fetch_all
+
+    if name != "all" and name not in DATASETS:
+        raise ValueError(f"NAME must be 'all' or one of {', '.join(DATASETS)}; got {name!r}")
+    if name == "all":
+        folders = fetch_all(data_dir=data_dir, force=force)
+    else:
+        folders = {name: fetch(name, data_dir=data_dir, force=force)}
+    for dataset, folder in folders.items():
+        typer.echo(f"{dataset}: {folder}")
+
+
+@data_app.command("show-corruptions")
+def data_show_corruptions(
+    out: Annotated[Path, typer.Option("--out", help="PNG file to write.")],
+    seed: Annotated[int, typer.Option(help="Seed of the corruptions.")] = 0,
+    data_dir: Annotated[Path | None, typer.Option(help="Cache folder.")] = None,
+) -> None:
+    """Draw the 15 corruptions × 5 severities on Fashion-MNIST test images into a PNG grid."""
+    from fdbench.data.corruptions import show_corruptions
+
+    typer.echo(f"wrote {show_corruptions(None, out, seed=seed, data_dir=data_dir)}")
+
+
+def _is_user_error(error: BaseException) -> bool:
+    if isinstance(error, USER_ERRORS):
+        return True
+    from fdbench.data import FetchError
+    from fdbench.data._cache import CorruptedCacheError
+
+    return isinstance(error, FetchError | CorruptedCacheError)
+
+
 def main() -> None:
     """Run the ``fdbench`` command line; user errors print one line and exit with status 2."""
     try:
         app()
-    except USER_ERRORS as error:
-        if os.environ.get("FDBENCH_DEBUG"):
+    except Exception as error:
+        if os.environ.get("FDBENCH_DEBUG") or not _is_user_error(error):
             raise
         message = str(error).splitlines()[0] if str(error) else type(error).__name__
         print(f"fdbench: error: {message}", file=sys.stderr)
