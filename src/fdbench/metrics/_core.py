@@ -66,6 +66,16 @@ def _shift_sum(x: np.ndarray) -> np.ndarray:
     return s
 
 
+def first_positive(W: np.ndarray) -> np.ndarray:
+    """Per row, the first column with W > 0 (W is non-decreasing along axis 1, W[:, -1] > 0)."""
+    m = min(W.shape[1], 64)
+    while True:
+        block = W[:, :m] > 0
+        if m == W.shape[1] or block[:, -1].all():
+            return block.argmax(axis=1)
+        m = min(W.shape[1], 8 * m)
+
+
 def aurc_from_cum(W: np.ndarray, L: np.ndarray) -> np.ndarray:
     """Trapezoidal area under selective risk over coverage, end point at coverage 0 included.
 
@@ -74,7 +84,12 @@ def aurc_from_cum(W: np.ndarray, L: np.ndarray) -> np.ndarray:
     (the end point repeats its risk down to coverage 0). Rearranged:
     1/2 sum_g (W_{g+1} - W_{g-1}) s_g + 1/2 L_first, with W_0 = 0 and W_{T+1} = W_T.
     """
-    sr = L / np.maximum(W, _TINY)
+    first = first_positive(W)
+    lead = int(first.max())
+    with np.errstate(invalid="ignore", divide="ignore"):
+        sr = L / W
+    if lead:
+        sr[:, :lead][W[:, :lead] <= 0] = 0.0
     coef = np.empty_like(W)
     if W.shape[1] == 1:
         coef[:, 0] = W[:, 0]
@@ -82,7 +97,6 @@ def aurc_from_cum(W: np.ndarray, L: np.ndarray) -> np.ndarray:
         coef[:, 0] = W[:, 1]
         np.subtract(W[:, 2:], W[:, :-2], out=coef[:, 1:-1])
         coef[:, -1] = W[:, -1] - W[:, -2]
-    first = np.argmax(W > 0, axis=1)
     l_first = L[np.arange(W.shape[0]), first]
     return 0.5 * (_rowdot(coef, sr) + l_first) / W[:, -1]
 
@@ -196,3 +210,65 @@ def optimal_from_counts(values: np.ndarray, weights: np.ndarray) -> tuple[np.nda
     loss_sum = (weights * L0 + 0.5 * wr * (weights + 1.0)).sum(axis=1)
     augrc_opt = (loss_sum - 0.5 * L_tot) / M**2
     return aurc_opt, augrc_opt
+
+
+@dataclass(frozen=True)
+class FailureIndex:
+    """Where the failures of 0/1 residuals sit in a :class:`Ranking`, for bulk weighting."""
+
+    columns: np.ndarray
+    """Sample indices of the failures, in descending-confidence order."""
+    per_group: np.ndarray
+    """Number of failures up to the end of each tie group (T,)."""
+    groups: np.ndarray
+    """Indices of the tie groups holding at least one failure."""
+
+
+def failure_index(ranking: Ranking, residuals: np.ndarray) -> FailureIndex:
+    """Locate the failures (residual 1) of 0/1 ``residuals`` in ``ranking``."""
+    r_sorted = residuals[ranking.order]
+    per_sample = np.cumsum(r_sorted).astype(np.intp)
+    per_group = ranking.at_ends(per_sample)
+    groups = np.flatnonzero(np.diff(per_group, prepend=0) > 0)
+    return FailureIndex(ranking.order[np.flatnonzero(r_sorted)], per_group, groups)
+
+
+def binary_cumulative(
+    ranking: Ranking, failures: FailureIndex, weights: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """W and L at the tie-group ends for each row of ``weights`` (B, N) and 0/1 residuals.
+
+    One cumulative sum over all samples (W) and one over the failures only (L).
+    """
+    ws = weights[:, ranking.order]
+    np.cumsum(ws, axis=1, out=ws)
+    W = ranking.at_ends(ws)
+    lf = np.zeros((weights.shape[0], failures.columns.size + 1))
+    np.cumsum(weights[:, failures.columns], axis=1, out=lf[:, 1:])
+    return W, lf[:, failures.per_group]
+
+
+def augrc_auroc_binary(
+    W: np.ndarray, L: np.ndarray, failures: FailureIndex
+) -> tuple[np.ndarray, np.ndarray]:
+    """AUGRC and AUROC_f of 0/1 residuals from the tie groups holding failures only.
+
+    With l_g, n_g the failure and total weight of group g: AUGRC W_tot^2 =
+    sum_g l_g (W_tot - W_g) + 1/2 n_g l_g, and the correctly ordered (success above failure)
+    weight is sum_g l_g (W_{g-1} - L_{g-1}) + 1/2 l_g (n_g - l_g), ties counting 1/2.
+    """
+    g = failures.groups
+    w_end, l_end = W[:, g], L[:, g]
+    prev = g - 1
+    w_prev, l_prev = W[:, prev], L[:, prev]
+    if g.size and g[0] == 0:
+        w_prev[:, 0] = 0.0
+        l_prev[:, 0] = 0.0
+    loss = l_end - l_prev
+    n = w_end - w_prev
+    total = W[:, -1]
+    fail = L[:, -1]
+    augrc = ((total[:, None] - w_end) * loss + 0.5 * n * loss).sum(axis=1) / total**2
+    ordered = (loss * (w_prev - l_prev) + 0.5 * loss * (n - loss)).sum(axis=1)
+    auroc = _safe_ratio(ordered, (total - fail) * fail)
+    return augrc, auroc

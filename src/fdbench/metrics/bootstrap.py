@@ -10,13 +10,16 @@ import pandas as pd
 from numpy.typing import ArrayLike
 
 from ._core import (
+    FailureIndex,
     Ranking,
     ap_error_from_cum,
     ap_success_from_cum,
+    augrc_auroc_binary,
     augrc_from_cum,
     aurc_from_cum,
-    auroc_from_cum,
+    binary_cumulative,
     coverage_at_risk_from_cum,
+    failure_index,
     fpr_at_tpr_from_cum,
     optimal_from_counts,
     rank,
@@ -29,7 +32,7 @@ from .suite import BINARY_ONLY_KEYS, METRIC_KEYS, SOFT_METRIC_KEYS
 
 __all__ = ["bootstrap", "bootstrap_counts", "bootstrap_summary", "iter_bootstrap_counts"]
 
-_CHUNK_ELEMENTS = 1 << 19
+_CHUNK_ELEMENTS = 1 << 18
 _OPTIMUM_KEYS = frozenset({"eaurc", "eaugrc", "naurc"})
 
 
@@ -106,6 +109,7 @@ class _Sorted:
 
     ranking: Ranking
     residuals: np.ndarray
+    failures: FailureIndex | None
     bin_order: np.ndarray | None
     bin_starts: np.ndarray | None
 
@@ -118,7 +122,8 @@ def _prepare_csf(r: np.ndarray, c: np.ndarray, want_bins: bool, binary: bool) ->
         bin_order = np.argsort(idx, kind="stable")
         sorted_idx = idx[bin_order]
         bin_starts = np.flatnonzero(np.r_[True, sorted_idx[1:] != sorted_idx[:-1]])
-    return _Sorted(ranking, r[ranking.order], bin_order, bin_starts)
+    failures = failure_index(ranking, r) if binary else None
+    return _Sorted(ranking, r[ranking.order], failures, bin_order, bin_starts)
 
 
 def _csf_metrics(
@@ -130,17 +135,22 @@ def _csf_metrics(
     shared: dict[str, np.ndarray],
     binary: bool,
 ) -> dict[str, np.ndarray]:
-    ws = weights[:, s.ranking.order]
-    W = s.ranking.at_ends(np.cumsum(ws, axis=1))
-    ws *= s.residuals
-    L = s.ranking.at_ends(np.cumsum(ws, axis=1))
-    del ws
+    if s.failures is not None:
+        W, L = binary_cumulative(s.ranking, s.failures, weights)
+    else:
+        ws = weights[:, s.ranking.order]
+        W = s.ranking.at_ends(np.cumsum(ws, axis=1))
+        ws *= s.residuals
+        L = s.ranking.at_ends(np.cumsum(ws, axis=1))
+        del ws
     out: dict[str, np.ndarray] = {}
     nan = np.full(weights.shape[0], np.nan)
-    for key in metrics:
-        if key == "aurc" or (key in _OPTIMUM_KEYS and "aurc" not in out):
-            out["aurc"] = aurc_from_cum(W, L)
-        if key == "augrc" or (key == "eaugrc" and "augrc" not in out):
+    if "aurc" in metrics or _OPTIMUM_KEYS.intersection(metrics):
+        out["aurc"] = aurc_from_cum(W, L)
+    if {"augrc", "eaugrc", "auroc_f"}.intersection(metrics):
+        if s.failures is not None:
+            out["augrc"], out["auroc_f"] = augrc_auroc_binary(W, L, s.failures)
+        else:
             out["augrc"] = augrc_from_cum(W, L)
     with np.errstate(invalid="ignore", divide="ignore"):
         for key in metrics:
@@ -161,8 +171,6 @@ def _csf_metrics(
                         )
                     ]
                 )
-            elif key == "auroc_f":
-                out[key] = auroc_from_cum(W, L)
             elif key == "ap_f_success":
                 out[key] = ap_success_from_cum(W, L)
             elif key == "ap_f_error":
