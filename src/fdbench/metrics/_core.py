@@ -76,27 +76,30 @@ def first_positive(W: np.ndarray) -> np.ndarray:
         m = min(W.shape[1], 8 * m)
 
 
-def aurc_from_cum(W: np.ndarray, L: np.ndarray) -> np.ndarray:
+def aurc_from_cum(
+    W: np.ndarray, L: np.ndarray, work: tuple[np.ndarray, np.ndarray] | None = None
+) -> np.ndarray:
     """Trapezoidal area under selective risk over coverage, end point at coverage 0 included.
 
     With n_g the weight of group g and s_g = L_g / W_g, the area times the total weight is
     sum_g n_g (s_g + s_{g-1}) / 2 where the first group of positive weight pairs with itself
     (the end point repeats its risk down to coverage 0). Rearranged:
     1/2 sum_g (W_{g+1} - W_{g-1}) s_g + 1/2 L_first, with W_0 = 0 and W_{T+1} = W_T.
+    ``work`` optionally holds two scratch arrays of the shape of ``W``.
     """
+    sr, coef = work if work is not None else (np.empty_like(W), np.empty_like(W))
     first = first_positive(W)
     lead = int(first.max())
     with np.errstate(invalid="ignore", divide="ignore"):
-        sr = L / W
+        np.divide(L, W, out=sr)
     if lead:
         sr[:, :lead][W[:, :lead] <= 0] = 0.0
-    coef = np.empty_like(W)
     if W.shape[1] == 1:
         coef[:, 0] = W[:, 0]
     else:
         coef[:, 0] = W[:, 1]
         np.subtract(W[:, 2:], W[:, :-2], out=coef[:, 1:-1])
-        coef[:, -1] = W[:, -1] - W[:, -2]
+        np.subtract(W[:, -1], W[:, -2], out=coef[:, -1])
     l_first = L[np.arange(W.shape[0]), first]
     return 0.5 * (_rowdot(coef, sr) + l_first) / W[:, -1]
 
@@ -233,23 +236,73 @@ def failure_index(ranking: Ranking, residuals: np.ndarray) -> FailureIndex:
     return FailureIndex(ranking.order[np.flatnonzero(r_sorted)], per_group, groups)
 
 
-def binary_cumulative(
-    ranking: Ranking, failures: FailureIndex, weights: np.ndarray
-) -> tuple[np.ndarray, np.ndarray]:
-    """W and L at the tie-group ends for each row of ``weights`` (B, N) and 0/1 residuals.
+class Workspace:
+    """Scratch arrays reused across blocks of weightings (fresh large arrays cost page faults).
 
-    One cumulative sum over all samples (W) and one over the failures only (L).
+    ``dtype`` is the dtype of the weights: integer bootstrap counts are accumulated in integer
+    arithmetic (exact, and several times faster than a floating-point cumulative sum).
     """
-    ws = weights[:, ranking.order]
+
+    def __init__(self, rows: int, n: int, n_fail: int, dtype: np.dtype) -> None:
+        self._big = [np.empty(rows * n) for _ in range(4)]
+        self._small = [np.empty(rows * (n_fail + 1)) for _ in range(4)]
+        self._weights = [np.empty(rows * n, dtype=dtype) for _ in range(2)]
+        self._fail = np.empty(rows * n_fail, dtype=dtype)
+        self.fail_cum = np.zeros((rows, n_fail + 1), dtype=dtype)
+
+    @staticmethod
+    def _view(flat: np.ndarray, rows: int, cols: int) -> np.ndarray:
+        return flat[: rows * cols].reshape(rows, cols)
+
+    def big(self, k: int, rows: int, cols: int) -> np.ndarray:
+        """Float64 scratch array k (0..3) with up to N columns."""
+        return self._view(self._big[k], rows, cols)
+
+    def small(self, k: int, rows: int, cols: int) -> np.ndarray:
+        """Float64 scratch array k (0..3) with up to (number of failures + 1) columns."""
+        return self._view(self._small[k], rows, cols)
+
+    def weights(self, k: int, rows: int, cols: int) -> np.ndarray:
+        """Scratch array k (0..1) of the weights' dtype with up to N columns."""
+        return self._view(self._weights[k], rows, cols)
+
+    def fail(self, rows: int, cols: int) -> np.ndarray:
+        return self._view(self._fail, rows, cols)
+
+
+def binary_cumulative(
+    ranking: Ranking, failures: FailureIndex, weights: np.ndarray, work: Workspace
+) -> tuple[np.ndarray, np.ndarray]:
+    """W and L (float64) at the tie-group ends for each row of ``weights`` (B, N), 0/1 residuals.
+
+    One cumulative sum over all samples (W) and one over the failures only (L), in the dtype
+    of ``weights``. The results are views into ``work`` (big scratch arrays 0 and 1), valid
+    until its next use.
+    """
+    rows, n = weights.shape
+    t = ranking.n_groups
+    ws = work.weights(0, rows, n)
+    np.take(weights, ranking.order, axis=1, out=ws, mode="clip")
     np.cumsum(ws, axis=1, out=ws)
-    W = ranking.at_ends(ws)
-    lf = np.zeros((weights.shape[0], failures.columns.size + 1))
-    np.cumsum(weights[:, failures.columns], axis=1, out=lf[:, 1:])
-    return W, lf[:, failures.per_group]
+    if ranking.ends is not None:
+        ends = work.weights(1, rows, t)
+        np.take(ws, ranking.ends, axis=1, out=ends, mode="clip")
+        ws = ends
+    W = work.big(0, rows, t)
+    np.copyto(W, ws)
+    fail = work.fail(rows, failures.columns.size)
+    np.take(weights, failures.columns, axis=1, out=fail, mode="clip")
+    lf = work.fail_cum[:rows]
+    np.cumsum(fail, axis=1, out=lf[:, 1:])
+    l_w = work.weights(0, rows, t)
+    np.take(lf, failures.per_group, axis=1, out=l_w, mode="clip")
+    L = work.big(1, rows, t)
+    np.copyto(L, l_w)
+    return W, L
 
 
 def augrc_auroc_binary(
-    W: np.ndarray, L: np.ndarray, failures: FailureIndex
+    W: np.ndarray, L: np.ndarray, failures: FailureIndex, work: Workspace | None = None
 ) -> tuple[np.ndarray, np.ndarray]:
     """AUGRC and AUROC_f of 0/1 residuals from the tie groups holding failures only.
 
@@ -258,17 +311,28 @@ def augrc_auroc_binary(
     weight is sum_g l_g (W_{g-1} - L_{g-1}) + 1/2 l_g (n_g - l_g), ties counting 1/2.
     """
     g = failures.groups
-    w_end, l_end = W[:, g], L[:, g]
-    prev = g - 1
-    w_prev, l_prev = W[:, prev], L[:, prev]
-    if g.size and g[0] == 0:
+    rows, k = W.shape[0], g.size
+    if work is None:
+        bufs = [np.empty((rows, k)) for _ in range(4)]
+    else:
+        bufs = [work.small(i, rows, k) for i in range(4)]
+    w_end, l_end, w_prev, l_prev = bufs
+    np.take(W, g, axis=1, out=w_end, mode="clip")
+    np.take(L, g, axis=1, out=l_end, mode="clip")
+    np.take(W, g - 1, axis=1, out=w_prev, mode="clip")
+    np.take(L, g - 1, axis=1, out=l_prev, mode="clip")
+    if k and g[0] == 0:
         w_prev[:, 0] = 0.0
         l_prev[:, 0] = 0.0
-    loss = l_end - l_prev
-    n = w_end - w_prev
+    loss = np.subtract(l_end, l_prev, out=l_end)
+    n = np.subtract(w_end, w_prev, out=w_end)
     total = W[:, -1]
     fail = L[:, -1]
-    augrc = ((total[:, None] - w_end) * loss + 0.5 * n * loss).sum(axis=1) / total**2
-    ordered = (loss * (w_prev - l_prev) + 0.5 * loss * (n - loss)).sum(axis=1)
+    # sum_g l_g (W_tot - W_g) = W_tot F - sum_g l_g (W_{g-1} + n_g)
+    w_prev_dot = _rowdot(loss, w_prev)
+    n_dot = _rowdot(loss, n)
+    augrc = (total * fail - w_prev_dot - 0.5 * n_dot) / total**2
+    loss_dot = _rowdot(loss, l_prev) + 0.5 * _rowdot(loss, loss)
+    ordered = w_prev_dot - loss_dot + 0.5 * n_dot
     auroc = _safe_ratio(ordered, (total - fail) * fail)
     return augrc, auroc

@@ -12,6 +12,7 @@ from numpy.typing import ArrayLike
 from ._core import (
     FailureIndex,
     Ranking,
+    Workspace,
     ap_error_from_cum,
     ap_success_from_cum,
     augrc_auroc_binary,
@@ -32,7 +33,7 @@ from .suite import BINARY_ONLY_KEYS, METRIC_KEYS, SOFT_METRIC_KEYS
 
 __all__ = ["bootstrap", "bootstrap_counts", "bootstrap_summary", "iter_bootstrap_counts"]
 
-_CHUNK_ELEMENTS = 1 << 18
+_CHUNK_ELEMENTS = 1 << 16
 _OPTIMUM_KEYS = frozenset({"eaurc", "eaugrc", "naurc"})
 
 
@@ -134,11 +135,14 @@ def _csf_metrics(
     metrics: Sequence[str],
     shared: dict[str, np.ndarray],
     binary: bool,
+    work: Workspace,
 ) -> dict[str, np.ndarray]:
+    aurc_work = None
     if s.failures is not None:
-        W, L = binary_cumulative(s.ranking, s.failures, weights)
+        W, L = binary_cumulative(s.ranking, s.failures, weights, work)
+        aurc_work = (work.big(2, *W.shape), work.big(3, *W.shape))
     else:
-        ws = weights[:, s.ranking.order]
+        ws = weights[:, s.ranking.order].astype(np.float64)
         W = s.ranking.at_ends(np.cumsum(ws, axis=1))
         ws *= s.residuals
         L = s.ranking.at_ends(np.cumsum(ws, axis=1))
@@ -146,10 +150,10 @@ def _csf_metrics(
     out: dict[str, np.ndarray] = {}
     nan = np.full(weights.shape[0], np.nan)
     if "aurc" in metrics or _OPTIMUM_KEYS.intersection(metrics):
-        out["aurc"] = aurc_from_cum(W, L)
+        out["aurc"] = aurc_from_cum(W, L, aurc_work)
     if {"augrc", "eaugrc", "auroc_f"}.intersection(metrics):
         if s.failures is not None:
-            out["augrc"], out["auroc_f"] = augrc_auroc_binary(W, L, s.failures)
+            out["augrc"], out["auroc_f"] = augrc_auroc_binary(W, L, s.failures, work)
         else:
             out["augrc"] = augrc_from_cum(W, L)
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -286,16 +290,18 @@ def bootstrap(
         res_groups = (values, order, starts)
 
     chunk = max(1, _CHUNK_ELEMENTS // max(r.size, 1))
+    dtype = np.dtype(np.int64 if w is None else np.float64)
+    work = Workspace(min(chunk, n_resamples), r.size, int(r.sum()) if binary else 0, dtype)
     columns: dict[str, dict[str, list[np.ndarray]]] = {
         name: {m: [] for m in metrics} for name in prepared
     }
     for counts in iter_bootstrap_counts(n_all, n_resamples, seed, stratify, chunk_size=chunk):
-        weights = counts.astype(np.float64) if keep is None else counts[:, keep].astype(np.float64)
+        weights = (counts if keep is None else counts[:, keep]).astype(dtype)
         if w is not None:
             weights *= w
         shared = _shared(r, weights, metrics, binary, res_groups)
         for name, s in prepared.items():
-            values = _csf_metrics(s, weights, r, checked[name], metrics, shared, binary)
+            values = _csf_metrics(s, weights, r, checked[name], metrics, shared, binary, work)
             for m in metrics:
                 columns[name][m].append(values[m])
     index = pd.RangeIndex(n_resamples, name="resample")
