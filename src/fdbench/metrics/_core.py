@@ -59,13 +59,6 @@ def _rowdot(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return np.einsum("ij,ij->i", a, b)
 
 
-def _shift_sum(x: np.ndarray) -> np.ndarray:
-    """x_g + x_{g-1} along axis 1 with x_0 = 0."""
-    s = x.copy()
-    s[:, 1:] += x[:, :-1]
-    return s
-
-
 def first_positive(W: np.ndarray) -> np.ndarray:
     """Per row, the first column with W > 0 (W is non-decreasing along axis 1, W[:, -1] > 0)."""
     m = min(W.shape[1], 64)
@@ -104,10 +97,23 @@ def aurc_from_cum(
     return 0.5 * (_rowdot(coef, sr) + l_first) / W[:, -1]
 
 
+def increments(X: np.ndarray) -> np.ndarray:
+    """x_g - x_{g-1} along axis 1 with x_0 = 0 (per-group weights from cumulative ones)."""
+    out = np.empty_like(X)
+    out[:, 0] = X[:, 0]
+    np.subtract(X[:, 1:], X[:, :-1], out=out[:, 1:])
+    return out
+
+
+def _shifted_dot(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """sum_g a_g (b_g + b_{g-1}) per row, b_0 = 0."""
+    return _rowdot(a, b) + _rowdot(a[:, 1:], b[:, :-1])
+
+
 def augrc_from_cum(W: np.ndarray, L: np.ndarray) -> np.ndarray:
-    """Trapezoidal area under generalized risk L/W_tot over coverage (end point at 0 is 0)."""
-    n = np.diff(W, axis=1, prepend=0.0)
-    return 0.5 * _rowdot(n, _shift_sum(L)) / W[:, -1] ** 2
+    """Trapezoidal area under generalized risk L/W_tot over coverage (end point at 0 is 0):
+    sum_g n_g (L_g + L_{g-1}) / 2 / W_tot^2."""
+    return 0.5 * _shifted_dot(increments(W), L) / W[:, -1] ** 2
 
 
 def _safe_ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray:
@@ -117,32 +123,35 @@ def _safe_ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray:
 
 
 def auroc_from_cum(W: np.ndarray, L: np.ndarray) -> np.ndarray:
-    """ROC area, successes positive (0/1 losses); trapezoids (ties count 1/2); NaN if one class."""
+    """ROC area, successes positive (0/1 losses); trapezoids (ties count 1/2); NaN if one class:
+    sum_g l_g (TP_g + TP_{g-1}) / 2 / (P F) with TP = W - L."""
     F = L[:, -1]
     P = W[:, -1] - F
-    loss = np.diff(L, axis=1, prepend=0.0)
-    area = 0.5 * _rowdot(loss, _shift_sum(W - L))
+    area = 0.5 * _shifted_dot(increments(L), W - L)
     return _safe_ratio(area, P * F)
 
 
 def ap_success_from_cum(W: np.ndarray, L: np.ndarray) -> np.ndarray:
-    """Step-wise average precision with successes positive, ranked by descending confidence."""
+    """Step-wise average precision with successes positive, ranked by descending confidence:
+    sum_g (TP_g - TP_{g-1}) TP_g / W_g / P."""
     TP = W - L
-    P = TP[:, -1]
-    d_tp = np.diff(TP, axis=1, prepend=0.0)
-    precision = TP / np.maximum(W, _TINY)
-    return _safe_ratio(_rowdot(d_tp, precision), P)
+    precision = np.maximum(W, _TINY)
+    np.divide(TP, precision, out=precision)
+    return _safe_ratio(_rowdot(increments(TP), precision), TP[:, -1])
 
 
 def ap_error_from_cum(W: np.ndarray, L: np.ndarray) -> np.ndarray:
-    """Step-wise average precision with failures positive, ranked by ascending confidence."""
-    W_tot = W[:, -1:]
-    F = L[:, -1:]
-    below = W_tot - np.concatenate([np.zeros_like(W_tot), W[:, :-1]], axis=1)
-    fail_below = F - np.concatenate([np.zeros_like(F), L[:, :-1]], axis=1)
-    loss = np.diff(L, axis=1, prepend=0.0)
-    precision = fail_below / np.maximum(below, _TINY)
-    return _safe_ratio(_rowdot(loss, precision), F[:, 0])
+    """Step-wise average precision with failures positive, ranked by ascending confidence:
+    sum_g l_g (F - L_{g-1}) / (W_tot - W_{g-1}) / F."""
+    W_tot = W[:, -1]
+    F = L[:, -1]
+    loss = increments(L)
+    below = np.subtract(W_tot[:, None], W[:, :-1])
+    np.maximum(below, _TINY, out=below)
+    precision = np.subtract(F[:, None], L[:, :-1])
+    np.divide(precision, below, out=precision)
+    num = _rowdot(loss[:, 1:], precision) + loss[:, 0] * F / W_tot
+    return _safe_ratio(num, F)
 
 
 def fpr_at_tpr_from_cum(W: np.ndarray, L: np.ndarray, tpr: float) -> np.ndarray:
@@ -184,9 +193,12 @@ def aurc_range_from_curve(
     return float(np.sum(np.diff(xs) * (ys[1:] + ys[:-1])) / 2 / (high - low))
 
 
-def optimal_from_sorted_unit(losses_sorted: np.ndarray) -> tuple[float, float]:
-    """AURC and AUGRC of the optimal CSF for unit weights: residuals ascending, one step each."""
-    L = np.cumsum(losses_sorted)[None, :]
+def optimal_from_unit_cumulative(losses: np.ndarray) -> tuple[float, float]:
+    """AURC and AUGRC of the optimal CSF for unit weights, every sample its own step.
+
+    ``losses`` are the cumulative residuals in ascending residual order.
+    """
+    L = losses[None, :]
     W = np.arange(1, L.shape[1] + 1, dtype=np.float64)[None, :]
     return float(aurc_from_cum(W, L)[0]), float(augrc_from_cum(W, L)[0])
 

@@ -210,16 +210,24 @@ def _calibration(s: _Sorted, weights, r, c, nan) -> dict[str, np.ndarray]:
 def _shared(
     r: np.ndarray, weights: np.ndarray, metrics: Sequence[str], binary: bool, res_groups
 ) -> dict[str, np.ndarray]:
-    total = weights.sum(axis=1)
-    shared = {"mean_residual": weights @ r / total}
-    if _OPTIMUM_KEYS.intersection(metrics):
+    """Per-resample quantities that depend on the residuals only (not on a CSF)."""
+    shared: dict[str, np.ndarray] = {}
+    optimum = bool(_OPTIMUM_KEYS.intersection(metrics))
+    if not (optimum or {"accuracy", "mean_residual"}.intersection(metrics)):
+        return shared
+    total = weights.sum(axis=1, dtype=np.float64)
+    if binary:
+        fail = weights[:, r > 0].sum(axis=1, dtype=np.float64)
+    else:
+        fail = weights.astype(np.float64) @ r
+    shared["mean_residual"] = fail / total
+    if optimum:
         if binary:
-            fail = weights @ r
             values = np.array([0.0, 1.0])
             per_value = np.stack([total - fail, fail], axis=1)
         else:
             values, order, starts = res_groups
-            per_value = np.add.reduceat(weights[:, order], starts, axis=1)
+            per_value = np.add.reduceat(weights[:, order], starts, axis=1).astype(np.float64)
         shared["aurc_opt"], shared["augrc_opt"] = optimal_from_counts(values, per_value)
     return shared
 

@@ -13,7 +13,7 @@ from ._core import (
     aurc_range_from_curve,
     coverage_at_risk_from_cum,
     optimal_from_counts,
-    optimal_from_sorted_unit,
+    optimal_from_unit_cumulative,
     risk_at_coverage_from_cum,
 )
 from ._validation import UndefinedMetricWarning, check_inputs, check_labels, check_unit_interval
@@ -109,10 +109,11 @@ def _optimum(r: np.ndarray, w: np.ndarray | None) -> tuple[float, float]:
     if w is None:
         if binary:
             n_ok = r.size - int(np.count_nonzero(r))
-            ordered = (np.arange(r.size) >= n_ok).astype(np.float64)
+            losses = np.arange(1 - n_ok, r.size - n_ok + 1, dtype=np.float64)
+            np.maximum(losses, 0.0, out=losses)
         else:
-            ordered = np.sort(r)
-        return optimal_from_sorted_unit(ordered)
+            losses = np.cumsum(np.sort(r))
+        return optimal_from_unit_cumulative(losses)
     if binary:
         values = np.array([0.0, 1.0])
         fail_weight = float(w @ r)
