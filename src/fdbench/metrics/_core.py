@@ -69,18 +69,26 @@ def first_positive(W: np.ndarray) -> np.ndarray:
         m = min(W.shape[1], 8 * m)
 
 
-def aurc_from_cum(
-    W: np.ndarray, L: np.ndarray, work: tuple[np.ndarray, np.ndarray] | None = None
-) -> np.ndarray:
+Work = "list[np.ndarray] | tuple[np.ndarray, ...] | None"
+
+
+def _scratch(W: np.ndarray, work, k: int) -> list[np.ndarray]:
+    """k float64 scratch arrays shaped like ``W``: from ``work`` (reused) or new."""
+    if work is not None:
+        return list(work[:k])
+    return [np.empty_like(W) for _ in range(k)]
+
+
+def aurc_from_cum(W: np.ndarray, L: np.ndarray, work: Work = None) -> np.ndarray:
     """Trapezoidal area under selective risk over coverage, end point at coverage 0 included.
 
     With n_g the weight of group g and s_g = L_g / W_g, the area times the total weight is
     sum_g n_g (s_g + s_{g-1}) / 2 where the first group of positive weight pairs with itself
     (the end point repeats its risk down to coverage 0). Rearranged:
     1/2 sum_g (W_{g+1} - W_{g-1}) s_g + 1/2 L_first, with W_0 = 0 and W_{T+1} = W_T.
-    ``work`` optionally holds two scratch arrays of the shape of ``W``.
+    ``work`` (here and below) optionally holds scratch arrays shaped like ``W`` to reuse.
     """
-    sr, coef = work if work is not None else (np.empty_like(W), np.empty_like(W))
+    sr, coef = _scratch(W, work, 2)
     first = first_positive(W)
     lead = int(first.max())
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -97,9 +105,9 @@ def aurc_from_cum(
     return 0.5 * (_rowdot(coef, sr) + l_first) / W[:, -1]
 
 
-def increments(X: np.ndarray) -> np.ndarray:
+def increments(X: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
     """x_g - x_{g-1} along axis 1 with x_0 = 0 (per-group weights from cumulative ones)."""
-    out = np.empty_like(X)
+    out = np.empty_like(X) if out is None else out
     out[:, 0] = X[:, 0]
     np.subtract(X[:, 1:], X[:, :-1], out=out[:, 1:])
     return out
@@ -110,10 +118,11 @@ def _shifted_dot(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return _rowdot(a, b) + _rowdot(a[:, 1:], b[:, :-1])
 
 
-def augrc_from_cum(W: np.ndarray, L: np.ndarray) -> np.ndarray:
+def augrc_from_cum(W: np.ndarray, L: np.ndarray, work: Work = None) -> np.ndarray:
     """Trapezoidal area under generalized risk L/W_tot over coverage (end point at 0 is 0):
     sum_g n_g (L_g + L_{g-1}) / 2 / W_tot^2."""
-    return 0.5 * _shifted_dot(increments(W), L) / W[:, -1] ** 2
+    (n,) = _scratch(W, work, 1)
+    return 0.5 * _shifted_dot(increments(W, n), L) / W[:, -1] ** 2
 
 
 def _safe_ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray:
@@ -122,47 +131,51 @@ def _safe_ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray:
     return out
 
 
-def auroc_from_cum(W: np.ndarray, L: np.ndarray) -> np.ndarray:
+def auroc_from_cum(W: np.ndarray, L: np.ndarray, work: Work = None) -> np.ndarray:
     """ROC area, successes positive (0/1 losses); trapezoids (ties count 1/2); NaN if one class:
     sum_g l_g (TP_g + TP_{g-1}) / 2 / (P F) with TP = W - L."""
+    loss, tp = _scratch(W, work, 2)
     F = L[:, -1]
     P = W[:, -1] - F
-    area = 0.5 * _shifted_dot(increments(L), W - L)
+    area = 0.5 * _shifted_dot(increments(L, loss), np.subtract(W, L, out=tp))
     return _safe_ratio(area, P * F)
 
 
-def ap_success_from_cum(W: np.ndarray, L: np.ndarray) -> np.ndarray:
+def ap_success_from_cum(W: np.ndarray, L: np.ndarray, work: Work = None) -> np.ndarray:
     """Step-wise average precision with successes positive, ranked by descending confidence:
     sum_g (TP_g - TP_{g-1}) TP_g / W_g / P."""
-    TP = W - L
-    precision = np.maximum(W, _TINY)
-    np.divide(TP, precision, out=precision)
-    return _safe_ratio(_rowdot(increments(TP), precision), TP[:, -1])
+    tp, precision, d_tp = _scratch(W, work, 3)
+    np.subtract(W, L, out=tp)
+    np.maximum(W, _TINY, out=precision)
+    np.divide(tp, precision, out=precision)
+    return _safe_ratio(_rowdot(increments(tp, d_tp), precision), tp[:, -1])
 
 
-def ap_error_from_cum(W: np.ndarray, L: np.ndarray) -> np.ndarray:
+def ap_error_from_cum(W: np.ndarray, L: np.ndarray, work: Work = None) -> np.ndarray:
     """Step-wise average precision with failures positive, ranked by ascending confidence:
     sum_g l_g (F - L_{g-1}) / (W_tot - W_{g-1}) / F."""
+    loss, below, precision = _scratch(W, work, 3)
+    below, precision = below[:, :-1], precision[:, :-1]
     W_tot = W[:, -1]
     F = L[:, -1]
-    loss = increments(L)
-    below = np.subtract(W_tot[:, None], W[:, :-1])
+    increments(L, loss)
+    np.subtract(W_tot[:, None], W[:, :-1], out=below)
     np.maximum(below, _TINY, out=below)
-    precision = np.subtract(F[:, None], L[:, :-1])
+    np.subtract(F[:, None], L[:, :-1], out=precision)
     np.divide(precision, below, out=precision)
     num = _rowdot(loss[:, 1:], precision) + loss[:, 0] * F / W_tot
     return _safe_ratio(num, F)
 
 
-def fpr_at_tpr_from_cum(W: np.ndarray, L: np.ndarray, tpr: float) -> np.ndarray:
+def fpr_at_tpr_from_cum(W: np.ndarray, L: np.ndarray, tpr: float, work: Work = None) -> np.ndarray:
     """Smallest false-positive rate among thresholds with true-positive rate >= tpr."""
+    (rate,) = _scratch(W, work, 1)
     F = L[:, -1]
-    TP = W - L
-    P = TP[:, -1]
-    rows = np.arange(W.shape[0])
-    reached = TP / np.maximum(P, _TINY)[:, None] >= tpr
-    idx = np.argmax(reached, axis=1)
-    fpr = _safe_ratio(L[rows, idx], F)
+    np.subtract(W, L, out=rate)
+    P = rate[:, -1].copy()
+    np.divide(rate, np.maximum(P, _TINY)[:, None], out=rate)
+    idx = np.argmax(rate >= tpr, axis=1)
+    fpr = _safe_ratio(L[np.arange(W.shape[0]), idx], F)
     fpr[P <= 0] = np.nan
     return fpr
 
@@ -174,10 +187,17 @@ def risk_at_coverage_from_cum(W: np.ndarray, L: np.ndarray, coverage: float) -> 
     return L[rows, idx] / W[rows, idx]
 
 
-def coverage_at_risk_from_cum(W: np.ndarray, L: np.ndarray, risk: float) -> np.ndarray:
+def coverage_at_risk_from_cum(
+    W: np.ndarray, L: np.ndarray, risk: float, work: Work = None
+) -> np.ndarray:
     """Largest coverage whose selective risk is <= ``risk`` (0 when there is none)."""
-    ok = (L / np.maximum(W, _TINY) <= risk) & (W > 0)
-    return np.where(ok, W, 0.0).max(axis=1) / W[:, -1]
+    (sr,) = _scratch(W, work, 1)
+    np.maximum(W, _TINY, out=sr)
+    np.divide(L, sr, out=sr)
+    ok = sr <= risk
+    ok &= W > 0
+    np.multiply(W, ok, out=sr)
+    return sr.max(axis=1) / W[:, -1]
 
 
 def aurc_range_from_curve(
@@ -193,14 +213,14 @@ def aurc_range_from_curve(
     return float(np.sum(np.diff(xs) * (ys[1:] + ys[:-1])) / 2 / (high - low))
 
 
-def optimal_from_unit_cumulative(losses: np.ndarray) -> tuple[float, float]:
+def optimal_from_unit_cumulative(losses: np.ndarray, work: Work = None) -> tuple[float, float]:
     """AURC and AUGRC of the optimal CSF for unit weights, every sample its own step.
 
     ``losses`` are the cumulative residuals in ascending residual order.
     """
     L = losses[None, :]
     W = np.arange(1, L.shape[1] + 1, dtype=np.float64)[None, :]
-    return float(aurc_from_cum(W, L)[0]), float(augrc_from_cum(W, L)[0])
+    return float(aurc_from_cum(W, L, work)[0]), float(augrc_from_cum(W, L, work)[0])
 
 
 def optimal_from_counts(values: np.ndarray, weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -167,13 +167,8 @@ def _csf_metrics(
             elif key == "eaugrc":
                 out[key] = out["augrc"] - shared["augrc_opt"]
             elif key == "naurc":
-                out[key] = np.array(
-                    [
-                        naurc_from_parts(a, o, m)
-                        for a, o, m in zip(
-                            out["aurc"], shared["aurc_opt"], shared["mean_residual"], strict=True
-                        )
-                    ]
+                out[key] = naurc_from_parts(
+                    out["aurc"], shared["aurc_opt"], shared["mean_residual"]
                 )
             elif key == "ap_f_success":
                 out[key] = ap_success_from_cum(W, L)

@@ -104,7 +104,7 @@ def optimal_aurc_augrc(
     return _optimum(r, w)
 
 
-def _optimum(r: np.ndarray, w: np.ndarray | None) -> tuple[float, float]:
+def _optimum(r: np.ndarray, w: np.ndarray | None, work=None) -> tuple[float, float]:
     binary = bool(np.all((r == 0) | (r == 1)))
     if w is None:
         if binary:
@@ -113,7 +113,7 @@ def _optimum(r: np.ndarray, w: np.ndarray | None) -> tuple[float, float]:
             np.maximum(losses, 0.0, out=losses)
         else:
             losses = np.cumsum(np.sort(r))
-        return optimal_from_unit_cumulative(losses)
+        return optimal_from_unit_cumulative(losses, work)
     if binary:
         values = np.array([0.0, 1.0])
         fail_weight = float(w @ r)
@@ -155,11 +155,17 @@ def eaugrc(
     return float(augrc_from_cum(p.W, p.L)[0]) - _optimum(p.residuals, p.weights)[1]
 
 
-def naurc_from_parts(value: float, optimum: float, random: float) -> float:
-    """(AURC - AURC_opt) / (AURC_random - AURC_opt), NaN when the denominator is 0 (up to
-    rounding: below 1e-12 of AURC_random)."""
+def naurc_from_parts(
+    value: float | np.ndarray, optimum: float | np.ndarray, random: float | np.ndarray
+) -> float | np.ndarray:
+    """(AURC - AURC_opt) / (AURC_random - AURC_opt), NaN where the denominator is 0 (up to
+    rounding: below 1e-12 of AURC_random). Scalars or arrays."""
+    value, optimum, random = (np.asarray(x, dtype=np.float64) for x in (value, optimum, random))
     den = random - optimum
-    return (value - optimum) / den if den > 1e-12 * random else float("nan")
+    defined = den > 1e-12 * random
+    with np.errstate(invalid="ignore", divide="ignore"):
+        out = np.where(defined, (value - optimum) / np.where(defined, den, 1.0), np.nan)
+    return float(out) if out.ndim == 0 else out
 
 
 def naurc(
