@@ -293,7 +293,7 @@ def bootstrap(
         res_groups = (values, order, starts)
 
     chunk = max(1, _CHUNK_ELEMENTS // max(r.size, 1))
-    dtype = np.dtype(np.int64 if w is None else np.float64)
+    dtype = np.dtype(np.int32 if w is None else np.float64)
     work = Workspace(min(chunk, n_resamples), r.size, int(r.sum()) if binary else 0, dtype)
     columns: dict[str, dict[str, list[np.ndarray]]] = {
         name: {m: [] for m in metrics} for name in prepared
