@@ -276,7 +276,7 @@ class Workspace:
     """
 
     def __init__(self, rows: int, n: int, n_fail: int, dtype: np.dtype) -> None:
-        self._big = [np.empty(rows * n) for _ in range(4)]
+        self._big = [np.empty(rows * n) for _ in range(5)]
         self._small = [np.empty(rows * (n_fail + 1)) for _ in range(4)]
         self._weights = [np.empty(rows * n, dtype=dtype) for _ in range(2)]
         self._fail = np.empty(rows * n_fail, dtype=dtype)
@@ -287,7 +287,7 @@ class Workspace:
         return flat[: rows * cols].reshape(rows, cols)
 
     def big(self, k: int, rows: int, cols: int) -> np.ndarray:
-        """Float64 scratch array k (0..3) with up to N columns."""
+        """Float64 scratch array k (0..4) with up to N columns."""
         return self._view(self._big[k], rows, cols)
 
     def small(self, k: int, rows: int, cols: int) -> np.ndarray:

@@ -137,10 +137,10 @@ def _csf_metrics(
     binary: bool,
     work: Workspace,
 ) -> dict[str, np.ndarray]:
-    aurc_work = None
+    scratch = None
     if s.failures is not None:
         W, L = binary_cumulative(s.ranking, s.failures, weights, work)
-        aurc_work = (work.big(2, *W.shape), work.big(3, *W.shape))
+        scratch = [work.big(k, *W.shape) for k in (2, 3, 4)]
     else:
         ws = weights[:, s.ranking.order].astype(np.float64)
         W = s.ranking.at_ends(np.cumsum(ws, axis=1))
@@ -150,7 +150,7 @@ def _csf_metrics(
     out: dict[str, np.ndarray] = {}
     nan = np.full(weights.shape[0], np.nan)
     if "aurc" in metrics or _OPTIMUM_KEYS.intersection(metrics):
-        out["aurc"] = aurc_from_cum(W, L, aurc_work)
+        out["aurc"] = aurc_from_cum(W, L, scratch)
     if {"augrc", "eaugrc", "auroc_f"}.intersection(metrics):
         if s.failures is not None:
             out["augrc"], out["auroc_f"] = augrc_auroc_binary(W, L, s.failures, work)
@@ -171,17 +171,17 @@ def _csf_metrics(
                     out["aurc"], shared["aurc_opt"], shared["mean_residual"]
                 )
             elif key == "ap_f_success":
-                out[key] = ap_success_from_cum(W, L)
+                out[key] = ap_success_from_cum(W, L, scratch)
             elif key == "ap_f_error":
-                out[key] = ap_error_from_cum(W, L)
+                out[key] = ap_error_from_cum(W, L, scratch)
             elif key == "fpr@95tpr":
-                out[key] = fpr_at_tpr_from_cum(W, L, 0.95)
+                out[key] = fpr_at_tpr_from_cum(W, L, 0.95, scratch)
             elif key == "fpr@80tpr":
-                out[key] = fpr_at_tpr_from_cum(W, L, 0.80)
+                out[key] = fpr_at_tpr_from_cum(W, L, 0.80, scratch)
             elif key == "risk@95cov":
                 out[key] = risk_at_coverage_from_cum(W, L, 0.95)
             elif key == "coverage@risk5":
-                out[key] = coverage_at_risk_from_cum(W, L, 0.05)
+                out[key] = coverage_at_risk_from_cum(W, L, 0.05, scratch)
             elif key == "accuracy":
                 out[key] = 1.0 - shared["mean_residual"]
             elif key == "mean_residual":
