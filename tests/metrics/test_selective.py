@@ -180,3 +180,10 @@ def test_zero_weight_samples_do_not_exist():
         assert fn(r, c, sample_weight=w) == pytest.approx(
             fn(r[keep], c[keep], sample_weight=w[keep]), abs=1e-15
         )
+
+
+def test_ties_can_pass_below_the_strict_optimum():
+    # one success above two tied failures: the tie is one linear step of the curve, below the
+    # strict optimum's intermediate point (coverage 2/3, risk 1/2): 2/9 - 5/18
+    assert M.eaurc([0.0, 1.0, 1.0], [1.0, 0.0, 0.0]) == pytest.approx(-1 / 18, abs=1e-15)
+    assert M.eaurc([0.0, 1.0, 1.0], [1.0, 0.0, -1.0]) == pytest.approx(0.0, abs=1e-15)

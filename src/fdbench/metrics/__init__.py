@@ -1,7 +1,9 @@
 """Metrics of failure detection: risk-coverage curves, AURC/AUGRC, ranking, calibration, bootstrap.
 
-Pure NumPy (no PyTorch). Definitions: ``/work/shared/METRICS.md`` (docs/metrics.md). Every
+Pure NumPy (no PyTorch), following the project's metric definitions (METRICS.md). Every
 ranking-based metric comes from one sort of the confidence, tie groups as single steps.
+``evaluate_all`` returns the whole suite (keys: ``metric_keys``); ``bootstrap`` resamples it
+with seeded, paired multinomial counts (``bootstrap_counts``).
 """
 
 from ._validation import UndefinedMetricWarning
