@@ -159,6 +159,77 @@ def _print_precision_report(run: object) -> None:
         console.print(report.to_string(index=False))
 
 
+def _default_config(quick: bool) -> Path:
+    from importlib.resources import files
+
+    name = "fashion_mnist_quick.yaml" if quick else "fashion_mnist.yaml"
+    return Path(str(files("fdbench") / "configs" / name))
+
+
+@app.command()
+def benchmark(
+    config: Annotated[
+        Path | None,
+        typer.Argument(help="Benchmark YAML config (default: the embedded Fashion-MNIST one)."),
+    ] = None,
+    quick: Annotated[
+        bool, typer.Option("--quick", help="Run the small embedded configuration (minutes).")
+    ] = False,
+    out: Annotated[
+        Path | None, typer.Option("--out", "-o", help="Run folder (default: runs/<config name>).")
+    ] = None,
+    workers: Annotated[
+        int | None, typer.Option(help="Run jobs on a dask LocalCluster of N worker processes.")
+    ] = None,
+    scheduler: Annotated[
+        str | None, typer.Option(help="Run jobs on the dask scheduler at this address.")
+    ] = None,
+    report: Annotated[bool, typer.Option(help="Write the analysis files and HTML report.")] = True,
+) -> None:
+    """Train, infer, evaluate every CSF on every study, and report (resumable)."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
+
+    from fdbench.benchmark import run_benchmark
+    from fdbench.config import load_config
+
+    if config is not None and quick:
+        raise ValueError("give either a CONFIG file or --quick, not both")
+    settings = load_config(config if config is not None else _default_config(quick))
+    run_dir = out if out is not None else Path("runs") / settings.name
+    columns = ("{task.description}", BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+    with Progress(*columns) as bar:
+        tasks: dict[str, int] = {}
+
+        def progress(stage: str, done: int, total: int) -> None:
+            if stage not in tasks:
+                tasks[stage] = bar.add_task(stage, total=total)
+            bar.update(tasks[stage], completed=done)
+
+        results = run_benchmark(
+            settings,
+            run_dir,
+            workers=workers,
+            scheduler=scheduler,
+            report=report,
+            progress=progress,
+        )
+    summary = results[(results["protocol"] == "failure_detection")]
+    print_results(_seed_means(summary[summary["study"] == "iid"]))
+    typer.echo(f"results: {run_dir / 'results.parquet'}")
+    if report:
+        typer.echo(f"report: {run_dir / 'report.html'}")
+
+
+def _seed_means(table: pd.DataFrame) -> pd.DataFrame:
+    keys = ["dataset", "method", "csf", "study", "metric"]
+    means = table.groupby(keys, sort=False, as_index=False).agg(
+        value=("value", "mean"), n_samples=("n_samples", "first")
+    )
+    means["study"] = means["dataset"] + " " + means["study"]
+    means["csf"] = means["method"] + " · " + means["csf"]
+    return means
+
+
 data_app = typer.Typer(
     help="Datasets: fetch with checksums, inspect corruptions.", no_args_is_help=True
 )

@@ -1,0 +1,265 @@
+"""The main job: train every (method, seed), infer, evaluate every CSF on every study, report."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
+import pandas as pd
+
+from fdbench.evaluation import NON_TEST_SPLITS, ensemble_log_probs, evaluate_confidences
+from fdbench.io import atomic_path, write_table
+from fdbench.protocol import Protocol, build_evaluation_set
+from fdbench.runner import Job, run_jobs
+
+if TYPE_CHECKING:
+    from fdbench.config import BenchmarkConfig
+    from fdbench.data.studies import Experiment
+    from fdbench.outputs import RunOutputs
+
+SCORES_FILE = "scores.npz"
+RESULTS_FILE = "results.parquet"
+GALLERY_KINDS = ("iid", "subclass", "new_class_semantic", "new_class_nonsemantic")
+
+
+@dataclass(frozen=True)
+class StudyScores:
+    """What one run yields on one study: residuals, every CSF's confidence, sample origin."""
+
+    study: str
+    residuals: np.ndarray
+    confidences: dict[str, np.ndarray]
+    parts: tuple[tuple[str, np.ndarray], ...]
+
+
+def save_scores(path: Path, scores: Sequence[StudyScores]) -> None:
+    """Store the per-sample scores of a run (atomically) for the bootstrap and report stages."""
+    arrays: dict[str, np.ndarray] = {}
+    index = []
+    for i, s in enumerate(scores):
+        arrays[f"{i}/residuals"] = s.residuals
+        for j, conf in enumerate(s.confidences.values()):
+            arrays[f"{i}/csf{j}"] = conf
+        for j, (_, idx) in enumerate(s.parts):
+            arrays[f"{i}/part{j}"] = idx
+        index.append(
+            {"study": s.study, "csfs": list(s.confidences), "parts": [n for n, _ in s.parts]}
+        )
+    arrays["index"] = np.array(json.dumps(index))
+    with atomic_path(path) as tmp, open(tmp, "wb") as fh:
+        np.savez(fh, **arrays)
+
+
+def load_scores(path: Path) -> list[StudyScores]:
+    """Read the scores written by :func:`save_scores`."""
+    with np.load(path, allow_pickle=False) as data:
+        index = json.loads(str(data["index"]))
+        return [
+            StudyScores(
+                study=entry["study"],
+                residuals=data[f"{i}/residuals"],
+                confidences={c: data[f"{i}/csf{j}"] for j, c in enumerate(entry["csfs"])},
+                parts=tuple((n, data[f"{i}/part{j}"]) for j, n in enumerate(entry["parts"])),
+            )
+            for i, entry in enumerate(index)
+        ]
+
+
+def _run_predictions(runs: Sequence[RunOutputs], split: str) -> tuple[np.ndarray, np.ndarray]:
+    if len(runs) == 1:
+        logits = np.asarray(runs[0].splits[split].logits)
+    else:
+        logits = ensemble_log_probs([np.asarray(r.splits[split].logits) for r in runs])
+    return logits, np.argmax(logits, axis=1)
+
+
+def evaluate_runs(stores: Sequence[Path], out_dir: Path, *, iid_split: str = "iid") -> Path:
+    """Evaluate one run (one store) or a deep ensemble (several stores) into ``out_dir``.
+
+    Writes ``results.parquet`` (both protocols: FD-Shifts failure detection on every study, and
+    Kim et al.'s unknown detection on the studies with new-class samples) and ``scores.npz``
+    (per-study residuals and confidences under failure detection, plus the ``val`` split).
+    The results file is written last: its presence marks the job as done.
+    """
+    from fdbench.csf import compute_csfs
+    from fdbench.outputs import read_outputs
+
+    runs = [read_outputs(path) for path in stores]
+    first = runs[0]
+    ensemble = len(runs) > 1
+    studies = [s for s in first.splits if s not in NON_TEST_SPLITS]
+    needed = [*studies, *(["val"] if "val" in first.splits else [])]
+    labels, logits, predictions, confidences = {}, {}, {}, {}
+    for split in needed:
+        labels[split] = first.splits[split].labels
+        logits[split], predictions[split] = _run_predictions(runs, split)
+        csfs = compute_csfs(first, split, ensemble=list(runs) if ensemble else None)
+        if ensemble:
+            csfs = {k: v for k, v in csfs.items() if k.startswith("ENS-")}
+        confidences[split] = csfs
+    info = {
+        "dataset": first.meta.get("dataset", ""),
+        "method": f"ensemble({first.meta.get('method', '')})" if ensemble else first.meta["method"],
+        "seed": int(first.meta.get("seed", 0)),
+    }
+    tables = []
+    for protocol in Protocol:
+        chosen = studies
+        if protocol is Protocol.UNKNOWN_DETECTION:
+            chosen = [s for s in studies if _has_new_class(labels, s)]
+        if chosen:
+            table = evaluate_confidences(
+                labels,
+                predictions,
+                confidences,
+                studies=chosen,
+                logits=logits,
+                protocol=protocol,
+                iid_split=iid_split,
+                run_info=info,
+            )
+            tables.append(table.assign(protocol=protocol.value))
+    scores = []
+    for study in [*studies, *(["val"] if "val" in labels else [])]:
+        es = build_evaluation_set(study, labels, predictions, iid_split=iid_split)
+        conf = {
+            c: es.gather({s: confidences[s][c] for s, _ in es.parts}) for c in confidences[study]
+        }
+        scores.append(StudyScores(study, es.residuals, conf, es.parts))
+    out_dir.mkdir(parents=True, exist_ok=True)
+    save_scores(out_dir / SCORES_FILE, scores)
+    return write_table(pd.concat(tables, ignore_index=True), out_dir / RESULTS_FILE)
+
+
+def _has_new_class(labels: dict[str, np.ndarray], study: str) -> bool:
+    return bool(np.any(labels[study] == -1))
+
+
+@dataclass(frozen=True)
+class BenchmarkPlan:
+    """The jobs of a benchmark and where their files go."""
+
+    training: list[Job]
+    evaluation: list[Job]
+
+
+def plan_benchmark(
+    config: BenchmarkConfig, experiments: Sequence[Experiment], run_dir: Path
+) -> BenchmarkPlan:
+    """Training jobs for every (experiment, method, seed) and evaluation jobs for every run and
+    every configured ensemble (ConfidNet runs wait for the model of their base method)."""
+    from fdbench.training.jobs import plan_jobs, run_training_job
+    from fdbench.training.jobs import run_dir as job_dir
+
+    models = run_dir / "runs"
+    training, evaluation = [], []
+    for experiment in experiments:
+        for method, seed in plan_jobs(config):
+            spec = config.method(method)
+            key = f"train:{experiment.name}/{method}/{seed}"
+            after = ()
+            if spec.kind == "confidnet":
+                after = (f"train:{experiment.name}/{spec.params.get('base', 'ce')}/{seed}",)
+            store = job_dir(models, experiment.name, method, seed) / "outputs.zarr"
+            training.append(
+                Job(key, run_training_job, (config, experiment, method, seed, models), store, after)
+            )
+            folder = run_dir / "evaluation" / experiment.name / method / f"seed{seed}"
+            evaluation.append(
+                Job(f"eval:{key[6:]}", evaluate_runs, ([store], folder), folder / RESULTS_FILE)
+            )
+        for method in config.ensembles:
+            seeds = config.method(method).seeds
+            stores = [job_dir(models, experiment.name, method, s) / "outputs.zarr" for s in seeds]
+            folder = run_dir / "evaluation" / experiment.name / f"ensemble-{method}"
+            evaluation.append(
+                Job(
+                    f"eval:{experiment.name}/ensemble({method})",
+                    evaluate_runs,
+                    (stores, folder),
+                    folder / RESULTS_FILE,
+                )
+            )
+    return BenchmarkPlan(training, evaluation)
+
+
+def collect_results(plan: BenchmarkPlan) -> pd.DataFrame:
+    """Concatenate the results of every evaluation job into one tidy table."""
+    return pd.concat([pd.read_parquet(job.output) for job in plan.evaluation], ignore_index=True)
+
+
+def run_benchmark(
+    config: BenchmarkConfig,
+    run_dir: Path,
+    *,
+    workers: int | None = None,
+    scheduler: str | None = None,
+    report: bool = True,
+    progress: Callable[[str, int, int], None] | None = None,
+) -> pd.DataFrame:
+    """Run the whole benchmark of ``config`` into ``run_dir`` and return the results table.
+
+    Stages: build the experiments (datasets fetched on first use), train and infer every
+    (experiment, method, seed) (:func:`fdbench.training.jobs.run_training_job`), evaluate every
+    run and ensemble (:func:`evaluate_runs`), then write ``results.parquet``/``results.csv``,
+    the analysis inputs and the HTML report. Finished jobs are skipped, so an interrupted run
+    resumes where it stopped and gives the same table; ``workers``/``scheduler`` run the jobs on
+    dask.distributed with the same results. ``progress(stage, done, total)`` is called as jobs
+    finish. Stage times go to ``times.json``.
+    """
+    from fdbench.training.experiments import build_experiments
+
+    run_dir.mkdir(parents=True, exist_ok=True)
+    _pin_config(config, run_dir)
+    times: dict[str, float] = {}
+    start = time.perf_counter()
+    experiments = build_experiments(config)
+    times["build_studies_s"] = time.perf_counter() - start
+    plan = plan_benchmark(config, experiments, run_dir)
+    for stage, jobs in (("training", plan.training), ("evaluation", plan.evaluation)):
+        start = time.perf_counter()
+        total = len(jobs)
+        done = [sum(job.done for job in jobs)]
+        if progress is not None:
+            progress(stage, done[0], total)
+
+        def tick(_job: Job, stage: str = stage, total: int = total, done: list = done) -> None:
+            done[0] += 1
+            if progress is not None:
+                progress(stage, done[0], total)
+
+        run_jobs(jobs, workers=workers, scheduler=scheduler, on_done=tick)
+        times[f"{stage}_s"] = time.perf_counter() - start
+    start = time.perf_counter()
+    results = collect_results(plan)
+    write_table(results, run_dir / "results.parquet")
+    write_table(results, run_dir / "results.csv")
+    if report:
+        from fdbench.report_inputs import write_report_inputs
+
+        write_report_inputs(config, experiments, plan, run_dir, results)
+        from fdbench.report import write_report
+
+        write_report(run_dir, results[results["protocol"] == Protocol.FAILURE_DETECTION.value])
+    times["analysis_report_s"] = time.perf_counter() - start
+    with atomic_path(run_dir / "times.json") as tmp:
+        tmp.write_text(json.dumps(times, indent=2))
+    return results
+
+
+def _pin_config(config: BenchmarkConfig, run_dir: Path) -> None:
+    """Write the resolved config into the run folder; refuse a folder made by another config."""
+    text = json.dumps(config.model_dump(mode="json"), indent=2, sort_keys=True)
+    path = run_dir / "config.json"
+    if path.exists() and path.read_text() != text:
+        raise ValueError(
+            f"{run_dir} holds a run of another configuration (config.json differs); "
+            "choose another --out folder or remove it"
+        )
+    with atomic_path(path) as tmp:
+        tmp.write_text(text)

@@ -1,0 +1,143 @@
+"""The analysis files a benchmark run folder holds for its report (bootstrap, curves, SGR, …)."""
+
+from __future__ import annotations
+
+import fnmatch
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+import numpy as np
+import pandas as pd
+
+from fdbench.benchmark import GALLERY_KINDS, SCORES_FILE, BenchmarkPlan, load_scores
+from fdbench.io import atomic_path, write_table
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from fdbench.config import BenchmarkConfig
+    from fdbench.data.studies import Experiment
+
+
+def _selected(study: str, patterns: Sequence[str]) -> bool:
+    return any(fnmatch.fnmatchcase(study, p) for p in patterns)
+
+
+def write_report_inputs(
+    config: BenchmarkConfig,
+    experiments: Sequence[Experiment],
+    plan: BenchmarkPlan,
+    run_dir: Path,
+    results: pd.DataFrame,
+    *,
+    workers: int | None = None,
+    scheduler: str | None = None,
+) -> None:
+    """Write ``bootstrap.parquet``, ``curves.parquet``, ``reliability.parquet``, ``sgr.csv``,
+    ``gallery.npz`` and ``rounding.csv`` into ``run_dir`` (layout of docs/report.md).
+
+    The bootstrap covers every run on the studies matching ``config.analysis.bootstrap_studies``
+    (paired resamples across CSFs and seeds); curves, calibration after Platt scaling on
+    validation, SGR risk excess and the failure gallery use the lowest seed of each method.
+    """
+    from fdbench.analysis import StudySamples, bootstrap_analysis, platt_calibration, risk_excess
+    from fdbench.report import Gallery, curve_table, select_gallery
+
+    settings = config.analysis
+    images = {e.name: {s.name: s.images for s in e.studies} for e in experiments}
+    kinds = {e.name: {s.name: s.kind.value for s in e.studies} for e in experiments}
+    tasks, curves, reliability, sgr, galleries = [], [], [], [], []
+    lowest: dict[tuple[str, str], int] = {}
+    runs = []
+    for job in plan.evaluation:
+        head = pd.read_parquet(job.output, columns=["dataset", "method", "seed"]).iloc[0]
+        run = (str(head["dataset"]), str(head["method"]), int(head["seed"]))
+        runs.append((run, job.output.parent / SCORES_FILE))
+        key = run[:2]
+        lowest[key] = min(lowest.get(key, run[2]), run[2])
+    for (dataset, method, seed), path in runs:
+        scores = {s.study: s for s in load_scores(path)}
+        val = scores.pop("val", None)
+        for study, s in scores.items():
+            if _selected(study, settings.bootstrap_studies):
+                tasks.append(StudySamples(dataset, method, seed, study, s.residuals, s.confidences))
+        if seed != lowest[(dataset, method)]:
+            continue
+        info = {"dataset": dataset, "method": method, "seed": seed}
+        for study, s in scores.items():
+            curves.append(
+                curve_table(
+                    s.residuals, s.confidences, study=study, max_points=settings.curve_points
+                ).assign(**info)
+            )
+        if val is not None:
+            _, bins = platt_calibration(
+                val.residuals,
+                val.confidences,
+                {study: s.residuals for study, s in scores.items()},
+                {study: s.confidences for study, s in scores.items()},
+            )
+            reliability.append(bins.assign(**info))
+            for csf, conf in val.confidences.items():
+                table = risk_excess(
+                    (val.residuals, conf),
+                    {study: (s.residuals, s.confidences[csf]) for study, s in scores.items()},
+                    settings.sgr_target_risks,
+                    settings.sgr_delta,
+                )
+                sgr.append(table.assign(csf=csf, **info))
+        if method != config.methods[0].name:
+            continue
+        for study, s in scores.items():
+            if kinds[dataset].get(study) not in GALLERY_KINDS:
+                continue
+            pictures = np.concatenate([images[dataset][name][idx] for name, idx in s.parts])
+            for csf in settings.gallery_csfs:
+                if csf in s.confidences:
+                    galleries.append(
+                        select_gallery(
+                            pictures,
+                            s.residuals,
+                            s.confidences[csf],
+                            study=f"{dataset}: {study}",
+                            csf=csf,
+                            k=settings.gallery_k,
+                        )
+                    )
+    if tasks:
+        boot = bootstrap_analysis(
+            tasks,
+            n_resamples=settings.n_bootstrap,
+            seed=settings.bootstrap_seed,
+            workers=workers,
+            scheduler=scheduler,
+        )
+        write_table(boot, run_dir / "bootstrap.parquet")
+    if curves:
+        write_table(pd.concat(curves, ignore_index=True), run_dir / "curves.parquet")
+    if reliability:
+        write_table(pd.concat(reliability, ignore_index=True), run_dir / "reliability.parquet")
+    if sgr:
+        write_table(pd.concat(sgr, ignore_index=True), run_dir / "sgr.csv")
+    if galleries:
+        with atomic_path(run_dir / "gallery.npz") as tmp:
+            Gallery.concat(galleries).save(tmp)
+    _write_rounding(config, plan, run_dir)
+
+
+def _write_rounding(config: BenchmarkConfig, plan: BenchmarkPlan, run_dir: Path) -> None:
+    from fdbench.csf.precision import precision_diagnostics
+    from fdbench.outputs import read_outputs
+
+    first = config.methods[0]
+    tables = []
+    for job in plan.training:
+        _, experiment, method, seed, _ = job.args
+        if method != first.name or seed != min(first.seeds):
+            continue
+        iid = read_outputs(job.output).splits["iid"]
+        table = precision_diagnostics(iid.logits, iid.labels)
+        table.insert(0, "dataset", experiment.name)
+        tables.append(table)
+    if tables:
+        write_table(pd.concat(tables, ignore_index=True), run_dir / "rounding.csv")
