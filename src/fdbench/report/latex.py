@@ -1,0 +1,75 @@
+"""Booktabs LaTeX tabulars written directly from DataFrames (no template engine)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+
+import pandas as pd
+
+_ESCAPES = {
+    "\\": r"\textbackslash{}",
+    "&": r"\&",
+    "%": r"\%",
+    "$": r"\$",
+    "#": r"\#",
+    "_": r"\_",
+    "{": r"\{",
+    "}": r"\}",
+    "~": r"\textasciitilde{}",
+    "^": r"\textasciicircum{}",
+}
+
+
+def escape_latex(text: object) -> str:
+    """``text`` as LaTeX source with the ten special characters escaped."""
+    return "".join(_ESCAPES.get(ch, ch) for ch in str(text))
+
+
+def format_number(value: object, digits: int) -> str:
+    """Fixed-point text of a number with ``digits`` decimals; ``--`` for a missing value."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "--"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, int | float) or hasattr(value, "dtype"):
+        number = float(value)
+        if math.isnan(number):
+            return "--"
+        return f"{number:.{digits}f}"
+    return escape_latex(value)
+
+
+def to_booktabs(
+    table: pd.DataFrame,
+    *,
+    digits: int = 2,
+    bold: Iterable[tuple[object, object]] = (),
+    index_name: str | None = None,
+) -> str:
+    """A booktabs ``tabular`` of ``table``: index as the first column, one row per index entry.
+
+    Numbers are printed with ``digits`` decimals, text is escaped, cells named in ``bold``
+    (pairs of index label and column label) are wrapped in ``\\textbf``. The result needs
+    ``\\usepackage{booktabs}`` and contains ``\\toprule``, ``\\midrule`` and ``\\bottomrule``.
+    """
+    if not isinstance(table, pd.DataFrame):
+        raise TypeError(f"table must be a pandas DataFrame; got {type(table).__name__}")
+    bold = set(bold)
+    numeric = [pd.api.types.is_numeric_dtype(table[c]) for c in table.columns]
+    spec = "l" + "".join("r" if n else "l" for n in numeric)
+    head = index_name if index_name is not None else (table.index.name or "")
+    lines = [
+        rf"\begin{{tabular}}{{{spec}}}",
+        r"\toprule",
+        " & ".join([escape_latex(head), *(escape_latex(c) for c in table.columns)]) + r" \\",
+        r"\midrule",
+    ]
+    for label, row in table.iterrows():
+        cells = [escape_latex(label)]
+        for column in table.columns:
+            text = format_number(row[column], digits)
+            cells.append(rf"\textbf{{{text}}}" if (label, column) in bold else text)
+        lines.append(" & ".join(cells) + r" \\")
+    lines += [r"\bottomrule", r"\end{tabular}", ""]
+    return "\n".join(lines)
