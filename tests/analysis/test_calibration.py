@@ -1,25 +1,24 @@
-"""Reliability-diagram bins and ECE of scaled confidences."""
+"""Reliability tables and ECE of scaled confidences, per study and CSF."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from fdbench.analysis import calibration_analysis, expected_calibration_error, reliability_bins
+from fdbench.analysis import calibration_analysis, reliability_table
 
 
-def test_reliability_bins_hand_example():
+def test_reliability_table_hand_example():
     c = np.array([0.0, 0.1, 0.5, 0.55, 0.9, 1.0])
     r = np.array([1.0, 0.0, 0.0, 1.0, 0.0, 0.0])
-    bins = reliability_bins(r, c, n_bins=2)
+    bins = reliability_table(r, c, n_bins=2)
     assert bins["count"].tolist() == [3, 3]
     np.testing.assert_allclose(bins.confidence, [0.2, 2.45 / 3])
     np.testing.assert_allclose(bins.accuracy, [2 / 3, 2 / 3])
-    expected = 0.5 * abs(2 / 3 - 0.2) + 0.5 * abs(2 / 3 - 2.45 / 3)
-    assert expected_calibration_error(bins) == pytest.approx(expected)
+    np.testing.assert_allclose(bins.lower, [0.0, 0.5])
 
 
-def test_calibration_analysis_perfectly_calibrated_is_small():
+def test_calibration_analysis_separates_calibrated_from_overconfident():
     rng = np.random.default_rng(1)
     c = rng.uniform(size=20000)
     r = (rng.uniform(size=20000) >= c).astype(np.float64)
@@ -27,7 +26,14 @@ def test_calibration_analysis_perfectly_calibrated_is_small():
     ece, reliability = calibration_analysis({"iid": r}, {"iid": {"good": c, "over": over}})
     values = ece.set_index("csf").value
     assert values["good"] < 0.02 < 0.15 < values["over"]
-    assert set(reliability.columns) >= {"study", "csf", "bin", "confidence", "accuracy"}
+    # ECE equals the count-weighted gap of the reliability table
+    for csf, bins in reliability.groupby("csf"):
+        filled = bins[bins["count"] > 0]
+        gap = (filled["count"] * (filled.accuracy - filled.confidence).abs()).sum()
+        assert values[csf] == pytest.approx(gap / filled["count"].sum())
+    assert list(reliability.columns[:3]) == ["study", "csf", "bin"]
     assert len(reliability) == 30
     with pytest.raises(ValueError, match="Platt"):
-        reliability_bins(r, c + 1)
+        calibration_analysis({"iid": r}, {"iid": {"raw": c + 1}})
+    with pytest.raises(ValueError, match="without residuals"):
+        calibration_analysis({}, {"iid": {"good": c}})

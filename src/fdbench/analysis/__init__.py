@@ -8,11 +8,7 @@ from fdbench.analysis.bootstrap import (
     bootstrap_analysis,
     bootstrap_study,
 )
-from fdbench.analysis.calibration import (
-    calibration_analysis,
-    expected_calibration_error,
-    reliability_bins,
-)
+from fdbench.analysis.calibration import calibration_analysis, reliability_table
 from fdbench.analysis.directions import higher_is_better
 from fdbench.analysis.ranking import (
     bootstrap_ranks,
@@ -41,7 +37,6 @@ __all__ = [
     "bootstrap_ranks",
     "bootstrap_study",
     "calibration_analysis",
-    "expected_calibration_error",
     "higher_is_better",
     "holm",
     "overall_ranks",
@@ -50,7 +45,7 @@ __all__ = [
     "rank_distribution",
     "rank_then_aggregate",
     "ranking_agreement",
-    "reliability_bins",
+    "reliability_table",
     "risk_excess",
     "risk_upper_bound",
     "select_models",
