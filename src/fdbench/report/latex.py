@@ -44,13 +44,13 @@ def to_booktabs(
     table: pd.DataFrame,
     *,
     digits: int = 2,
-    bold: Iterable[tuple[object, object]] = (),
+    bold: Iterable[tuple[int, int]] = (),
     index_name: str | None = None,
 ) -> str:
     """A booktabs ``tabular`` of ``table``: index as the first column, one row per index entry.
 
     Numbers are printed with ``digits`` decimals, text is escaped, cells named in ``bold``
-    (pairs of index label and column label) are wrapped in ``\\textbf``. The result needs
+    (pairs of row and column positions) are wrapped in ``\\textbf``. The result needs
     ``\\usepackage{booktabs}`` and contains ``\\toprule``, ``\\midrule`` and ``\\bottomrule``.
     """
     if not isinstance(table, pd.DataFrame):
@@ -65,11 +65,11 @@ def to_booktabs(
         " & ".join([escape_latex(head), *(escape_latex(c) for c in table.columns)]) + r" \\",
         r"\midrule",
     ]
-    for label, row in table.iterrows():
+    for i, label in enumerate(table.index):
         cells = [escape_latex(label)]
-        for column in table.columns:
-            text = format_number(row[column], digits)
-            cells.append(rf"\textbf{{{text}}}" if (label, column) in bold else text)
+        for j in range(table.shape[1]):
+            text = format_number(table.iat[i, j], digits)
+            cells.append(rf"\textbf{{{text}}}" if (i, j) in bold else text)
         lines.append(" & ".join(cells) + r" \\")
     lines += [r"\bottomrule", r"\end{tabular}", ""]
     return "\n".join(lines)

@@ -35,30 +35,35 @@ class ReportTable:
     digits: int = 4
     higher_is_better: bool | None = None
 
-    def best_cells(self) -> set[tuple[object, object]]:
-        """(row, column) of the best value of every numeric column (all ties)."""
+    def best_cells(self) -> set[tuple[int, int]]:
+        """(row position, column position) of the best value of every column (all ties)."""
         if self.higher_is_better is None:
             return set()
         cells = set()
-        for column in self.frame.columns:
-            values = pd.to_numeric(self.frame[column], errors="coerce")
-            if values.notna().any():
-                best = values.max() if self.higher_is_better else values.min()
-                cells |= {(label, column) for label in values.index[values == best]}
+        for j in range(self.frame.shape[1]):
+            values = pd.to_numeric(self.frame.iloc[:, j], errors="coerce").to_numpy(np.float64)
+            if np.isfinite(values).any():
+                best = np.nanmax(values) if self.higher_is_better else np.nanmin(values)
+                cells |= {(int(i), j) for i in np.flatnonzero(values == best)}
         return cells
 
-    def heat(self) -> pd.DataFrame:
-        """Per-column goodness in [0, 1] (1 = best of the column); NaN where not numeric."""
-        out = pd.DataFrame(np.nan, index=self.frame.index, columns=self.frame.columns)
+    def heat(self) -> np.ndarray:
+        """Per-column goodness in [0, 1] (1 = best of the column), rows × columns array; NaN
+        where there is no heat map or no number."""
+        out = np.full(self.frame.shape, np.nan)
         if self.higher_is_better is None:
             return out
-        for column in self.frame.columns:
-            values = pd.to_numeric(self.frame[column], errors="coerce").astype(np.float64)
-            low, high = values.min(), values.max()
-            if values.notna().sum() == 0:
+        for j in range(self.frame.shape[1]):
+            values = pd.to_numeric(self.frame.iloc[:, j], errors="coerce").to_numpy(np.float64)
+            if not np.isfinite(values).any():
                 continue
-            scaled = (values - low) / (high - low) if high > low else values * 0 + 0.5
-            out[column] = scaled if self.higher_is_better else 1 - scaled
+            low, high = np.nanmin(values), np.nanmax(values)
+            scaled = (
+                (values - low) / (high - low)
+                if high > low
+                else np.where(values == low, 0.5, np.nan)
+            )
+            out[:, j] = scaled if self.higher_is_better else 1 - scaled
         return out
 
     def export(self, directory: str | Path) -> tuple[Path, Path]:
