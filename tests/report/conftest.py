@@ -82,12 +82,19 @@ def report_inputs() -> dict[str, object]:
     return build_inputs()
 
 
-@pytest.fixture
-def run_folder(tmp_path, report_inputs):
-    """A run folder holding every input file of docs/report.md."""
+@pytest.fixture(scope="session")
+def full_report(tmp_path_factory, report_inputs):
+    """A report written once from a complete run folder: (run folder, html path, manifest)."""
+    import json
+
+    from fdbench.report import write_report
+
+    folder = tmp_path_factory.mktemp("run")
     for name in ("results", "bootstrap", "curves", "reliability"):
-        report_inputs[name].to_parquet(tmp_path / f"{name}.parquet")
-    report_inputs["rounding"].to_csv(tmp_path / "rounding.csv", index=False)
-    report_inputs["sgr"].to_csv(tmp_path / "sgr.csv", index=False)
-    report_inputs["gallery"].save(tmp_path / "gallery.npz")
-    return tmp_path
+        report_inputs[name].to_parquet(folder / f"{name}.parquet")
+    report_inputs["rounding"].to_csv(folder / "rounding.csv", index=False)
+    report_inputs["sgr"].to_csv(folder / "sgr.csv", index=False)
+    report_inputs["gallery"].save(folder / "gallery.npz")
+    path = write_report(folder)
+    manifest = json.loads((folder / "report_manifest.json").read_text())
+    return folder, path, manifest

@@ -315,6 +315,8 @@ def write_report(
     Returns the path of the HTML file.
     """
     run_dir = Path(run_dir)
+    if run_dir.exists() and not run_dir.is_dir():
+        raise NotADirectoryError(f"run_dir {run_dir} exists and is not a directory")
     run_dir.mkdir(parents=True, exist_ok=True)
     found = read_run_inputs(run_dir) if read_files else RunInputs()
     given = RunInputs(results, bootstrap, curves, reliability, gallery, rounding, sgr)
