@@ -40,7 +40,9 @@ def heat_colour(goodness: float) -> str:
 def _cell_text(value: object, digits: int) -> str:
     if isinstance(value, bool | np.bool_):
         return "yes" if value else "no"
-    if isinstance(value, int | float | np.integer | np.floating):
+    if isinstance(value, int | np.integer):
+        return str(int(value))
+    if isinstance(value, float | np.floating):
         number = float(value)
         return "–" if math.isnan(number) else f"{number:.{digits}f}"
     return html.escape(str(value))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 
+import numpy as np
 import pandas as pd
 
 _ESCAPES = {
@@ -30,9 +31,11 @@ def format_number(value: object, digits: int) -> str:
     """Fixed-point text of a number with ``digits`` decimals; ``--`` for a missing value."""
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return "--"
-    if isinstance(value, bool):
+    if isinstance(value, bool | np.bool_):
         return "yes" if value else "no"
-    if isinstance(value, int | float) or hasattr(value, "dtype"):
+    if isinstance(value, int | np.integer):
+        return str(int(value))
+    if isinstance(value, float | np.floating):
         number = float(value)
         if math.isnan(number):
             return "--"

@@ -113,7 +113,7 @@ def significance_figure(
         ax.set_xticks(range(len(csfs)), csfs, rotation=90, fontsize=6)
         ax.set_yticks(range(len(csfs)), csfs, fontsize=6)
         ax.set_title(study, fontsize=8)
-    fig.suptitle(title, fontsize=10)
+    fig.suptitle(title, fontsize=10, y=1.03)
     return figure_png(fig)
 
 
@@ -148,7 +148,7 @@ def reliability_figure(reliability: pd.DataFrame, study: str) -> bytes:
         ax.set(xlim=(0, 1), ylim=(0, 1), title=csf)
         ax.tick_params(labelsize=6)
     axes[0].legend(fontsize=6, loc="upper left")
-    fig.suptitle(f"{study}: reliability after scaling on validation", fontsize=10)
+    fig.suptitle(f"{study}: reliability after scaling on validation", fontsize=10, y=1.03)
     return figure_png(fig)
 
 
