@@ -1,1 +1,19 @@
 """The outputs store: schema, readers, writers and importers of other tools' formats."""
+
+from .importers import FD_SHIFTS_HEADS, import_fd_shifts, import_npz
+from .schema import RunOutputs, SplitOutputs, validate_run, validate_split
+from .store import FORMAT_VERSION, iter_sample_chunks, read_outputs, write_outputs
+
+__all__ = [
+    "FD_SHIFTS_HEADS",
+    "FORMAT_VERSION",
+    "RunOutputs",
+    "SplitOutputs",
+    "import_fd_shifts",
+    "import_npz",
+    "iter_sample_chunks",
+    "read_outputs",
+    "validate_run",
+    "validate_split",
+    "write_outputs",
+]

@@ -1,0 +1,231 @@
+"""Importers turning other tools' output files (plain ``.npz``, FD-Shifts) into ``RunOutputs``."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .schema import RunOutputs, SplitOutputs, validate_run
+
+__all__ = ["FD_SHIFTS_HEADS", "import_fd_shifts", "import_npz"]
+
+#: FD-Shifts ``eval.ext_confid_name`` -> fdbench head name.
+FD_SHIFTS_HEADS = {"devries": "devries", "tcp": "confidnet", "dg": "dg_reservation"}
+
+
+def _labels_from_float(values: np.ndarray, what: str) -> np.ndarray:
+    values = np.asarray(values, dtype=np.float64)
+    rounded = np.rint(values)
+    if not np.all(np.isfinite(values)) or not np.array_equal(rounded, values):
+        raise ValueError(f"{what} must hold integer values")
+    return rounded.astype(np.int64)
+
+
+def import_npz(
+    path: str | os.PathLike[str],
+    *,
+    kinds: Mapping[str, str] | None = None,
+    meta: Mapping[str, Any] | None = None,
+) -> RunOutputs:
+    """Import a plain ``.npz`` file of model outputs.
+
+    Required keys: ``logits`` (N × K) and ``labels`` (N, integers, -1 = new class). Optional:
+    ``study`` or ``group`` (N strings; one split per distinct value, in order of first
+    appearance; without it everything is one split ``"iid"``), ``mcd_logits`` (N × S × K),
+    ``features`` (N × D) and ``head_<name>`` (N) learned confidence heads. Arrays are converted
+    to float64/int64. ``kinds`` maps split names to study kinds (default: the split name if it is
+    ``"train"``/``"val"``, else ``"iid"``).
+    """
+    file = Path(path)
+    try:
+        with np.load(file, allow_pickle=False) as npz:
+            data = {key: npz[key] for key in npz.files}
+    except (OSError, ValueError) as err:
+        raise ValueError(f"cannot read npz file {str(file)!r}: {err}") from err
+    for key in ("logits", "labels"):
+        if key not in data:
+            raise ValueError(f"npz file {str(file)!r} lacks the required array {key!r}")
+    logits = np.asarray(data["logits"], dtype=np.float64)
+    labels = _labels_from_float(data["labels"], f"{str(file)!r}: labels")
+    group_key = "study" if "study" in data else ("group" if "group" in data else None)
+    n = logits.shape[0]
+    if group_key is None:
+        groups = np.full(n, "iid")
+    else:
+        groups = np.asarray(data[group_key]).astype(str)
+        if groups.shape != (n,):
+            raise ValueError(f"{group_key} must have shape ({n},), got {groups.shape}")
+    _, first = np.unique(groups, return_index=True)
+    names = [str(groups[i]) for i in np.sort(first)]
+    mcd = data.get("mcd_logits")
+    features = data.get("features")
+    heads = {key.removeprefix("head_"): v for key, v in data.items() if key.startswith("head_")}
+    kinds = dict(kinds or {})
+    splits = {}
+    for name in names:
+        mask = groups == name
+        splits[name] = SplitOutputs(
+            labels=labels[mask],
+            logits=logits[mask],
+            mcd_logits=None if mcd is None else np.asarray(mcd, dtype=np.float64)[mask],
+            features=None if features is None else np.asarray(features, dtype=np.float64)[mask],
+            heads={h: np.asarray(v, dtype=np.float64)[mask] for h, v in heads.items()},
+            kind=kinds.get(name, name if name in ("train", "val") else "iid"),
+        )
+    run = RunOutputs(splits=splits, meta=dict(meta or {}))
+    validate_run(run)
+    return run
+
+
+def _load_arr0(path: Path) -> np.ndarray | None:
+    if not path.is_file():
+        return None
+    try:
+        with np.load(path, allow_pickle=False) as npz:
+            return np.asarray(npz[npz.files[0]])
+    except (OSError, ValueError, IndexError) as err:
+        raise ValueError(f"cannot read FD-Shifts file {str(path)!r}: {err}") from err
+
+
+def import_fd_shifts(
+    directory: str | os.PathLike[str],
+    *,
+    dataset_names: Sequence[str] | None = None,
+    val_tuning: bool = True,
+    kinds: Mapping[str, str] | None = None,
+    ext_confid_name: str | None = None,
+    meta: Mapping[str, Any] | None = None,
+) -> RunOutputs:
+    """Import an FD-Shifts ``test_results`` directory (github.com/IML-DKFZ/fd-shifts).
+
+    Layout, as written by FD-Shifts' ``ConfidMonitor.on_test_end`` and read by
+    ``fd_shifts.analysis.ExperimentData.from_experiment`` (arrays stored as ``arr_0``, often in
+    float16; everything is converted to float64 here, labels rounded to int64):
+
+    - ``raw_logits.npz``: N × (K+2): logits, then label, then ``dataset_idx`` (the index of the
+      test dataloader). With ``eval.val_tuning`` (``val_tuning=True``) index 0 is the validation
+      set and index ``i >= 1`` the (i-1)-th dataset of the flattened ``eval.query_studies``, whose
+      first entry is the i.i.d. test set; without it index 0 is the i.i.d. test set.
+    - ``raw_logits_dist.npz`` (optional): N × K × S MC-dropout logits (class axis before the
+      sample axis; FD-Shifts applies softmax over axis 1 and averages over axis 2). Transposed
+      here to N × S × K.
+    - ``external_confids.npz`` (optional): N learned confidences; ``ext_confid_name`` says which
+      head: ``"devries"`` (sigmoid output), ``"tcp"`` (ConfidNet) or ``"dg"`` (DeepGamblers,
+      stored by FD-Shifts as 1 - reservation; converted back to the reservation probability).
+    - ``external_confids_dist.npz`` (optional): N × S per-MC-sample confidences; stored as head
+      ``<head>_mcd`` holding their mean over samples (FD-Shifts' ``*_mcd`` CSFs).
+    - ``encoded_output.npz`` (optional): N × (D+1): penultimate features, then ``dataset_idx``.
+    - ``train_features.npz`` (optional): M × (D+1): training features, then label. Becomes the
+      ``train`` split when ``last_layer.npz`` is present (its logits are then computed as
+      ``features @ W.T + b``); otherwise it is skipped because a split needs logits.
+    - ``last_layer.npz`` (optional): W (K × D) and b (K), stored as ``meta["fc_weight"]`` and
+      ``meta["fc_bias"]``.
+
+    Split names: ``"val"`` (kind ``val``), ``"iid"``, then ``dataset_names`` in config order after
+    the i.i.d. set (default ``dataset_<i>`` for dataset index i). ``kinds`` maps split names to
+    study kinds (default ``"iid"``); samples of a split whose kind starts with ``"new_class"``
+    get label -1. Corruption datasets stay one split (FD-Shifts' five intensity levels are not
+    separated). Note that FD-Shifts' DeepGamblers runs store softmax probabilities, not logits,
+    in ``raw_logits.npz``.
+    """
+    root = Path(directory)
+    if not root.is_dir():
+        raise FileNotFoundError(f"no FD-Shifts output directory at {str(root)!r}")
+    raw = _load_arr0(root / "raw_logits.npz")
+    if raw is None:
+        raise ValueError(f"{str(root)!r} lacks raw_logits.npz (FD-Shifts logits)")
+    raw = raw.astype(np.float64)
+    if raw.ndim != 2 or raw.shape[1] < 3:
+        raise ValueError(f"raw_logits.npz must have shape N × (K+2), got {raw.shape}")
+    logits = raw[:, :-2]
+    n, k = logits.shape
+    labels = _labels_from_float(raw[:, -2], "raw_logits.npz label column")
+    dataset_idx = _labels_from_float(raw[:, -1], "raw_logits.npz dataset_idx column")
+
+    mcd = _load_arr0(root / "raw_logits_dist.npz")
+    if mcd is not None:
+        mcd = mcd.astype(np.float64)
+        if mcd.ndim != 3 or mcd.shape[:2] != (n, k):
+            raise ValueError(f"raw_logits_dist.npz must have shape ({n}, {k}, S), got {mcd.shape}")
+        mcd = np.ascontiguousarray(mcd.transpose(0, 2, 1))
+
+    heads: dict[str, np.ndarray] = {}
+    ext = _load_arr0(root / "external_confids.npz")
+    ext_dist = _load_arr0(root / "external_confids_dist.npz")
+    if (ext is not None or ext_dist is not None) and ext_confid_name not in FD_SHIFTS_HEADS:
+        raise ValueError(
+            f"ext_confid_name must be one of {sorted(FD_SHIFTS_HEADS)} when external confidences "
+            f"are present, got {ext_confid_name!r}"
+        )
+    if ext_confid_name is not None:
+        head = FD_SHIFTS_HEADS[ext_confid_name]
+        to_head = (lambda c: 1.0 - c) if ext_confid_name == "dg" else (lambda c: c)
+        if ext is not None:
+            heads[head] = to_head(ext.astype(np.float64).reshape(n))
+        if ext_dist is not None:
+            dist = ext_dist.astype(np.float64).reshape(n, -1)
+            heads[f"{head}_mcd"] = to_head(dist.mean(axis=1))
+
+    features = None
+    encoded = _load_arr0(root / "encoded_output.npz")
+    if encoded is not None:
+        encoded = encoded.astype(np.float64)
+        if encoded.ndim != 2 or encoded.shape[0] != n:
+            raise ValueError(f"encoded_output.npz must have shape ({n}, D+1), got {encoded.shape}")
+        features = encoded[:, :-1]
+
+    run_meta: dict[str, Any] = dict(meta or {})
+    last = root / "last_layer.npz"
+    if last.is_file():
+        with np.load(last, allow_pickle=False) as npz:
+            weight, bias = (np.asarray(npz[key], dtype=np.float64) for key in npz.files[:2])
+        run_meta["fc_weight"], run_meta["fc_bias"] = weight, bias
+
+    names = list(dataset_names or [])
+    offset = 1 if val_tuning else 0
+    kinds = dict(kinds or {})
+    splits: dict[str, SplitOutputs] = {}
+    for index in np.unique(dataset_idx):
+        i = int(index)
+        if val_tuning and i == 0:
+            name, kind = "val", "val"
+        else:
+            position = i - offset
+            if position == 0:
+                name = "iid"
+            elif position - 1 < len(names):
+                name = names[position - 1]
+            else:
+                name = f"dataset_{i}"
+            kind = kinds.get(name, "iid")
+        mask = dataset_idx == i
+        split_labels = labels[mask]
+        if kind.startswith("new_class"):
+            split_labels = np.full(split_labels.shape, -1, dtype=np.int64)
+        splits[name] = SplitOutputs(
+            labels=split_labels,
+            logits=logits[mask],
+            mcd_logits=None if mcd is None else mcd[mask],
+            features=None if features is None else features[mask],
+            heads={h: v[mask] for h, v in heads.items()},
+            kind=kind,
+        )
+
+    train = _load_arr0(root / "train_features.npz")
+    if train is not None and "fc_weight" in run_meta:
+        train = train.astype(np.float64)
+        train_features = train[:, :-1]
+        splits["train"] = SplitOutputs(
+            labels=_labels_from_float(train[:, -1], "train_features.npz label column"),
+            logits=train_features @ run_meta["fc_weight"].T + run_meta["fc_bias"],
+            features=train_features,
+            kind="train",
+        )
+    run_meta.setdefault("source", "fd-shifts")
+    run = RunOutputs(splits=splits, meta=run_meta)
+    validate_run(run)
+    return run
