@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import pytest
 
-from fdbench.analysis import calibration_analysis, reliability_table
+from fdbench.analysis import calibration_analysis, platt_calibration, reliability_table
 
 
 def test_reliability_table_hand_example():
@@ -37,3 +38,24 @@ def test_calibration_analysis_separates_calibrated_from_overconfident():
         calibration_analysis({"iid": r}, {"iid": {"raw": c + 1}})
     with pytest.raises(ValueError, match="without residuals"):
         calibration_analysis({}, {"iid": {"good": c}})
+
+
+def test_platt_calibration_fixes_a_badly_scaled_csf():
+    from fdbench.csf import fit_platt
+
+    rng = np.random.default_rng(4)
+
+    def draw(n):
+        logit = rng.normal(0, 2, size=n)
+        r = (rng.uniform(size=n) >= 1 / (1 + np.exp(-logit))).astype(np.float64)
+        return r, {"raw_margin": 5 * logit + 3}
+
+    val_r, val_c = draw(4000)
+    test_r, test_c = draw(4000)
+    ece, reliability = platt_calibration(val_r, val_c, {"iid": test_r}, {"iid": test_c})
+    assert ece.value.item() < 0.03
+    platt = fit_platt(val_c["raw_margin"], 1 - val_r)
+    _, direct = calibration_analysis(
+        {"iid": test_r}, {"iid": {"raw_margin": platt(test_c["raw_margin"])}}
+    )
+    pd.testing.assert_frame_equal(reliability, direct)

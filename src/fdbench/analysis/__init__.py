@@ -8,7 +8,11 @@ from fdbench.analysis.bootstrap import (
     bootstrap_analysis,
     bootstrap_study,
 )
-from fdbench.analysis.calibration import calibration_analysis, reliability_table
+from fdbench.analysis.calibration import (
+    calibration_analysis,
+    platt_calibration,
+    reliability_table,
+)
 from fdbench.analysis.directions import higher_is_better
 from fdbench.analysis.ranking import (
     bootstrap_ranks,
@@ -41,6 +45,7 @@ __all__ = [
     "holm",
     "overall_ranks",
     "pairwise_wilcoxon",
+    "platt_calibration",
     "rank_csfs",
     "rank_distribution",
     "rank_then_aggregate",

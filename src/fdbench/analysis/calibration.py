@@ -66,3 +66,32 @@ def calibration_analysis(
     reliability = pd.concat(frames, ignore_index=True)
     front = ["study", "csf"]
     return pd.DataFrame(ece_rows), reliability[front + [c for c in reliability if c not in front]]
+
+
+def platt_calibration(
+    val_residuals: ArrayLike,
+    val_confidences: Mapping[str, ArrayLike],
+    residuals: Mapping[str, ArrayLike],
+    confidences: Mapping[str, Mapping[str, ArrayLike]],
+    *,
+    n_bins: int = 15,
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """ECE and reliability diagrams of every CSF per study after Platt scaling on validation.
+
+    For each CSF, ``fdbench.csf.fit_platt`` fits c ↦ σ(a·c + b) to the correctness of the
+    validation split (``val_residuals`` = 0/1 failures, ``val_confidences[csf]``); the fitted
+    map is applied to the CSF's confidences on every study (``confidences[study][csf]``), as in
+    FD-Shifts' CSF calibration analysis, and :func:`calibration_analysis` measures the result.
+    CSFs without validation confidences are skipped.
+    """
+    import numpy as np
+
+    from fdbench.csf import fit_platt
+
+    correct = 1.0 - np.asarray(val_residuals, dtype=np.float64)
+    maps = {csf: fit_platt(conf, correct) for csf, conf in val_confidences.items()}
+    scaled = {
+        study: {csf: maps[csf](conf) for csf, conf in per_csf.items() if csf in maps}
+        for study, per_csf in confidences.items()
+    }
+    return calibration_analysis(residuals, scaled, n_bins=n_bins)
