@@ -70,3 +70,16 @@ def test_pairwise_wilcoxon_shape_and_diagonal():
     assert p[1, 0] > 0.5
     with pytest.raises(ValueError, match="CSFs x resamples"):
         pairwise_wilcoxon(values[0], "aurc")
+
+
+@pytest.mark.parametrize("n_resamples", [30, 500])
+def test_vectorised_wilcoxon_equals_per_pair_calls_with_zeros_and_ties(n_resamples):
+    rng = np.random.default_rng(n_resamples)
+    values = rng.normal(size=(4, n_resamples)).round(1)
+    values[1, : n_resamples // 3] = values[0, : n_resamples // 3]
+    p = pairwise_wilcoxon(values, "augrc")
+    for a in range(4):
+        for b in range(4):
+            if a != b:
+                direct = stats.wilcoxon(values[a] - values[b], alternative="less").pvalue
+                assert p[a, b] == pytest.approx(direct, rel=1e-12, abs=1e-300)
