@@ -44,7 +44,9 @@ def _cell_text(value: object, digits: int) -> str:
         return str(int(value))
     if isinstance(value, float | np.floating):
         number = float(value)
-        return "–" if math.isnan(number) else f"{number:.{digits}f}"
+        if math.isnan(number):
+            return "–"
+        return f"{number:.2e}" if 0 < abs(number) < 10**-digits else f"{number:.{digits}f}"
     return html.escape(str(value))
 
 

@@ -28,7 +28,8 @@ def escape_latex(text: object) -> str:
 
 
 def format_number(value: object, digits: int) -> str:
-    """Fixed-point text of a number with ``digits`` decimals; ``--`` for a missing value."""
+    """Fixed-point text of a number with ``digits`` decimals (scientific when smaller than
+    10^-digits but not zero); ``--`` for a missing value."""
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return "--"
     if isinstance(value, bool | np.bool_):
@@ -39,7 +40,7 @@ def format_number(value: object, digits: int) -> str:
         number = float(value)
         if math.isnan(number):
             return "--"
-        return f"{number:.{digits}f}"
+        return f"{number:.2e}" if 0 < abs(number) < 10**-digits else f"{number:.{digits}f}"
     return escape_latex(value)
 
 

@@ -134,15 +134,18 @@ def reliability_figure(reliability: pd.DataFrame, study: str) -> bytes:
             edgecolor="white",
             label="accuracy",
         )
+        accuracy = bins["accuracy"].fillna(0).to_numpy()
+        confidence = bins["confidence"].fillna(0).to_numpy()
         ax.bar(
             bins["lower"],
-            (bins["confidence"] - bins["accuracy"]).fillna(0),
+            np.abs(confidence - accuracy),
             width=width,
-            bottom=bins["accuracy"].fillna(0),
+            bottom=np.minimum(confidence, accuracy),
             align="edge",
-            color="#dd8452",
-            alpha=0.5,
-            label="gap",
+            fill=False,
+            edgecolor="#c44e52",
+            hatch="//",
+            label="gap to confidence",
         )
         ax.plot([0, 1], [0, 1], color="black", lw=0.8, ls="--")
         ax.set(xlim=(0, 1), ylim=(0, 1), title=csf)
