@@ -72,3 +72,10 @@ def test_bootstrap_analysis_errors():
         bootstrap_analysis(_tasks(), workers=2, scheduler="tcp://x:1")
     with pytest.raises(ValueError, match="has no CSF"):
         bootstrap_analysis([StudySamples("d", "m", 0, "iid", np.zeros(5))])
+
+
+def test_local_cluster_of_worker_processes_gives_the_same_table():
+    tasks = _tasks()[:2]
+    here = bootstrap_analysis(tasks, n_resamples=5, seed=2)
+    there = bootstrap_analysis(tasks, n_resamples=5, seed=2, workers=1)
+    pd.testing.assert_frame_equal(here, there)
