@@ -1,1 +1,60 @@
 """Aggregation over runs, rankings, bootstrap rank-then-aggregate and significance tests."""
+
+from fdbench.analysis.aggregate import aggregate_seeds
+from fdbench.analysis.agreement import ranking_agreement
+from fdbench.analysis.bootstrap import (
+    BOOTSTRAP_COLUMNS,
+    StudySamples,
+    bootstrap_analysis,
+    bootstrap_study,
+)
+from fdbench.analysis.calibration import (
+    calibration_analysis,
+    platt_calibration,
+    reliability_table,
+)
+from fdbench.analysis.directions import higher_is_better
+from fdbench.analysis.ranking import (
+    bootstrap_ranks,
+    overall_ranks,
+    rank_csfs,
+    rank_distribution,
+    rank_then_aggregate,
+)
+from fdbench.analysis.selection import best_configs, select_models
+from fdbench.analysis.sgr import (
+    SGRThreshold,
+    risk_excess,
+    risk_upper_bound,
+    selective_outcome,
+    sgr_threshold,
+)
+from fdbench.analysis.significance import holm, pairwise_wilcoxon, significance_matrix
+
+__all__ = [
+    "BOOTSTRAP_COLUMNS",
+    "SGRThreshold",
+    "StudySamples",
+    "aggregate_seeds",
+    "best_configs",
+    "bootstrap_analysis",
+    "bootstrap_ranks",
+    "bootstrap_study",
+    "calibration_analysis",
+    "higher_is_better",
+    "holm",
+    "overall_ranks",
+    "pairwise_wilcoxon",
+    "platt_calibration",
+    "rank_csfs",
+    "rank_distribution",
+    "rank_then_aggregate",
+    "ranking_agreement",
+    "reliability_table",
+    "risk_excess",
+    "risk_upper_bound",
+    "select_models",
+    "selective_outcome",
+    "sgr_threshold",
+    "significance_matrix",
+]

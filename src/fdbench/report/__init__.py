@@ -1,1 +1,28 @@
 """Tables, plots, the HTML report and LaTeX export."""
+
+from fdbench.report.curves import CURVE_COLUMNS, curve_table
+from fdbench.report.gallery import (
+    OVERCONFIDENT_FAILURE,
+    UNDERCONFIDENT_SUCCESS,
+    Gallery,
+    select_gallery,
+)
+from fdbench.report.latex import escape_latex, to_booktabs
+from fdbench.report.report import RunInputs, read_run_inputs, write_report
+from fdbench.report.tables import ReportTable, metric_tables
+
+__all__ = [
+    "CURVE_COLUMNS",
+    "OVERCONFIDENT_FAILURE",
+    "UNDERCONFIDENT_SUCCESS",
+    "Gallery",
+    "ReportTable",
+    "RunInputs",
+    "curve_table",
+    "escape_latex",
+    "metric_tables",
+    "read_run_inputs",
+    "select_gallery",
+    "to_booktabs",
+    "write_report",
+]

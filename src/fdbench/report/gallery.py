@@ -1,0 +1,115 @@
+"""Galleries of the most over-confident failures and most under-confident successes."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+OVERCONFIDENT_FAILURE = "overconfident_failure"
+UNDERCONFIDENT_SUCCESS = "underconfident_success"
+
+
+@dataclass(frozen=True)
+class Gallery:
+    """Images chosen for a report gallery, one entry per image.
+
+    ``images`` is uint8 N × H × W × C (C = 1 or 3); ``confidence`` the CSF's score; ``study``,
+    ``csf`` and ``kind`` (``OVERCONFIDENT_FAILURE`` or ``UNDERCONFIDENT_SUCCESS``) name where the
+    image belongs. Stored in a run folder as ``gallery.npz`` with these five arrays.
+    """
+
+    images: np.ndarray
+    confidence: np.ndarray
+    study: np.ndarray
+    csf: np.ndarray
+    kind: np.ndarray
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.images, np.ndarray) or self.images.dtype != np.uint8:
+            raise TypeError("images must be a uint8 NumPy array")
+        if self.images.ndim != 4 or self.images.shape[3] not in (1, 3):
+            raise ValueError(
+                f"images must be N x H x W x C with C in (1, 3); got {self.images.shape}"
+            )
+        n = self.images.shape[0]
+        for name in ("confidence", "study", "csf", "kind"):
+            if np.asarray(getattr(self, name)).shape != (n,):
+                raise ValueError(f"{name} must hold one entry per image ({n})")
+
+    def __len__(self) -> int:
+        return self.images.shape[0]
+
+    def save(self, path: str | Path) -> Path:
+        """Write the gallery as an ``.npz`` file (atomically)."""
+        import io
+
+        from fdbench.report._files import write_bytes
+
+        buffer = io.BytesIO()
+        np.savez_compressed(
+            buffer,
+            images=self.images,
+            confidence=np.asarray(self.confidence, dtype=np.float64),
+            study=np.asarray(self.study, dtype=str),
+            csf=np.asarray(self.csf, dtype=str),
+            kind=np.asarray(self.kind, dtype=str),
+        )
+        return write_bytes(path, buffer.getvalue())
+
+    @classmethod
+    def load(cls, path: str | Path) -> Gallery:
+        """Read a gallery written by :meth:`save`."""
+        with np.load(path, allow_pickle=False) as data:
+            return cls(*(data[k] for k in ("images", "confidence", "study", "csf", "kind")))
+
+    @classmethod
+    def concat(cls, galleries: Sequence[Gallery]) -> Gallery:
+        """One gallery holding the entries of all ``galleries`` in order (same image shape)."""
+        if not galleries:
+            raise ValueError("galleries must not be empty")
+        return cls(
+            *(
+                np.concatenate([getattr(g, k) for g in galleries])
+                for k in ("images", "confidence", "study", "csf", "kind")
+            )
+        )
+
+
+def select_gallery(
+    images: np.ndarray,
+    residuals: ArrayLike,
+    confidence: ArrayLike,
+    *,
+    study: str,
+    csf: str,
+    k: int = 8,
+) -> Gallery:
+    """The ``k`` most over-confident failures and ``k`` most under-confident successes.
+
+    Failures (residual > 0) with the highest confidence are the silent failures a CSF lets
+    through; successes with the lowest confidence are the correct predictions it would reject
+    first. Ties are broken by sample order.
+    """
+    r = np.asarray(residuals, dtype=np.float64)
+    c = np.asarray(confidence, dtype=np.float64)
+    if r.ndim != 1 or c.shape != r.shape or np.asarray(images).shape[:1] != r.shape:
+        raise ValueError("images, residuals and confidence must have one entry per sample")
+    if not isinstance(k, int) or k < 1:
+        raise ValueError(f"k must be a positive int; got {k!r}")
+    failures = np.flatnonzero(r > 0)
+    successes = np.flatnonzero(r == 0)
+    worst = failures[np.argsort(-c[failures], kind="stable")[:k]]
+    shy = successes[np.argsort(c[successes], kind="stable")[:k]]
+    chosen = np.concatenate([worst, shy])
+    kind = [OVERCONFIDENT_FAILURE] * worst.size + [UNDERCONFIDENT_SUCCESS] * shy.size
+    return Gallery(
+        images=np.asarray(images)[chosen],
+        confidence=c[chosen],
+        study=np.full(chosen.size, study),
+        csf=np.full(chosen.size, csf),
+        kind=np.asarray(kind, dtype=str),
+    )
