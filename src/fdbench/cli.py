@@ -220,6 +220,33 @@ def benchmark(
         typer.echo(f"report: {run_dir / 'report.html'}")
 
 
+@app.command()
+def report(
+    run_dir: Annotated[
+        Path,
+        typer.Argument(
+            help="Run folder holding results.parquet and any of bootstrap.parquet, "
+            "curves.parquet, reliability.parquet, gallery.npz, rounding.csv, sgr.csv."
+        ),
+    ],
+    title: Annotated[str | None, typer.Option(help="Title of the page.")] = None,
+    curve_csf: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--curve-csf",
+            help="CSF drawn in the curve plots (repeatable; default: the six with the lowest "
+            "mean AURC).",
+        ),
+    ] = None,
+) -> None:
+    """Build RUN_DIR/report.html (self-contained) and export every table as CSV and LaTeX."""
+    from fdbench.report import write_report
+
+    if not run_dir.is_dir():
+        raise NotADirectoryError(f"run folder {run_dir} does not exist or is not a directory")
+    typer.echo(f"wrote {write_report(run_dir, curve_csfs=curve_csf, title=title)}")
+
+
 def _seed_means(table: pd.DataFrame) -> pd.DataFrame:
     keys = ["dataset", "method", "csf", "study", "metric"]
     means = table.groupby(keys, sort=False, as_index=False).agg(

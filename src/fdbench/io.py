@@ -30,6 +30,19 @@ def atomic_path(path: str | Path) -> Iterator[Path]:
             os.unlink(tmp)
 
 
+def write_bytes(path: str | Path, data: bytes) -> Path:
+    """Write ``data`` to ``path`` atomically."""
+    path = Path(path)
+    with atomic_path(path) as tmp:
+        tmp.write_bytes(data)
+    return path
+
+
+def write_text(path: str | Path, text: str) -> Path:
+    """Write UTF-8 ``text`` to ``path`` atomically."""
+    return write_bytes(path, text.encode("utf-8"))
+
+
 def write_table(table: pd.DataFrame, path: str | Path) -> Path:
     """Write ``table`` atomically as CSV or Parquet, chosen by the suffix of ``path``."""
     path = Path(path)

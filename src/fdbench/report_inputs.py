@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 
 from fdbench.benchmark import GALLERY_KINDS, SCORES_FILE, BenchmarkPlan, load_scores
-from fdbench.io import atomic_path, write_table
+from fdbench.io import write_table
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -120,8 +120,7 @@ def write_report_inputs(
     if sgr:
         write_table(pd.concat(sgr, ignore_index=True), run_dir / "sgr.csv")
     if galleries:
-        with atomic_path(run_dir / "gallery.npz") as tmp:
-            Gallery.concat(galleries).save(tmp)
+        Gallery.concat(galleries).save(run_dir / "gallery.npz")
     _write_rounding(config, plan, run_dir)
 
 

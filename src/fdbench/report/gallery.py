@@ -47,7 +47,7 @@ class Gallery:
         """Write the gallery as an ``.npz`` file (atomically)."""
         import io
 
-        from fdbench.report._files import write_bytes
+        from fdbench.io import write_bytes
 
         buffer = io.BytesIO()
         np.savez_compressed(

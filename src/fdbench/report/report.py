@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from fdbench.report._files import write_bytes, write_text
+from fdbench.io import write_bytes, write_text
 from fdbench.report.gallery import OVERCONFIDENT_FAILURE, UNDERCONFIDENT_SUCCESS, Gallery
 from fdbench.report.html import image_html, page_html, table_html
 from fdbench.report.tables import (

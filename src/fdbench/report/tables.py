@@ -68,7 +68,7 @@ class ReportTable:
 
     def export(self, directory: str | Path) -> tuple[Path, Path]:
         """Write ``<name>.csv`` (full precision) and ``<name>.tex`` (booktabs) to ``directory``."""
-        from fdbench.report._files import write_text
+        from fdbench.io import write_text
 
         directory = Path(directory)
         csv = write_text(directory / f"{self.name}.csv", self.frame.to_csv())
