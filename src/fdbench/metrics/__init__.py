@@ -1,1 +1,77 @@
-"""Metrics of failure detection: risk-coverage curves, AURC/AUGRC, ranking, calibration, bootstrap."""
+"""Metrics of failure detection: risk-coverage curves, AURC/AUGRC, ranking, calibration, bootstrap.
+
+Pure NumPy (no PyTorch). Definitions: ``/work/shared/METRICS.md`` (docs/metrics.md). Every
+ranking-based metric comes from one sort of the confidence, tie groups as single steps.
+"""
+
+from ._validation import UndefinedMetricWarning
+from .bootstrap import bootstrap, bootstrap_counts, bootstrap_summary, iter_bootstrap_counts
+from .calibration import ReliabilityBins, ece, mce, reliability_bins
+from .curves import RiskCoverageCurve, risk_coverage_curve
+from .ranking import ap_f_error, ap_f_success, auroc_f, auroc_out, fpr_at_tpr, fpr_at_tpr_out
+from .scoring import accuracy, balanced_accuracy, brier, log_softmax, nll
+from .selective import (
+    aurc,
+    aurc_ba,
+    augrc,
+    augrc_ba,
+    balanced_residuals,
+    coverage_at_risk,
+    eaugrc,
+    eaurc,
+    naurc,
+    optimal_aurc_augrc,
+    selective_risk_at_coverage,
+)
+from .suite import (
+    BINARY_ONLY_KEYS,
+    LABEL_KEYS,
+    LOGIT_KEYS,
+    METRIC_KEYS,
+    SOFT_METRIC_KEYS,
+    evaluate_all,
+    metric_keys,
+)
+
+__all__ = [
+    "BINARY_ONLY_KEYS",
+    "LABEL_KEYS",
+    "LOGIT_KEYS",
+    "METRIC_KEYS",
+    "SOFT_METRIC_KEYS",
+    "ReliabilityBins",
+    "RiskCoverageCurve",
+    "UndefinedMetricWarning",
+    "accuracy",
+    "ap_f_error",
+    "ap_f_success",
+    "aurc",
+    "aurc_ba",
+    "augrc",
+    "augrc_ba",
+    "auroc_f",
+    "auroc_out",
+    "balanced_accuracy",
+    "balanced_residuals",
+    "bootstrap",
+    "bootstrap_counts",
+    "bootstrap_summary",
+    "brier",
+    "coverage_at_risk",
+    "ece",
+    "eaugrc",
+    "eaurc",
+    "evaluate_all",
+    "fpr_at_tpr",
+    "fpr_at_tpr_out",
+    "iter_bootstrap_counts",
+    "log_softmax",
+    "mce",
+    "metric_keys",
+    "naurc",
+    "nll",
+    "optimal_aurc_augrc",
+    "reliability_bins",
+    "risk_coverage_curve",
+    "selective_risk_at_coverage",
+]

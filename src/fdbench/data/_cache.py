@@ -1,0 +1,111 @@
+"""The on-disk dataset cache: data directory, atomic writes, checksummed manifests."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+MANIFEST = "manifest.json"
+
+
+class CorruptedCacheError(RuntimeError):
+    """A cached dataset file does not match the checksum recorded when it was written."""
+
+
+def data_dir(data_dir: str | os.PathLike | None = None) -> Path:
+    """The dataset cache: ``data_dir`` if given, else ``$FDBENCH_DATA``, else ``~/.cache/fdbench``."""
+    if data_dir is not None:
+        return Path(data_dir).expanduser()
+    env = os.environ.get("FDBENCH_DATA")
+    if env:
+        return Path(env).expanduser()
+    return Path.home() / ".cache" / "fdbench"
+
+
+def sha256_bytes(data: bytes) -> str:
+    """Hex SHA-256 of ``data``."""
+    return hashlib.sha256(data).hexdigest()
+
+
+def sha256_file(path: Path) -> str:
+    """Hex SHA-256 of the file at ``path``, read in 1 MiB blocks."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def atomic_write_bytes(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` through a temporary file in the same folder and a rename."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def _npy_bytes(array: np.ndarray) -> bytes:
+    import io
+
+    buf = io.BytesIO()
+    np.save(buf, np.ascontiguousarray(array), allow_pickle=False)
+    return buf.getvalue()
+
+
+def write_cached_dataset(
+    folder: Path,
+    splits: dict[str, tuple[np.ndarray, np.ndarray]],
+    class_names: tuple[str, ...],
+    source: str,
+) -> None:
+    """Store ``splits`` (split → (images, labels)) as ``.npy`` files plus a checksummed manifest.
+
+    Every file is written atomically; the manifest is written last, so a folder without a
+    manifest is an interrupted fetch and is rebuilt by the next fetch.
+    """
+    files: dict[str, str] = {}
+    for split, (images, labels) in splits.items():
+        for kind, array in (("images", images), ("labels", labels)):
+            name = f"{split}_{kind}.npy"
+            data = _npy_bytes(array)
+            atomic_write_bytes(folder / name, data)
+            files[name] = sha256_bytes(data)
+    manifest = {"class_names": list(class_names), "files": files, "source": source}
+    atomic_write_bytes(folder / MANIFEST, json.dumps(manifest, indent=2).encode())
+
+
+def is_cached(folder: Path) -> bool:
+    """Whether ``folder`` holds a complete cached dataset (its manifest exists)."""
+    return (folder / MANIFEST).is_file()
+
+
+def read_cached_split(folder: Path, split: str, name: str) -> tuple[np.ndarray, np.ndarray, tuple]:
+    """Read one split of a cached dataset, verifying each file against the manifest checksum."""
+    manifest = json.loads((folder / MANIFEST).read_text())
+    arrays = []
+    for kind in ("images", "labels"):
+        fname = f"{split}_{kind}.npy"
+        path = folder / fname
+        expected = manifest["files"].get(fname)
+        if expected is None:
+            raise ValueError(f"split must be one of the cached splits of {name!r}; got {split!r}")
+        if not path.is_file() or sha256_file(path) != expected:
+            raise CorruptedCacheError(
+                f"cached file {path} is missing or corrupted (SHA-256 mismatch); re-fetch it with "
+                f"`fdbench data fetch {name} --force` (or fdbench.data.fetch({name!r}, force=True)), "
+                f"or delete {folder}"
+            )
+        arrays.append(np.load(path, allow_pickle=False))
+    return arrays[0], arrays[1], tuple(manifest["class_names"])

@@ -1,0 +1,191 @@
+"""Study and experiment definitions, and the default Fashion-MNIST failure-detection benchmark."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from enum import Enum
+
+import numpy as np
+
+from fdbench.data.corruptions import CORRUPTIONS, SEVERITIES, corruption_grid
+from fdbench.data.datasets import ImageDataset, load_dataset
+from fdbench.data.splits import (
+    FASHION_MNIST_SUPERCLASSES,
+    relabel,
+    semantic_split,
+    subclass_shift,
+    to_format,
+)
+
+
+class StudyKind(str, Enum):
+    """The failure source a study tests."""
+
+    IID = "iid"
+    CORRUPTION = "corruption"
+    SUBCLASS = "subclass"
+    NEW_CLASS_SEMANTIC = "new_class_semantic"
+    NEW_CLASS_NONSEMANTIC = "new_class_nonsemantic"
+    COOD = "cood"
+
+
+@dataclass(frozen=True)
+class Study:
+    """Test images in the training format with labels in the training label space (−1 = new)."""
+
+    name: str
+    kind: StudyKind
+    images: np.ndarray
+    labels: np.ndarray
+    severity: int | None = None
+    corruption: str | None = None
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.kind, StudyKind):
+            raise TypeError(f"kind must be a StudyKind; got {type(self.kind).__name__}")
+        if not isinstance(self.images, np.ndarray) or self.images.dtype != np.uint8:
+            raise TypeError("images must be a uint8 numpy array")
+        if self.images.ndim != 4:
+            raise ValueError(f"images must be N×H×W×C; got shape {self.images.shape}")
+        if not isinstance(self.labels, np.ndarray) or self.labels.dtype != np.int64:
+            raise TypeError("labels must be an int64 numpy array")
+        if self.labels.shape != (self.images.shape[0],):
+            raise ValueError(f"labels must have shape ({self.images.shape[0]},)")
+
+
+@dataclass(frozen=True)
+class Experiment:
+    """A training task (label space, train and val sets) and the studies it is tested on."""
+
+    name: str
+    class_names: tuple[str, ...]
+    train: ImageDataset
+    val: ImageDataset
+    studies: tuple[Study, ...]
+
+
+#: Default sizes: (full, quick).
+N_TRAIN = (None, 12_000)  # None: all official training images of the training classes
+VAL_FRACTION = 0.1
+N_IID = (None, 2_000)
+N_PER_STUDY = (1_000, 200)  # corruption and non-semantic new-class studies
+N_SEMANTIC = (None, 1_000)
+N_SUBCLASS = (None, 1_000)
+NONSEMANTIC_DATASETS = ("mnist", "animal_mnist", "digits", "textures", "noise")
+SEMANTIC_FRACTION = 0.4
+
+
+def _sub_rng(seed: int, tag: str) -> np.random.Generator:
+    return np.random.default_rng(np.random.SeedSequence([seed, *tag.encode()]))
+
+
+def _take(n: int, cap: int | None, rng: np.random.Generator) -> np.ndarray:
+    """Sorted seeded subset of ``range(n)`` of size ``cap`` (all if ``cap`` is None or ≥ n)."""
+    if cap is None or cap >= n:
+        return np.arange(n)
+    return np.sort(rng.choice(n, cap, replace=False))
+
+
+def _train_val(
+    name: str, images: np.ndarray, labels: np.ndarray, class_names: tuple[str, ...],
+    cap: int | None, rng: np.random.Generator,
+) -> tuple[ImageDataset, ImageDataset]:  # fmt: skip
+    keep = _take(labels.size, cap, rng)
+    perm = rng.permutation(keep)
+    n_val = round(VAL_FRACTION * perm.size)
+    val, train = np.sort(perm[:n_val]), np.sort(perm[n_val:])
+    return (
+        ImageDataset(name, images[train], labels[train], class_names),
+        ImageDataset(name, images[val], labels[val], class_names),
+    )
+
+
+def fashion_mnist_experiments(
+    *, seed: int = 0, quick: bool = False, data_dir: str | os.PathLike | None = None
+) -> list[Experiment]:
+    """The default benchmark: two Fashion-MNIST experiments covering every failure source.
+
+    ``fashion_mnist``: trained on a seeded 60 % of the classes (6 of 10) with a seeded 10 %
+    validation split carved from the official training set; studies ``iid`` (official test
+    images of the training classes), ``corruption/<type>/<severity>`` (15 × 5, all on one
+    seeded subset of the iid study, 1000 images each, 200 if ``quick``), ``new_class/semantic``
+    (test images of the 4 held-out classes, label −1) and ``new_class/<dataset>`` for
+    :data:`NONSEMANTIC_DATASETS` (their test images resized to 28×28 grey, label −1).
+
+    ``super_fashion_mnist``: the super-class task of
+    :data:`~fdbench.data.splits.FASHION_MNIST_SUPERCLASSES` with one seeded sub-class per
+    super-class held out; studies ``iid`` and ``subclass`` (held-out sub-class test images
+    labelled with their super-class).
+
+    ``quick`` caps training at 12 000 images (before the validation split), ``iid`` at 2000 and
+    the other studies at 200 (corruption, non-semantic) or 1000 (semantic, subclass) images.
+    Everything is a deterministic function of ``seed``.
+    """
+    q = int(bool(quick))
+    train_set = load_dataset("fashion_mnist", "train", data_dir=data_dir)
+    test_set = load_dataset("fashion_mnist", "test", data_dir=data_dir)
+    h, w, c = train_set.images.shape[1:]
+    return [
+        _new_class_experiment(train_set, test_set, seed, q, (h, w, c), data_dir),
+        _subclass_experiment(train_set, test_set, seed, q),
+    ]
+
+
+def _new_class_experiment(train_set, test_set, seed, q, fmt, data_dir) -> Experiment:
+    known, _ = semantic_split(len(train_set.class_names), fraction=SEMANTIC_FRACTION,
+                              seed=_sub_rng(seed, "semantic_split"))  # fmt: skip
+    class_names = tuple(train_set.class_names[i] for i in known)
+    tr = np.isin(train_set.labels, known)
+    train, val = _train_val(
+        "fashion_mnist", train_set.images[tr], relabel(train_set.labels[tr], known),
+        class_names, N_TRAIN[q], _sub_rng(seed, "train_val"),
+    )  # fmt: skip
+    test_labels = relabel(test_set.labels, known)
+    inlier = np.flatnonzero(test_labels >= 0)
+    iid_idx = inlier[_take(inlier.size, N_IID[q], _sub_rng(seed, "iid"))]
+    studies = [Study("iid", StudyKind.IID, test_set.images[iid_idx], test_labels[iid_idx])]
+
+    sub = _take(iid_idx.size, N_PER_STUDY[q], _sub_rng(seed, "corruption_subset"))
+    base_images, base_labels = test_set.images[iid_idx[sub]], test_labels[iid_idx[sub]]
+    grid = corruption_grid(base_images, seed=seed)
+    for name in CORRUPTIONS:
+        for severity in SEVERITIES:
+            studies.append(
+                Study(f"corruption/{name}/{severity}", StudyKind.CORRUPTION, grid[name, severity],
+                      base_labels.copy(), severity=severity, corruption=name)  # fmt: skip
+            )
+
+    outlier = np.flatnonzero(test_labels < 0)
+    sem = outlier[_take(outlier.size, N_SEMANTIC[q], _sub_rng(seed, "semantic"))]
+    studies.append(Study("new_class/semantic", StudyKind.NEW_CLASS_SEMANTIC, test_set.images[sem],
+                         np.full(sem.size, -1, dtype=np.int64)))  # fmt: skip
+    for other in NONSEMANTIC_DATASETS:
+        ds = load_dataset(other, "test", data_dir=data_dir)
+        idx = _take(len(ds), N_PER_STUDY[q], _sub_rng(seed, f"nonsemantic/{other}"))
+        studies.append(
+            Study(f"new_class/{other}", StudyKind.NEW_CLASS_NONSEMANTIC,
+                  to_format(ds.images[idx], *fmt), np.full(idx.size, -1, dtype=np.int64))  # fmt: skip
+        )
+    return Experiment("fashion_mnist", class_names, train, val, tuple(studies))
+
+
+def _subclass_experiment(train_set, test_set, seed, q) -> Experiment:
+    shift = subclass_shift(FASHION_MNIST_SUPERCLASSES, len(train_set.class_names),
+                           seed=_sub_rng(seed, "subclass_shift"))  # fmt: skip
+    class_names = shift.super_names
+    tr = shift.train_mask(train_set.labels)
+    train, val = _train_val(
+        "super_fashion_mnist", train_set.images[tr], shift.super_labels(train_set.labels[tr]),
+        class_names, N_TRAIN[q], _sub_rng(seed, "super_train_val"),
+    )  # fmt: skip
+    inlier = np.flatnonzero(shift.train_mask(test_set.labels))
+    iid = inlier[_take(inlier.size, N_IID[q], _sub_rng(seed, "super_iid"))]
+    held = np.flatnonzero(shift.held_out_mask(test_set.labels))
+    held = held[_take(held.size, N_SUBCLASS[q], _sub_rng(seed, "subclass"))]
+    studies = (
+        Study("iid", StudyKind.IID, test_set.images[iid], shift.super_labels(test_set.labels[iid])),
+        Study("subclass", StudyKind.SUBCLASS, test_set.images[held],
+              shift.super_labels(test_set.labels[held])),  # fmt: skip
+    )
+    return Experiment("super_fashion_mnist", class_names, train, val, studies)

@@ -1,0 +1,332 @@
+"""Seeded, paired bootstrap of the metrics: multinomial counts as sample weights over one sort per CSF."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+from numpy.typing import ArrayLike
+
+from ._core import (
+    Ranking,
+    ap_error_from_cum,
+    ap_success_from_cum,
+    aurc_from_cum,
+    augrc_from_cum,
+    auroc_from_cum,
+    coverage_at_risk_from_cum,
+    fpr_at_tpr_from_cum,
+    optimal_from_counts,
+    rank,
+    risk_at_coverage_from_cum,
+)
+from ._validation import check_inputs
+from .calibration import bin_indices, ece_mce_from_sums
+from .selective import naurc_from_parts
+from .suite import BINARY_ONLY_KEYS, METRIC_KEYS, SOFT_METRIC_KEYS
+
+__all__ = ["bootstrap", "bootstrap_counts", "bootstrap_summary", "iter_bootstrap_counts"]
+
+_CHUNK_ELEMENTS = 1 << 19
+_OPTIMUM_KEYS = frozenset({"eaurc", "eaugrc", "naurc"})
+
+
+def _check_count(value: int, name: str, minimum: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise TypeError(f"{name}: expected an integer, got {type(value).__name__}")
+    if value < minimum:
+        raise ValueError(f"{name}: expected an integer >= {minimum}, got {value}")
+    return int(value)
+
+
+def _groups(n: int, stratify: ArrayLike | None) -> list[np.ndarray] | None:
+    if stratify is None:
+        return None
+    groups = np.asarray(stratify)
+    if groups.ndim != 1 or groups.size != n:
+        raise ValueError(
+            f"stratify: expected {n} group labels (one per sample), got shape {groups.shape}"
+        )
+    _, inverse = np.unique(groups, return_inverse=True)
+    order = np.argsort(inverse, kind="stable")
+    bounds = np.flatnonzero(np.diff(inverse[order])) + 1
+    return np.split(order, bounds)
+
+
+def iter_bootstrap_counts(
+    n: int,
+    n_resamples: int = 500,
+    seed: int = 0,
+    stratify: ArrayLike | None = None,
+    *,
+    chunk_size: int = 64,
+) -> Iterator[np.ndarray]:
+    """Yield the bootstrap counts of :func:`bootstrap_counts` in blocks of ``chunk_size`` rows.
+
+    Resample b draws from its own generator ``default_rng(SeedSequence(seed).spawn(B)[b])``,
+    so the counts depend only on (n, seed, stratify) and b, not on ``chunk_size`` nor on
+    ``n_resamples`` (the first k rows are the same for every B >= k).
+    """
+    n = _check_count(n, "n", 1)
+    n_resamples = _check_count(n_resamples, "n_resamples", 1)
+    chunk_size = _check_count(chunk_size, "chunk_size", 1)
+    groups = _groups(n, stratify)
+    children = np.random.SeedSequence(seed).spawn(n_resamples)
+    for start in range(0, n_resamples, chunk_size):
+        block = children[start : start + chunk_size]
+        counts = np.empty((len(block), n), dtype=np.int32)
+        for row, child in enumerate(block):
+            rng = np.random.default_rng(child)
+            if groups is None:
+                drawn = rng.integers(0, n, size=n)
+            else:
+                drawn = np.concatenate([g[rng.integers(0, g.size, size=g.size)] for g in groups])
+            counts[row] = np.bincount(drawn, minlength=n)
+        yield counts
+
+
+def bootstrap_counts(
+    n: int, n_resamples: int = 500, seed: int = 0, stratify: ArrayLike | None = None
+) -> np.ndarray:
+    """Bootstrap resamples of n samples as multinomial counts, shape (n_resamples, n), int32.
+
+    Row b holds how often each sample is drawn in resample b (n draws with replacement; with
+    ``stratify``, n_g draws within each group g, so every resample keeps the group sizes).
+    Seeded: the same (n, seed, stratify) gives the same counts in every call, which makes
+    bootstraps of different CSFs on the same samples paired.
+    """
+    return np.concatenate(list(iter_bootstrap_counts(n, n_resamples, seed, stratify)), axis=0)
+
+
+@dataclass(frozen=True)
+class _Sorted:
+    """One CSF prepared for weighted evaluation: its ranking and sorted per-sample data."""
+
+    ranking: Ranking
+    residuals: np.ndarray
+    bin_order: np.ndarray | None
+    bin_starts: np.ndarray | None
+
+
+def _prepare_csf(r: np.ndarray, c: np.ndarray, want_bins: bool, binary: bool) -> _Sorted:
+    ranking = rank(c)
+    bin_order = bin_starts = None
+    if want_bins and binary and c.min() >= 0 and c.max() <= 1:
+        idx = bin_indices(c, 15)
+        bin_order = np.argsort(idx, kind="stable")
+        sorted_idx = idx[bin_order]
+        bin_starts = np.flatnonzero(np.r_[True, sorted_idx[1:] != sorted_idx[:-1]])
+    return _Sorted(ranking, r[ranking.order], bin_order, bin_starts)
+
+
+def _csf_metrics(
+    s: _Sorted,
+    weights: np.ndarray,
+    r: np.ndarray,
+    c: np.ndarray,
+    metrics: Sequence[str],
+    shared: dict[str, np.ndarray],
+    binary: bool,
+) -> dict[str, np.ndarray]:
+    ws = weights[:, s.ranking.order]
+    W = s.ranking.at_ends(np.cumsum(ws, axis=1))
+    ws *= s.residuals
+    L = s.ranking.at_ends(np.cumsum(ws, axis=1))
+    del ws
+    out: dict[str, np.ndarray] = {}
+    nan = np.full(weights.shape[0], np.nan)
+    for key in metrics:
+        if key == "aurc" or (key in _OPTIMUM_KEYS and "aurc" not in out):
+            out["aurc"] = aurc_from_cum(W, L)
+        if key == "augrc" or (key == "eaugrc" and "augrc" not in out):
+            out["augrc"] = augrc_from_cum(W, L)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        for key in metrics:
+            if key in out:
+                continue
+            if key in BINARY_ONLY_KEYS and not binary:
+                out[key] = nan
+            elif key == "eaurc":
+                out[key] = out["aurc"] - shared["aurc_opt"]
+            elif key == "eaugrc":
+                out[key] = out["augrc"] - shared["augrc_opt"]
+            elif key == "naurc":
+                out[key] = np.array(
+                    [
+                        naurc_from_parts(a, o, m)
+                        for a, o, m in zip(
+                            out["aurc"], shared["aurc_opt"], shared["mean_residual"], strict=True
+                        )
+                    ]
+                )
+            elif key == "auroc_f":
+                out[key] = auroc_from_cum(W, L)
+            elif key == "ap_f_success":
+                out[key] = ap_success_from_cum(W, L)
+            elif key == "ap_f_error":
+                out[key] = ap_error_from_cum(W, L)
+            elif key == "fpr@95tpr":
+                out[key] = fpr_at_tpr_from_cum(W, L, 0.95)
+            elif key == "fpr@80tpr":
+                out[key] = fpr_at_tpr_from_cum(W, L, 0.80)
+            elif key == "risk@95cov":
+                out[key] = risk_at_coverage_from_cum(W, L, 0.95)
+            elif key == "coverage@risk5":
+                out[key] = coverage_at_risk_from_cum(W, L, 0.05)
+            elif key == "accuracy":
+                out[key] = 1.0 - shared["mean_residual"]
+            elif key == "mean_residual":
+                out[key] = shared["mean_residual"]
+            elif key in ("ece", "mce"):
+                out.update(_calibration(s, weights, r, c, nan))
+    return {key: out[key] for key in metrics}
+
+
+def _calibration(s: _Sorted, weights, r, c, nan) -> dict[str, np.ndarray]:
+    if s.bin_order is None:
+        return {"ece": nan, "mce": nan}
+    wb = weights[:, s.bin_order]
+    count = np.add.reduceat(wb, s.bin_starts, axis=1)
+    fail = np.add.reduceat(wb * r[s.bin_order], s.bin_starts, axis=1)
+    conf = np.add.reduceat(wb * c[s.bin_order], s.bin_starts, axis=1)
+    ece_value, mce_value = ece_mce_from_sums(count, count - fail, conf)
+    return {"ece": ece_value, "mce": mce_value}
+
+
+def _shared(
+    r: np.ndarray, weights: np.ndarray, metrics: Sequence[str], binary: bool, res_groups
+) -> dict[str, np.ndarray]:
+    total = weights.sum(axis=1)
+    shared = {"mean_residual": weights @ r / total}
+    if _OPTIMUM_KEYS.intersection(metrics):
+        if binary:
+            fail = weights @ r
+            values = np.array([0.0, 1.0])
+            per_value = np.stack([total - fail, fail], axis=1)
+        else:
+            values, order, starts = res_groups
+            per_value = np.add.reduceat(weights[:, order], starts, axis=1)
+        shared["aurc_opt"], shared["augrc_opt"] = optimal_from_counts(values, per_value)
+    return shared
+
+
+def _check_metrics(metrics: Sequence[str] | None, binary: bool) -> tuple[str, ...]:
+    allowed = METRIC_KEYS if binary else SOFT_METRIC_KEYS
+    if metrics is None:
+        return allowed
+    if isinstance(metrics, str):
+        metrics = (metrics,)
+    unknown = [m for m in metrics if m not in allowed]
+    if unknown:
+        raise ValueError(
+            f"metrics: unknown or unsupported for these residuals {unknown}; expected names from {allowed}"
+        )
+    return tuple(dict.fromkeys(metrics))
+
+
+def bootstrap(
+    residuals: ArrayLike,
+    confidence: ArrayLike | Mapping[str, ArrayLike],
+    *,
+    metrics: Sequence[str] | None = None,
+    n_resamples: int = 500,
+    seed: int = 0,
+    stratify: ArrayLike | None = None,
+    sample_weight: ArrayLike | None = None,
+) -> pd.DataFrame:
+    """Bootstrap distribution of the metrics of :func:`evaluate_all`.
+
+    Each resample draws the n samples with replacement (within each ``stratify`` group,
+    keeping group sizes), as the counts of :func:`bootstrap_counts`; the counts (times
+    ``sample_weight``, if given) are the sample weights of that resample. Every CSF is sorted
+    once and all resamples are evaluated together, in blocks of rows. Counts depend only on
+    (n, seed, stratify): bootstraps of several CSFs of the same samples with the same seed are
+    paired, resample by resample.
+
+    ``metrics`` are names from ``METRIC_KEYS`` (0/1 residuals) or ``SOFT_METRIC_KEYS``
+    (default: all of them). Undefined values (e.g. AUROC_f of a resample with one class) are
+    NaN. With one confidence array the result has one row per resample (index ``resample``)
+    and one column per metric. With a mapping ``{csf_name: confidence}`` all CSFs share the
+    same counts and the result is a long table with columns ``resample, csf, metric, value``.
+
+    Source: Efron & Tibshirani, "An introduction to the bootstrap", 1993; bootstrap over test
+    samples as in Traub et al., NeurIPS 2024.
+    """
+    single = not isinstance(confidence, Mapping)
+    csfs = {"": confidence} if single else dict(confidence)
+    if not csfs:
+        raise ValueError("confidence: expected at least one CSF in the mapping, got none")
+    n_resamples = _check_count(n_resamples, "n_resamples", 1)
+    checked = {}
+    keep = None
+    for name, conf in csfs.items():
+        r, c, w, keep = check_inputs(residuals, conf, sample_weight)
+        checked[name] = c
+    n_all = np.asarray(residuals).shape[0]
+    binary = bool(np.all((r == 0) | (r == 1)))
+    metrics = _check_metrics(metrics, binary)
+    want_bins = "ece" in metrics or "mce" in metrics
+    prepared = {name: _prepare_csf(r, c, want_bins, binary) for name, c in checked.items()}
+    res_groups = None
+    if _OPTIMUM_KEYS.intersection(metrics) and not binary:
+        values, inverse = np.unique(r, return_inverse=True)
+        order = np.argsort(inverse, kind="stable")
+        starts = np.flatnonzero(np.r_[True, np.diff(inverse[order]) != 0])
+        res_groups = (values, order, starts)
+
+    chunk = max(1, _CHUNK_ELEMENTS // max(r.size, 1))
+    columns: dict[str, dict[str, list[np.ndarray]]] = {
+        name: {m: [] for m in metrics} for name in prepared
+    }
+    for counts in iter_bootstrap_counts(n_all, n_resamples, seed, stratify, chunk_size=chunk):
+        weights = counts.astype(np.float64) if keep is None else counts[:, keep].astype(np.float64)
+        if w is not None:
+            weights *= w
+        shared = _shared(r, weights, metrics, binary, res_groups)
+        for name, s in prepared.items():
+            values = _csf_metrics(s, weights, r, checked[name], metrics, shared, binary)
+            for m in metrics:
+                columns[name][m].append(values[m])
+    index = pd.RangeIndex(n_resamples, name="resample")
+    tables = {
+        name: pd.DataFrame({m: np.concatenate(v) for m, v in cols.items()}, index=index)
+        for name, cols in columns.items()
+    }
+    if single:
+        return tables[""]
+    long = [
+        table.reset_index()
+        .melt(id_vars="resample", var_name="metric", value_name="value")
+        .assign(csf=name)
+        for name, table in tables.items()
+    ]
+    return pd.concat(long, ignore_index=True)[["resample", "csf", "metric", "value"]]
+
+
+def bootstrap_summary(df: pd.DataFrame, confidence_level: float = 0.95) -> pd.DataFrame:
+    """Mean, standard deviation (ddof 1) and percentile interval of a :func:`bootstrap` table.
+
+    For the wide table (one column per metric) the result has one row per metric; for the
+    long table (``resample, csf, metric, value``) one row per (csf, metric). ``lower`` and
+    ``upper`` are the (1 - level)/2 and (1 + level)/2 percentiles; NaN resamples are skipped.
+    """
+    if not 0 < confidence_level < 1:
+        raise ValueError(f"confidence_level: expected a value in (0, 1), got {confidence_level!r}")
+    lo, hi = (1 - confidence_level) / 2, (1 + confidence_level) / 2
+    if {"metric", "value"}.issubset(df.columns):
+        keys = [col for col in df.columns if col not in ("resample", "value")]
+        grouped = df.groupby(keys, sort=False)["value"]
+    else:
+        grouped = df.melt(var_name="metric", value_name="value").groupby("metric", sort=False)[
+            "value"
+        ]
+    return pd.DataFrame(
+        {
+            "mean": grouped.mean(),
+            "std": grouped.std(),
+            "lower": grouped.quantile(lo),
+            "upper": grouped.quantile(hi),
+        }
+    )

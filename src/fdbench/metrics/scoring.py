@@ -1,0 +1,86 @@
+"""Proper scoring rules and accuracies computed from labels and logits (float64 log-softmax)."""
+
+from __future__ import annotations
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+__all__ = ["accuracy", "balanced_accuracy", "brier", "log_softmax", "nll"]
+
+
+def _check(labels: ArrayLike, logits: ArrayLike, sample_weight: ArrayLike | None):
+    z = np.asarray(logits, dtype=np.float64)
+    if z.ndim != 2 or z.shape[1] < 1 or z.shape[0] < 1:
+        raise ValueError(f"logits: expected a non-empty N x K array, got shape {z.shape}")
+    if not np.all(np.isfinite(z)):
+        raise ValueError(
+            f"logits: expected finite values, got {int(np.sum(~np.isfinite(z)))} NaN/inf"
+        )
+    y = np.asarray(labels)
+    if y.ndim != 1 or y.size != z.shape[0]:
+        raise ValueError(
+            f"labels: expected {z.shape[0]} labels (one per row of logits), got shape {y.shape}"
+        )
+    if y.dtype.kind not in "iu":
+        raise TypeError(f"labels: expected integer class indices, got dtype {y.dtype}")
+    if y.min() < 0 or y.max() >= z.shape[1]:
+        raise ValueError(
+            f"labels: expected class indices in [0, {z.shape[1]}), got range [{y.min()}, {y.max()}]"
+        )
+    if sample_weight is None:
+        return y.astype(np.int64), z, None
+    w = np.asarray(sample_weight, dtype=np.float64)
+    if w.shape != y.shape:
+        raise ValueError(f"sample_weight: expected {y.size} values, got shape {w.shape}")
+    if not (np.all(np.isfinite(w)) and np.all(w >= 0) and w.sum() > 0):
+        raise ValueError("sample_weight: expected finite non-negative values with a positive sum")
+    return y.astype(np.int64), z, w
+
+
+def log_softmax(logits: np.ndarray) -> np.ndarray:
+    """Row-wise log-softmax in float64: z - max(z) - log(sum(exp(z - max(z))))."""
+    z = np.asarray(logits, dtype=np.float64)
+    shifted = z - z.max(axis=1, keepdims=True)
+    return shifted - np.log(np.exp(shifted).sum(axis=1, keepdims=True))
+
+
+def nll(labels: ArrayLike, logits: ArrayLike, *, sample_weight: ArrayLike | None = None) -> float:
+    """Negative log-likelihood -mean_i log p_i(y_i), averaged over samples (not samples x
+    classes). Source: Gneiting & Raftery, JASA 2007 (logarithmic score); Jaeger et al., ICLR 2023.
+    """
+    y, z, w = _check(labels, logits, sample_weight)
+    logp = log_softmax(z)[np.arange(y.size), y]
+    return float(-np.average(logp, weights=w))
+
+
+def brier(labels: ArrayLike, logits: ArrayLike, *, sample_weight: ArrayLike | None = None) -> float:
+    """Brier score mean_i sum_c (p_ic - [y_i = c])^2 from softmax probabilities.
+    Source: Brier, Monthly Weather Review 1950.
+    """
+    y, z, w = _check(labels, logits, sample_weight)
+    p = np.exp(log_softmax(z))
+    per_sample = np.einsum("ij,ij->i", p, p) - 2.0 * p[np.arange(y.size), y] + 1.0
+    return float(np.average(per_sample, weights=w))
+
+
+def accuracy(
+    labels: ArrayLike, logits: ArrayLike, *, sample_weight: ArrayLike | None = None
+) -> float:
+    """Fraction of samples whose arg-max logit is the label."""
+    y, z, w = _check(labels, logits, sample_weight)
+    return float(np.average(z.argmax(axis=1) == y, weights=w))
+
+
+def balanced_accuracy(
+    labels: ArrayLike, logits: ArrayLike, *, sample_weight: ArrayLike | None = None
+) -> float:
+    """Mean over the classes present in ``labels`` of the per-class recall of the arg-max
+    prediction (scikit-learn's ``balanced_accuracy_score``). Source: Brodersen et al., ICPR 2010.
+    """
+    y, z, w = _check(labels, logits, sample_weight)
+    correct = (z.argmax(axis=1) == y).astype(np.float64)
+    weights = np.ones(y.size) if w is None else w
+    per_class = np.bincount(y, weights=weights)
+    hit = np.bincount(y, weights=weights * correct)
+    present = per_class > 0
+    return float(np.mean(hit[present] / per_class[present]))

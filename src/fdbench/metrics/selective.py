@@ -1,0 +1,289 @@
+"""Selective-classification metrics: AURC, AUGRC, their excess and normalised forms, operating points."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+from ._core import (
+    aurc_from_cum,
+    aurc_range_from_curve,
+    augrc_from_cum,
+    coverage_at_risk_from_cum,
+    optimal_from_counts,
+    optimal_from_sorted_unit,
+    risk_at_coverage_from_cum,
+)
+from ._validation import UndefinedMetricWarning, check_inputs, check_labels, check_unit_interval
+from .curves import prepare
+
+__all__ = [
+    "aurc",
+    "aurc_ba",
+    "augrc",
+    "augrc_ba",
+    "balanced_residuals",
+    "coverage_at_risk",
+    "eaugrc",
+    "eaurc",
+    "naurc",
+    "optimal_aurc_augrc",
+    "selective_risk_at_coverage",
+]
+
+
+def _check_range(coverage_range: tuple[float, float]) -> tuple[float, float]:
+    try:
+        low, high = (float(v) for v in coverage_range)
+    except (TypeError, ValueError) as err:
+        raise TypeError(
+            f"coverage_range: expected a pair (low, high) of numbers, got {coverage_range!r}"
+        ) from err
+    if not 0 <= low < high <= 1:
+        raise ValueError(f"coverage_range: expected 0 <= low < high <= 1, got {coverage_range!r}")
+    return low, high
+
+
+def aurc(
+    residuals: ArrayLike,
+    confidence: ArrayLike,
+    *,
+    sample_weight: ArrayLike | None = None,
+    coverage_range: tuple[float, float] | None = None,
+) -> float:
+    """Area under the risk-coverage curve (AURC).
+
+    Trapezoidal area under the selective risk over coverage of :func:`risk_coverage_curve`
+    (one point per distinct confidence, end point at coverage 0 repeating the last risk).
+    With ``coverage_range=(a, b)`` the area of the piecewise-linear curve restricted to
+    coverages [a, b], divided by b - a (the mean selective risk over that range).
+
+    Source: Geifman, Uziel & El-Yaniv, "Bias-reduced uncertainty estimation for deep neural
+    classifiers", ICLR 2019 (AURC); Jaeger et al., "A call to reflect on evaluation practices
+    for failure detection in image classification", ICLR 2023 (FD-Shifts).
+    """
+    p = prepare(residuals, confidence, sample_weight)
+    if coverage_range is None:
+        return float(aurc_from_cum(p.W, p.L)[0])
+    low, high = _check_range(coverage_range)
+    W, L = p.W[0], p.L[0]
+    coverage = np.concatenate([[0.0], W / W[-1]])
+    selective = L / W
+    return aurc_range_from_curve(coverage, np.concatenate([selective[:1], selective]), low, high)
+
+
+def augrc(
+    residuals: ArrayLike, confidence: ArrayLike, *, sample_weight: ArrayLike | None = None
+) -> float:
+    """Area under the generalized-risk-coverage curve (AUGRC).
+
+    Trapezoidal area under the generalized risk sum w_i r_i [c_i >= tau] / sum w_i over
+    coverage, end point (0, 0) included. For 0/1 residuals it equals
+    (1 - AUROC_f) acc (1 - acc) + (1 - acc)^2 / 2.
+
+    Source: Traub et al., "Overcoming common flaws in the evaluation of selective
+    classification systems", NeurIPS 2024.
+    """
+    p = prepare(residuals, confidence, sample_weight)
+    return float(augrc_from_cum(p.W, p.L)[0])
+
+
+def optimal_aurc_augrc(
+    residuals: ArrayLike, *, sample_weight: ArrayLike | None = None
+) -> tuple[float, float]:
+    """AURC and AUGRC of the optimal CSF on this finite sample.
+
+    The optimal CSF ranks the samples by ascending residual with a strict order (every sample
+    its own step). Sample weights are frequency weights: weight w counts as w copies, each its
+    own step, so that integer weights give exactly the optimum of the data with each sample
+    repeated (non-integer weights use the same closed form, see ``optimal_from_counts``).
+    """
+    r, _, w, _ = check_inputs(residuals, np.zeros(np.shape(residuals)), sample_weight)
+    return _optimum(r, w)
+
+
+def _optimum(r: np.ndarray, w: np.ndarray | None) -> tuple[float, float]:
+    binary = bool(np.all((r == 0) | (r == 1)))
+    if w is None:
+        if binary:
+            n_ok = r.size - int(np.count_nonzero(r))
+            ordered = (np.arange(r.size) >= n_ok).astype(np.float64)
+        else:
+            ordered = np.sort(r)
+        return optimal_from_sorted_unit(ordered)
+    if binary:
+        values = np.array([0.0, 1.0])
+        fail_weight = float(w @ r)
+        counts = np.array([[float(w.sum()) - fail_weight, fail_weight]])
+    else:
+        values, inverse = np.unique(r, return_inverse=True)
+        counts = np.bincount(inverse, weights=w)[None, :]
+    aurc_opt, augrc_opt = optimal_from_counts(values, counts)
+    return float(aurc_opt[0]), float(augrc_opt[0])
+
+
+def eaurc(
+    residuals: ArrayLike, confidence: ArrayLike, *, sample_weight: ArrayLike | None = None
+) -> float:
+    """Excess AURC: AURC minus the AURC of the optimal CSF on the same finite sample.
+
+    The optimum ranks samples by ascending residual, every sample its own step
+    (:func:`optimal_aurc_augrc`), so e-AURC is exactly 0 for a perfect CSF without ties and
+    never negative for an unweighted CSF without ties. A tie group (or a weight > 1, which
+    counts as tied copies) is one linear step of the curve, which may pass below the strict
+    optimum; e-AURC can then be slightly negative.
+
+    Source: Geifman, Uziel & El-Yaniv, ICLR 2019 (E-AURC), computed on the finite sample
+    instead of the continuous approximation r + (1 - r) ln(1 - r).
+    """
+    p = prepare(residuals, confidence, sample_weight)
+    return float(aurc_from_cum(p.W, p.L)[0]) - _optimum(p.residuals, p.weights)[0]
+
+
+def eaugrc(
+    residuals: ArrayLike, confidence: ArrayLike, *, sample_weight: ArrayLike | None = None
+) -> float:
+    """Excess AUGRC: AUGRC minus the AUGRC of the optimal CSF on the same finite sample.
+
+    Same optimum as :func:`eaurc` (ascending residual, strict order, frequency weights).
+    Source: Traub et al., NeurIPS 2024.
+    """
+    p = prepare(residuals, confidence, sample_weight)
+    return float(augrc_from_cum(p.W, p.L)[0]) - _optimum(p.residuals, p.weights)[1]
+
+
+def naurc_from_parts(value: float, optimum: float, random: float) -> float:
+    """(AURC - AURC_opt) / (AURC_random - AURC_opt), NaN when the denominator is 0 (up to
+    rounding: below 1e-12 of AURC_random)."""
+    den = random - optimum
+    return (value - optimum) / den if den > 1e-12 * random else float("nan")
+
+
+def naurc(
+    residuals: ArrayLike, confidence: ArrayLike, *, sample_weight: ArrayLike | None = None
+) -> float:
+    """Normalised AURC: (AURC - AURC_opt) / (AURC_random - AURC_opt).
+
+    AURC_opt is the finite-sample optimum of :func:`eaurc`, AURC_random the (weighted) mean
+    residual, the AURC of a constant CSF. NaN with an ``UndefinedMetricWarning`` when the two
+    coincide (e.g. all residuals equal).
+
+    Source: Cattelan & Silva, "How to fix a broken confidence estimator: evaluating post-hoc
+    methods for selective classification with deep neural networks", UAI 2024 (arXiv 2023).
+    """
+    p = prepare(residuals, confidence, sample_weight)
+    value = float(aurc_from_cum(p.W, p.L)[0])
+    random = float(p.L[0, -1] / p.W[0, -1])
+    out = naurc_from_parts(value, _optimum(p.residuals, p.weights)[0], random)
+    if np.isnan(out):
+        warnings.warn(
+            "naurc: undefined because the optimal and the random AURC coincide; returning NaN",
+            UndefinedMetricWarning,
+            stacklevel=2,
+        )
+    return out
+
+
+def selective_risk_at_coverage(
+    residuals: ArrayLike,
+    confidence: ArrayLike,
+    coverage: float,
+    *,
+    sample_weight: ArrayLike | None = None,
+) -> float:
+    """Selective risk of the largest threshold whose coverage is >= ``coverage`` (in (0, 1]).
+
+    Source: Geifman & El-Yaniv, NeurIPS 2017 (risk at a target coverage).
+    """
+    x = check_unit_interval(coverage, "coverage")
+    p = prepare(residuals, confidence, sample_weight)
+    return float(risk_at_coverage_from_cum(p.W, p.L, x)[0])
+
+
+def coverage_at_risk(
+    residuals: ArrayLike,
+    confidence: ArrayLike,
+    risk: float,
+    *,
+    sample_weight: ArrayLike | None = None,
+) -> float:
+    """Largest coverage whose selective risk is <= ``risk`` (0 if there is none).
+
+    With 0/1 residuals and ``risk = 1 - a`` this is the coverage at the selective accuracy
+    constraint a (Galil et al., "What can we learn from the selective prediction and
+    uncertainty estimation performance of 523 ImageNet classifiers", ICLR 2023).
+    """
+    try:
+        target = float(risk)
+    except (TypeError, ValueError) as err:
+        raise TypeError(f"risk: expected a number, got {type(risk).__name__}") from err
+    if not (np.isfinite(target) and target >= 0):
+        raise ValueError(f"risk: expected a finite non-negative number, got {risk!r}")
+    p = prepare(residuals, confidence, sample_weight)
+    return float(coverage_at_risk_from_cum(p.W, p.L, target)[0])
+
+
+def balanced_residuals(
+    residuals: ArrayLike, labels: ArrayLike, *, sample_weight: ArrayLike | None = None
+) -> np.ndarray:
+    """Residuals re-weighted to the error function of balanced accuracy: r_i n / (K n_{y_i}).
+
+    n is the total (weighted) count, n_c the (weighted) count of class c and K the number of
+    classes present. Samples of weight 0 keep their residual (they do not count in n or n_c).
+    Source: Traub et al., NeurIPS 2024 (error flexibility of AUGRC).
+    """
+    r, _, w, keep = check_inputs(residuals, np.zeros(np.shape(residuals)), sample_weight)
+    y = check_labels(labels, r.size, keep)
+    factor = _balance_factor(y, w)
+    out = np.asarray(residuals, dtype=np.float64).copy()
+    if keep is None:
+        out *= factor
+    else:
+        out[keep] *= factor
+    return out
+
+
+def _balance_factor(labels: np.ndarray, weights: np.ndarray | None) -> np.ndarray:
+    classes, inverse = np.unique(labels, return_inverse=True)
+    counts = np.bincount(inverse, weights=weights, minlength=classes.size)
+    total = counts.sum()
+    return (total / (classes.size * counts))[inverse]
+
+
+def _prepare_balanced(residuals, confidence, labels, sample_weight):
+    r, c, w, keep = check_inputs(residuals, confidence, sample_weight)
+    y = check_labels(labels, r.size, keep)
+    return prepare(r * _balance_factor(y, w), c, w)
+
+
+def aurc_ba(
+    residuals: ArrayLike,
+    confidence: ArrayLike,
+    labels: ArrayLike,
+    *,
+    sample_weight: ArrayLike | None = None,
+) -> float:
+    """AURC with class-balanced residuals r_i n / (K n_{y_i}) and unchanged coverage.
+
+    The selective risk at full coverage is the balanced error rate. See
+    :func:`balanced_residuals`; source: Traub et al., NeurIPS 2024.
+    """
+    p = _prepare_balanced(residuals, confidence, labels, sample_weight)
+    return float(aurc_from_cum(p.W, p.L)[0])
+
+
+def augrc_ba(
+    residuals: ArrayLike,
+    confidence: ArrayLike,
+    labels: ArrayLike,
+    *,
+    sample_weight: ArrayLike | None = None,
+) -> float:
+    """AUGRC with class-balanced residuals r_i n / (K n_{y_i}) and unchanged coverage.
+
+    Source: Traub et al., NeurIPS 2024 (AUGRC with the balanced-accuracy error function).
+    """
+    p = _prepare_balanced(residuals, confidence, labels, sample_weight)
+    return float(augrc_from_cum(p.W, p.L)[0])

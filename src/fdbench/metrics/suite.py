@@ -1,0 +1,155 @@
+"""The whole metric suite from one sort: ``evaluate_all`` and the names of the metrics it returns."""
+
+from __future__ import annotations
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+from ._core import (
+    ap_error_from_cum,
+    ap_success_from_cum,
+    aurc_from_cum,
+    augrc_from_cum,
+    auroc_from_cum,
+    coverage_at_risk_from_cum,
+    fpr_at_tpr_from_cum,
+    rank,
+    risk_at_coverage_from_cum,
+)
+from ._validation import check_inputs, check_labels
+from .calibration import bin_sums, ece_mce_from_sums
+from .scoring import balanced_accuracy, brier, nll
+from .selective import _balance_factor, _optimum, naurc_from_parts
+
+__all__ = [
+    "BINARY_ONLY_KEYS",
+    "LABEL_KEYS",
+    "LOGIT_KEYS",
+    "METRIC_KEYS",
+    "SOFT_METRIC_KEYS",
+    "evaluate_all",
+    "metric_keys",
+]
+
+METRIC_KEYS: tuple[str, ...] = (
+    "aurc",
+    "augrc",
+    "eaurc",
+    "eaugrc",
+    "naurc",
+    "auroc_f",
+    "ap_f_success",
+    "ap_f_error",
+    "fpr@95tpr",
+    "fpr@80tpr",
+    "ece",
+    "mce",
+    "risk@95cov",
+    "coverage@risk5",
+    "accuracy",
+)
+"""Keys of :func:`evaluate_all` for 0/1 residuals, in order."""
+
+SOFT_METRIC_KEYS: tuple[str, ...] = (*METRIC_KEYS[:-1], "mean_residual")
+"""Keys for soft (non-0/1) residuals: ``accuracy`` is replaced by ``mean_residual``."""
+
+BINARY_ONLY_KEYS: frozenset[str] = frozenset(
+    {"auroc_f", "ap_f_success", "ap_f_error", "fpr@95tpr", "fpr@80tpr", "ece", "mce"}
+)
+"""Entries that need 0/1 residuals; NaN for soft residuals."""
+
+LABEL_KEYS: tuple[str, ...] = ("aurc_ba", "augrc_ba")
+"""Added when ``labels`` are given."""
+
+LOGIT_KEYS: tuple[str, ...] = ("nll", "brier", "balanced_accuracy")
+"""Added when ``labels`` and ``logits`` are given."""
+
+
+def metric_keys(
+    *, binary: bool = True, labels: bool = False, logits: bool = False
+) -> tuple[str, ...]:
+    """The keys :func:`evaluate_all` returns for the given kind of input, in order."""
+    keys = METRIC_KEYS if binary else SOFT_METRIC_KEYS
+    if labels:
+        keys = keys + LABEL_KEYS
+        if logits:
+            keys = keys + LOGIT_KEYS
+    return keys
+
+
+def evaluate_all(
+    residuals: ArrayLike,
+    confidence: ArrayLike,
+    *,
+    labels: ArrayLike | None = None,
+    logits: ArrayLike | None = None,
+    sample_weight: ArrayLike | None = None,
+) -> dict[str, float]:
+    """Every metric of ``fdbench.metrics`` for one CSF, from a single sort of ``confidence``.
+
+    Keys are :func:`metric_keys` (``METRIC_KEYS`` for 0/1 residuals, ``SOFT_METRIC_KEYS``
+    otherwise, plus ``LABEL_KEYS`` with ``labels`` and ``LOGIT_KEYS`` with labels and
+    ``logits``). Each value equals the corresponding single function (``aurc``, ``augrc``,
+    ``eaurc``, ``eaugrc``, ``naurc``, ``auroc_f``, ``ap_f_success``, ``ap_f_error``,
+    ``fpr_at_tpr`` at 0.95 and 0.80, ``ece``/``mce`` with 15 bins, ``selective_risk_at_coverage``
+    at 0.95, ``coverage_at_risk`` at 0.05, ``aurc_ba``/``augrc_ba``, ``nll``, ``brier``,
+    ``balanced_accuracy``); ``accuracy`` is 1 - weighted mean residual.
+
+    Undefined entries are NaN without a warning: binary-only entries (``BINARY_ONLY_KEYS``) for
+    soft residuals, ECE/MCE when a confidence lies outside [0, 1], ranking metrics when only
+    one class is present, NAURC when the optimal and random AURC coincide.
+    """
+    r, c, w, keep = check_inputs(residuals, confidence, sample_weight)
+    if logits is not None and labels is None:
+        raise ValueError("logits: the scoring metrics also need labels; pass labels=")
+    y = None if labels is None else check_labels(labels, r.size, keep)
+    binary = bool(np.all((r == 0) | (r == 1)))
+
+    ranking = rank(c)
+    rw = r if w is None else r * w
+    W = ranking.cumulative(w)[None, :]
+    L = ranking.cumulative(rw)[None, :]
+    nan = float("nan")
+    out: dict[str, float] = {}
+    out["aurc"] = float(aurc_from_cum(W, L)[0])
+    out["augrc"] = float(augrc_from_cum(W, L)[0])
+    aurc_opt, augrc_opt = _optimum(r, w)
+    out["eaurc"] = out["aurc"] - aurc_opt
+    out["eaugrc"] = out["augrc"] - augrc_opt
+    mean_residual = float(L[0, -1] / W[0, -1])
+    out["naurc"] = naurc_from_parts(out["aurc"], aurc_opt, mean_residual)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        if binary:
+            out["auroc_f"] = float(auroc_from_cum(W, L)[0])
+            out["ap_f_success"] = float(ap_success_from_cum(W, L)[0])
+            out["ap_f_error"] = float(ap_error_from_cum(W, L)[0])
+            out["fpr@95tpr"] = float(fpr_at_tpr_from_cum(W, L, 0.95)[0])
+            out["fpr@80tpr"] = float(fpr_at_tpr_from_cum(W, L, 0.80)[0])
+        else:
+            for key in ("auroc_f", "ap_f_success", "ap_f_error", "fpr@95tpr", "fpr@80tpr"):
+                out[key] = nan
+    if binary and c.min() >= 0 and c.max() <= 1:
+        ece_value, mce_value = ece_mce_from_sums(*bin_sums(r, c, w, 15))
+        out["ece"], out["mce"] = float(ece_value), float(mce_value)
+    else:
+        out["ece"] = out["mce"] = nan
+    out["risk@95cov"] = float(risk_at_coverage_from_cum(W, L, 0.95)[0])
+    out["coverage@risk5"] = float(coverage_at_risk_from_cum(W, L, 0.05)[0])
+    if binary:
+        out["accuracy"] = 1.0 - mean_residual
+    else:
+        out["mean_residual"] = mean_residual
+    if y is not None:
+        L_ba = ranking.cumulative(rw * _balance_factor(y, w))[None, :]
+        out["aurc_ba"] = float(aurc_from_cum(W, L_ba)[0])
+        out["augrc_ba"] = float(augrc_from_cum(W, L_ba)[0])
+        if logits is not None:
+            z = np.asarray(logits, dtype=np.float64)
+            if keep is not None:
+                if z.ndim < 1 or z.shape[0] != keep.size:
+                    raise ValueError(f"logits: expected {keep.size} rows, got shape {z.shape}")
+                z = z[keep]
+            out["nll"] = nll(y, z, sample_weight=w)
+            out["brier"] = brier(y, z, sample_weight=w)
+            out["balanced_accuracy"] = balanced_accuracy(y, z, sample_weight=w)
+    return out
