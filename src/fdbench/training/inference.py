@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from ..data import Experiment
+from ..data.studies import Experiment
 from ..models.network import Network
 from ..outputs import RunOutputs, SplitOutputs
 from .loader import image_tensor
