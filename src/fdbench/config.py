@@ -172,7 +172,8 @@ class MethodConfig(_Strict):
         keys = sorted(self.grid)
         out = []
         for values in itertools.product(*(self.grid[k] for k in keys)):
-            out.append(model.model_validate({**self.params, **dict(zip(keys, values))}))
+            point = dict(zip(keys, values, strict=True))
+            out.append(model.model_validate({**self.params, **point}))
         return out
 
 
@@ -235,7 +236,9 @@ def parse_config(data: Any, *, source: str = "config") -> BenchmarkConfig:
     path of the offending field and what was expected.
     """
     if not isinstance(data, dict):
-        raise ValueError(f"{source}: expected a mapping at the top level, got {type(data).__name__}")
+        raise ValueError(
+            f"{source}: expected a mapping at the top level, got {type(data).__name__}"
+        )
     try:
         return BenchmarkConfig.model_validate(data)
     except ValidationError as error:

@@ -30,9 +30,13 @@ def make_experiment(seed: int = 0, n_train: int = 96) -> Experiment:
     studies = (
         Study("iid", StudyKind.IID, test.images, test.labels),
         Study(
-            "corruption/noise/1", StudyKind.CORRUPTION, 255 - test.images, test.labels,
-            severity=1, corruption="noise",
-        ),  # fmt: skip
+            "corruption/noise/1",
+            StudyKind.CORRUPTION,
+            255 - test.images,
+            test.labels,
+            severity=1,
+            corruption="noise",
+        ),
         Study("new_class/noise", StudyKind.NEW_CLASS_NONSEMANTIC, new, np.full(7, -1)),
     )
     return Experiment("tiny", CLASSES, train, val, studies)
@@ -42,7 +46,8 @@ def tiny_config(**overrides):
     data = {
         "name": "tiny",
         "data": {"builder": "fashion_mnist_experiments", "args": {"quick": True}},
-        "architecture": {"name": "convnet", "dropout": 0.3, "options": {"width": 2, "feature_dim": 6}},
+        "architecture": {"name": "convnet", "dropout": 0.3,
+                         "options": {"width": 2, "feature_dim": 6}},
         "training": {"epochs": 1, "batch_size": 32, "lr": 0.05, "threads": 1},
         "inference": {"mc_samples": 4, "batch_size": 16, "max_train_samples": 40},
         "methods": [
@@ -67,3 +72,8 @@ def experiment() -> Experiment:
 @pytest.fixture(scope="session")
 def config():
     return tiny_config()
+
+
+@pytest.fixture(scope="session")
+def make_config():
+    return tiny_config

@@ -61,7 +61,9 @@ def test_mc_dropout_samples_differ_and_average_to_logits(experiment):
     mcd = split.mcd_logits
     assert not np.allclose(mcd[:, 0], mcd[:, 1])
     # inverted dropout is unbiased: the sample mean approaches the deterministic logits
-    np.testing.assert_allclose(mcd.mean(axis=1), split.logits, atol=0.25 * np.abs(split.logits).max())
+    np.testing.assert_allclose(
+        mcd.mean(axis=1), split.logits, atol=0.25 * np.abs(split.logits).max()
+    )
 
 
 def test_eval_inference_is_deterministic_and_mc_is_seeded(experiment):

@@ -11,8 +11,6 @@ from fdbench.outputs import read_outputs  # noqa: E402
 from fdbench.training import load_checkpoint, run_training_job, train_or_load  # noqa: E402
 from fdbench.training.jobs import run_dir  # noqa: E402
 
-from .conftest import tiny_config  # noqa: E402
-
 
 def _arrays(run):
     out = {}
@@ -54,9 +52,9 @@ def test_job_resumes_without_recomputing(tmp_path, config, experiment):
     assert path.stat().st_mtime_ns == stamp and model.stat().st_mtime_ns == model_stamp
 
 
-def test_changed_config_is_refused(tmp_path, config, experiment):
+def test_changed_config_is_refused(tmp_path, config, experiment, make_config):
     run_training_job(config, experiment, "ce", 0, tmp_path)
-    other = tiny_config(training={"epochs": 2, "batch_size": 32, "threads": 1})
+    other = make_config(training={"epochs": 2, "batch_size": 32, "threads": 1})
     with pytest.raises(ValueError, match="different configuration"):
         run_training_job(other, experiment, "ce", 0, tmp_path)
 
@@ -80,7 +78,7 @@ def test_confidnet_keeps_base_classifier(tmp_path, config, experiment):
 
 
 def test_grid_selects_lowest_validation_score(tmp_path, config, experiment):
-    net, info = train_or_load(config, experiment, "grid", 0, tmp_path)
+    _, info = train_or_load(config, experiment, "grid", 0, tmp_path)
     selection = json.loads(info["selection"])
     scores = [c["val_score"] for c in selection["candidates"]]
     assert [c["params"]["lr"] for c in selection["candidates"]] == [0.01, 0.1]
@@ -88,8 +86,8 @@ def test_grid_selects_lowest_validation_score(tmp_path, config, experiment):
     assert info["params"]["lr"] == [0.01, 0.1][selection["chosen"]]
 
 
-def test_training_learns_the_tiny_task(tmp_path, experiment):
-    config = tiny_config(training={"epochs": 3, "batch_size": 16, "lr": 0.05, "threads": 1})
+def test_training_learns_the_tiny_task(tmp_path, experiment, make_config):
+    config = make_config(training={"epochs": 3, "batch_size": 16, "lr": 0.05, "threads": 1})
     run = read_outputs(run_training_job(config, experiment, "ce", 0, tmp_path))
     iid = run.splits["iid"]
     assert np.mean(iid.logits.argmax(axis=1) == iid.labels) >= 0.8

@@ -24,7 +24,7 @@ def test_gambler_loss_by_hand():
     targets = torch.tensor([0, 2])
     o = 2.5
     expected = 0.0
-    for row, y in zip(outputs.tolist(), targets.tolist()):
+    for row, y in zip(outputs.tolist(), targets.tolist(), strict=True):
         p = _softmax(row)
         expected += -math.log(p[y] + p[-1] / o)
     expected /= 2

@@ -8,12 +8,26 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from .network import Network
 
-__all__ = ["ARCHITECTURES", "HEADS", "ConfidNetHead", "Network", "Normalize", "build_model"]
+__all__ = [
+    "ARCHITECTURES",
+    "HEADS",
+    "ConfidNetHead",
+    "Network",
+    "Normalize",
+    "build_model",
+    "build_zoo_model",
+]
 
 #: Architecture names accepted by :func:`build_model`.
 ARCHITECTURES = ("convnet", "vgg13", "resnet18", "resnet50", "vit")
 
-_LAZY = {"ConfidNetHead": "network", "Network": "network", "Normalize": "network", "HEADS": "network"}
+_LAZY = {
+    "ConfidNetHead": "network",
+    "HEADS": "network",
+    "Network": "network",
+    "Normalize": "network",
+    "build_zoo_model": "zoo",
+}
 
 
 def __getattr__(name: str) -> Any:

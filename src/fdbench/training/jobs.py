@@ -7,6 +7,7 @@ import json
 import logging
 import os
 import tempfile
+import warnings
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -27,8 +28,8 @@ from .methods import ClassifierModule, ConfidNetModule
 
 __all__ = [
     "load_checkpoint",
-    "run_training_job",
     "run_dir",
+    "run_training_job",
     "train_or_load",
     "validation_score",
 ]
@@ -48,9 +49,12 @@ def _quiet_lightning() -> Iterator[None]:
     for lg in loggers:
         lg.setLevel(logging.WARNING)
     try:
-        yield
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", message=".*LeafSpec.*is deprecated")
+            warnings.filterwarnings("ignore", message=".*does not have many workers.*")
+            yield
     finally:
-        for lg, level in zip(loggers, levels):
+        for lg, level in zip(loggers, levels, strict=True):
             lg.setLevel(level)
 
 
@@ -188,7 +192,7 @@ def _train_confidnet(
             shuffle=True,
             seed=seed,
         )
-        _trainer(params.epochs).fit(ConfidNetModule(net, lr=params.lr), loader)
+        _trainer(params.epochs).fit(ConfidNetModule(net.confidnet, lr=params.lr), loader)
     return net.eval(), build
 
 

@@ -6,7 +6,7 @@ import lightning as L
 import torch
 import torch.nn.functional as F
 
-from ..models.network import Network
+from ..models.network import ConfidNetHead, Network
 from .losses import confidnet_loss, devries_loss, gambler_loss, update_devries_lambda
 
 __all__ = ["ClassifierModule", "ConfidNetModule"]
@@ -75,7 +75,7 @@ class ClassifierModule(L.LightningModule):
         confidence = net.devries(features).squeeze(-1)
         hints = torch.bernoulli(torch.full_like(confidence, 0.5))
         loss, conf_loss = devries_loss(logits, confidence, y, hints, self.lam)
-        self.lam = update_devries_lambda(self.lam, float(conf_loss), self.budget)
+        self.lam = update_devries_lambda(self.lam, float(conf_loss.detach()), self.budget)
         return loss
 
     def configure_optimizers(self):
@@ -94,23 +94,23 @@ class ClassifierModule(L.LightningModule):
 
 
 class ConfidNetModule(L.LightningModule):
-    """ConfidNet's second stage (Corbière et al. 2019): fits the ConfidNet MLP of a network whose
-    body and classifier stay frozen, by MSE to the true-class probability, with Adam.
+    """ConfidNet's second stage (Corbière et al. 2019): fits the ConfidNet MLP ``head`` of a
+    network whose body and classifier stay frozen, by MSE to the true-class probability, with Adam.
 
     Batches are ``(features, logits, labels)`` precomputed by the frozen network in eval mode,
     so the body runs once per sample rather than once per epoch.
     """
 
-    def __init__(self, network: Network, *, lr: float) -> None:
+    def __init__(self, head: ConfidNetHead, *, lr: float) -> None:
         super().__init__()
-        if network.confidnet is None:
-            raise ValueError("network must carry a ConfidNet head (head='confidnet')")
-        self.network = network
+        if not isinstance(head, ConfidNetHead):
+            raise TypeError(f"head must be a ConfidNetHead, got {type(head).__name__}")
+        self.head = head
         self.lr = lr
 
     def training_step(self, batch: tuple[torch.Tensor, ...], batch_idx: int):
         features, logits, y = batch
-        return confidnet_loss(self.network.confidnet(features), logits, y)
+        return confidnet_loss(self.head(features), logits, y)
 
     def configure_optimizers(self):
-        return torch.optim.Adam(self.network.confidnet.parameters(), lr=self.lr)
+        return torch.optim.Adam(self.head.parameters(), lr=self.lr)
