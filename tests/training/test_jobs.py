@@ -8,7 +8,12 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from fdbench.outputs import read_outputs  # noqa: E402
-from fdbench.training import load_checkpoint, run_training_job, train_or_load  # noqa: E402
+from fdbench.training import (  # noqa: E402
+    load_checkpoint,
+    plan_jobs,
+    run_training_job,
+    train_or_load,
+)
 from fdbench.training.jobs import run_dir  # noqa: E402
 
 
@@ -91,6 +96,11 @@ def test_training_learns_the_tiny_task(tmp_path, experiment, make_config):
     run = read_outputs(run_training_job(config, experiment, "ce", 0, tmp_path))
     iid = run.splits["iid"]
     assert np.mean(iid.logits.argmax(axis=1) == iid.labels) >= 0.8
+
+
+def test_plan_puts_confidnet_after_its_base(config):
+    plan = plan_jobs(config)
+    assert plan == [("ce", 0), ("dg", 0), ("dv", 0), ("grid", 0), ("cn", 0)]
 
 
 def test_bad_job_arguments(tmp_path, config, experiment):

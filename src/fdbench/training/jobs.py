@@ -28,6 +28,7 @@ from .methods import ClassifierModule, ConfidNetModule
 
 __all__ = [
     "load_checkpoint",
+    "plan_jobs",
     "run_dir",
     "run_training_job",
     "train_or_load",
@@ -35,6 +36,15 @@ __all__ = [
 ]
 
 _HEAD = {"ce": None, "deepgamblers": "deepgamblers", "devries": "devries"}
+
+
+def plan_jobs(config: BenchmarkConfig) -> list[tuple[str, int]]:
+    """Every (method, seed) job of ``config`` in an order where ConfidNet jobs follow the jobs of
+    their base method: end-to-end methods first (config order, then seed), ConfidNet last.
+    Running the list in order (or ConfidNet after the rest finished) trains each model once."""
+    first = [(m.name, s) for m in config.methods if m.kind != "confidnet" for s in m.seeds]
+    last = [(m.name, s) for m in config.methods if m.kind == "confidnet" for s in m.seeds]
+    return first + last
 
 
 def run_dir(out_dir: str | os.PathLike[str], experiment: str, method: str, seed: int) -> Path:
