@@ -1,6 +1,7 @@
 """Training jobs: every method trains, selection over a grid, resuming and bit-identity."""
 
 import json
+import pickle
 
 import numpy as np
 import pytest
@@ -96,6 +97,13 @@ def test_training_learns_the_tiny_task(tmp_path, experiment, make_config):
     run = read_outputs(run_training_job(config, experiment, "ce", 0, tmp_path))
     iid = run.splits["iid"]
     assert np.mean(iid.logits.argmax(axis=1) == iid.labels) >= 0.8
+
+
+def test_job_and_config_pickle(config, experiment):
+    """dask ships the function and its arguments to workers by pickling them."""
+    assert pickle.loads(pickle.dumps(run_training_job)) is run_training_job
+    assert pickle.loads(pickle.dumps(config)) == config
+    assert pickle.loads(pickle.dumps(experiment)).name == experiment.name
 
 
 def test_plan_puts_confidnet_after_its_base(config):

@@ -202,6 +202,7 @@ def _train_confidnet(
             shuffle=True,
             seed=seed,
         )
+        net.confidnet.train()
         _trainer(params.epochs).fit(ConfidNetModule(net.confidnet, lr=params.lr), loader)
     return net.eval(), build
 
