@@ -59,10 +59,12 @@ def test_generated_dataset_cache_and_corruption_error(tmp_path):
     raw = bytearray(target.read_bytes())
     raw[-1] ^= 0xFF
     target.write_bytes(bytes(raw))
-    with pytest.raises(_cache.CorruptedCacheError, match="train_images.npy.*re-fetch"):
+    with pytest.raises(_cache.CorruptedCacheError, match=r"train_images\.npy.*re-fetch"):
         load_dataset("noise", "train", data_dir=tmp_path)
     fetch("noise", data_dir=tmp_path, progress=False, force=True)
-    np.testing.assert_array_equal(load_dataset("noise", "train", data_dir=tmp_path).images, ds.images)
+    np.testing.assert_array_equal(
+        load_dataset("noise", "train", data_dir=tmp_path).images, ds.images
+    )
 
 
 def test_env_var_selects_data_dir(tmp_path, monkeypatch):
@@ -75,7 +77,9 @@ def test_all_sources_failing_gives_one_error_listing_them(tmp_path, monkeypatch)
     def broken(reporter):
         raise OSError("unreachable")
 
-    monkeypatch.setitem(fetch_module._SOURCES, "mnist", [("source A", broken), ("source B", broken)])
+    monkeypatch.setitem(
+        fetch_module._SOURCES, "mnist", [("source A", broken), ("source B", broken)]
+    )
     with pytest.raises(fetch_module.FetchError, match=r"(?s)source A.*unreachable.*source B"):
         fetch("mnist", data_dir=tmp_path, progress=False)
     assert not _cache.is_cached(tmp_path / "mnist")
@@ -102,3 +106,14 @@ def test_restricted_unpickler_loads_arrays_and_refuses_code():
         load_array_pickle(pickle.dumps(_Evil()))
     with pytest.raises(pickle.UnpicklingError, match="refusing"):
         load_array_pickle(gzip.decompress(gzip.compress(pickle.dumps(_Evil()))))
+
+
+def test_canonical_download_gives_up_quickly():
+    import time
+
+    start = time.perf_counter()
+    with pytest.raises(OSError):
+        with fetch_module._Reporter(False) as reporter:
+            fetch_module._download("http://10.255.255.1/unreachable.gz", reporter, timeout=0.5)
+    assert time.perf_counter() - start < 5
+    assert fetch_module.CANONICAL_TIMEOUT_S <= 5

@@ -44,8 +44,13 @@ def test_cifar100_fine_and_coarse(tmp_path):
     hwc, rows = _cifar_rows(4)
     batch = {b"data": rows, b"fine_labels": [0, 99, 5, 7], b"coarse_labels": [4, 19, 0, 1]}
     _dump(tmp_path / "test", batch)
-    _dump(tmp_path / "meta", {b"fine_label_names": [f"f{i}".encode() for i in range(100)],
-                              b"coarse_label_names": [f"s{i}".encode() for i in range(20)]})
+    _dump(
+        tmp_path / "meta",
+        {
+            b"fine_label_names": [f"f{i}".encode() for i in range(100)],
+            b"coarse_label_names": [f"s{i}".encode() for i in range(20)],
+        },
+    )
     fine = readers.read_cifar100(tmp_path, "test")
     coarse = readers.read_cifar100(tmp_path, "test", label="coarse")
     np.testing.assert_array_equal(fine.images, hwc)
@@ -97,16 +102,25 @@ def test_tiny_imagenet(tmp_path):
 
 
 def test_medmnist(tmp_path):
-    grey = {f"{s}_images": RNG.integers(0, 256, (n, 28, 28), dtype=np.uint8)
-            for s, n in (("train", 3), ("val", 2), ("test", 2))}  # fmt: skip
-    labels = {f"{s}_labels": np.array([[i % 3] for i in range(n)], np.uint8)
-              for s, n in (("train", 3), ("val", 2), ("test", 2))}  # fmt: skip
+    grey = {
+        f"{s}_images": RNG.integers(0, 256, (n, 28, 28), dtype=np.uint8)
+        for s, n in (("train", 3), ("val", 2), ("test", 2))
+    }
+    labels = {
+        f"{s}_labels": np.array([[i % 3] for i in range(n)], np.uint8)
+        for s, n in (("train", 3), ("val", 2), ("test", 2))
+    }
     np.savez(tmp_path / "pneumoniamnist.npz", **grey, **labels)
     ds = readers.read_medmnist(tmp_path / "pneumoniamnist.npz", "train")
     assert ds.images.shape == (3, 28, 28, 1) and ds.labels.tolist() == [0, 1, 2]
     assert ds.name == "pneumoniamnist" and len(ds.class_names) == 3
-    np.savez(tmp_path / "multi.npz", **grey, train_labels=np.zeros((3, 4)), val_labels=np.zeros((2, 4)),
-             test_labels=np.zeros((2, 4)))  # fmt: skip
+    np.savez(
+        tmp_path / "multi.npz",
+        **grey,
+        train_labels=np.zeros((3, 4)),
+        val_labels=np.zeros((2, 4)),
+        test_labels=np.zeros((2, 4)),
+    )
     with pytest.raises(ValueError, match="multi-label"):
         readers.read_medmnist(tmp_path / "multi.npz", "train")
 

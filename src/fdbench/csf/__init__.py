@@ -1,1 +1,59 @@
 """Confidence scoring functions computed from stored outputs, and their scaling."""
+
+from .ensemble import ens_ee, ens_mi, ens_msr, ens_pe
+from .features import (
+    fit_knn,
+    fit_mahalanobis,
+    fit_trust_score,
+    fit_vim,
+    knn_score,
+    mahalanobis_score,
+    trust_score,
+    vim_score,
+)
+from .heads import confidnet, devries, dg_res
+from .mcdropout import mcd_ee, mcd_mi, mcd_mls, mcd_msr, mcd_pe
+from .registry import REGISTRY, CSFInfo, available_csfs, clear_fit_cache, compute_csfs
+from .scaling import PlattScaling, fit_platt, safe_sigmoid
+from .softmax import doctor, energy, log_softmax, mls, msr, pe
+from .temperature import fit_temperature, temp_mls, temp_msr
+
+__all__ = [
+    "REGISTRY",
+    "CSFInfo",
+    "PlattScaling",
+    "available_csfs",
+    "clear_fit_cache",
+    "compute_csfs",
+    "confidnet",
+    "devries",
+    "dg_res",
+    "doctor",
+    "energy",
+    "ens_ee",
+    "ens_mi",
+    "ens_msr",
+    "ens_pe",
+    "fit_knn",
+    "fit_mahalanobis",
+    "fit_platt",
+    "fit_temperature",
+    "fit_trust_score",
+    "fit_vim",
+    "knn_score",
+    "log_softmax",
+    "mahalanobis_score",
+    "mcd_ee",
+    "mcd_mi",
+    "mcd_mls",
+    "mcd_msr",
+    "mcd_pe",
+    "mls",
+    "msr",
+    "pe",
+    "safe_sigmoid",
+    "temp_mls",
+    "temp_msr",
+    "trust_score",
+    "vim_score",
+]

@@ -18,7 +18,7 @@ class CorruptedCacheError(RuntimeError):
 
 
 def data_dir(data_dir: str | os.PathLike | None = None) -> Path:
-    """The dataset cache: ``data_dir`` if given, else ``$FDBENCH_DATA``, else ``~/.cache/fdbench``."""
+    """The dataset cache: ``data_dir``, else ``$FDBENCH_DATA``, else ``~/.cache/fdbench``."""
     if data_dir is not None:
         return Path(data_dir).expanduser()
     env = os.environ.get("FDBENCH_DATA")
@@ -104,7 +104,7 @@ def read_cached_split(folder: Path, split: str, name: str) -> tuple[np.ndarray, 
         if not path.is_file() or sha256_file(path) != expected:
             raise CorruptedCacheError(
                 f"cached file {path} is missing or corrupted (SHA-256 mismatch); re-fetch it with "
-                f"`fdbench data fetch {name} --force` (or fdbench.data.fetch({name!r}, force=True)), "
+                f"`fdbench data fetch {name} --force` (fdbench.data.fetch({name!r}, force=True)) "
                 f"or delete {folder}"
             )
         arrays.append(np.load(path, allow_pickle=False))

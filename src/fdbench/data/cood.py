@@ -85,6 +85,35 @@ def cood_severity_levels(
         level_scores.append(window_scores[w])
         tests.append(np.flatnonzero(~estimation_mask & np.isin(labels, group)))
     return CoodLevels(
-        tuple(percentiles), tuple(groups), np.array(level_scores, dtype=np.float64),
-        tuple(tests), scores,
-    )  # fmt: skip
+        tuple(percentiles),
+        tuple(groups),
+        np.array(level_scores, dtype=np.float64),
+        tuple(tests),
+        scores,
+    )
+
+
+def cood_studies(levels: CoodLevels, images: np.ndarray) -> tuple:
+    """One :class:`~fdbench.data.studies.Study` per C-OOD level: ``cood/<percentile>``.
+
+    ``images`` are the OOD samples that ``levels`` was computed on (already in the training
+    format); every study holds the test samples of its level, labelled −1 (new class), with
+    ``severity`` the level's index (0 = easiest).
+    """
+    from fdbench.data.studies import Study, StudyKind
+
+    if not isinstance(images, np.ndarray) or images.dtype != np.uint8 or images.ndim != 4:
+        raise TypeError("images must be a uint8 numpy array of shape N×H×W×C")
+    n_max = max((int(idx.max()) for idx in levels.test_indices if idx.size), default=-1)
+    if n_max >= images.shape[0]:
+        raise ValueError(f"images must hold every sample of levels; index {n_max} is out of range")
+    return tuple(
+        Study(
+            f"cood/{p}",
+            StudyKind.COOD,
+            images[idx],
+            np.full(idx.size, -1, dtype=np.int64),
+            severity=level,
+        )
+        for level, (p, idx) in enumerate(zip(levels.percentiles, levels.test_indices, strict=True))
+    )

@@ -1,4 +1,4 @@
-"""The 15 image corruptions of Hendrycks & Dietterich (ICLR 2019) at 5 severities, NumPy/SciPy/Pillow.
+"""The 15 corruptions of Hendrycks & Dietterich (ICLR 2019) at 5 severities, NumPy/SciPy/Pillow.
 
 Re-implementation of ImageNet-C / CIFAR-10-C without OpenCV or ImageMagick, vectorised over the
 batch and tuned for 28×28 images (spatial parameters scale with ``min(H, W) / 28``). Every
@@ -20,20 +20,37 @@ from scipy import ndimage
 from fdbench.data.procedural import _next_pow2, frost_texture, plasma_fractal
 
 CORRUPTIONS = (
-    "gaussian_noise", "shot_noise", "impulse_noise",
-    "defocus_blur", "glass_blur", "motion_blur", "zoom_blur",
-    "snow", "frost", "fog",
-    "brightness", "contrast", "elastic_transform", "pixelate", "jpeg_compression",
-)  # fmt: skip
+    "gaussian_noise",
+    "shot_noise",
+    "impulse_noise",
+    "defocus_blur",
+    "glass_blur",
+    "motion_blur",
+    "zoom_blur",
+    "snow",
+    "frost",
+    "fog",
+    "brightness",
+    "contrast",
+    "elastic_transform",
+    "pixelate",
+    "jpeg_compression",
+)
 SEVERITIES = (1, 2, 3, 4, 5)
 
 #: Parameters per corruption, one entry per severity 1..5 (28×28 scale for spatial ones).
 PARAMS: dict[str, tuple] = {
     "gaussian_noise": (0.08, 0.12, 0.18, 0.26, 0.38),  # noise std
-    "shot_noise": (60.0, 25.0, 12.0, 5.0, 3.0),  # photons per unit intensity
+    "shot_noise": (40.0, 15.0, 7.0, 3.5, 2.0),  # photons per unit intensity
     "impulse_noise": (0.03, 0.06, 0.10, 0.17, 0.27),  # salt-and-pepper fraction
-    "defocus_blur": ((1.0, 0.3), (1.5, 0.4), (2.0, 0.5), (2.5, 0.5), (3.0, 0.5)),  # radius, alias
-    "glass_blur": ((0.6, 1, 1), (0.7, 1, 2), (0.8, 1, 3), (0.9, 2, 2), (1.0, 2, 3)),  # sigma, delta, it.
+    "defocus_blur": ((1.0, 0.3), (1.6, 0.4), (2.3, 0.5), (3.0, 0.5), (4.0, 0.5)),  # radius, alias
+    "glass_blur": (
+        (0.6, 1, 1),
+        (0.7, 1, 2),
+        (0.8, 1, 3),
+        (0.9, 2, 2),
+        (1.0, 2, 3),
+    ),  # sigma, delta, it.
     "motion_blur": ((4, 1.0), (6, 1.8), (8, 2.6), (10, 3.4), (12, 4.5)),  # length, sigma
     "zoom_blur": (0.10, 0.16, 0.22, 0.30, 0.40),  # largest zoom − 1
     "snow": (
@@ -48,8 +65,8 @@ PARAMS: dict[str, tuple] = {
     "brightness": (0.1, 0.2, 0.3, 0.4, 0.5),  # added to HSV value
     "contrast": (0.6, 0.45, 0.3, 0.2, 0.1),  # contrast factor
     "elastic_transform": ((0.6, 0.6), (0.9, 0.9), (1.2, 1.2), (1.6, 1.6), (2.0, 2.0)),
-    "pixelate": (0.7, 0.55, 0.45, 0.35, 0.25),  # down-sampling factor
-    "jpeg_compression": (25, 15, 10, 7, 4),  # JPEG quality
+    "pixelate": (0.36, 0.25, 0.18, 0.143, 0.107),  # down-sampling factor: 10, 7, 5, 4, 3 px
+    "jpeg_compression": (18, 10, 7, 4, 2),  # JPEG quality
 }
 _FROST_TEXTURES = 4
 _ELASTIC_SMOOTHNESS = 2.5  # Gaussian sigma of the displacement field at 28×28
@@ -208,8 +225,11 @@ def _frost(x, c, rng):
     pick = rng.integers(0, _FROST_TEXTURES, size=n)
     top = rng.integers(0, size - h + 1, size=n)
     left = rng.integers(0, size - w + 1, size=n)
-    crops = textures[pick[:, None, None], top[:, None, None] + np.arange(h)[None, :, None],
-                     left[:, None, None] + np.arange(w)[None, None, :]][..., None]  # fmt: skip
+    crops = textures[
+        pick[:, None, None],
+        top[:, None, None] + np.arange(h)[None, :, None],
+        left[:, None, None] + np.arange(w)[None, None, :],
+    ][..., None]
     tint = np.array([0.85, 0.93, 1.0]) if ch == 3 else np.ones(1)
     return c[0] * x + c[1] * crops * tint
 
@@ -242,8 +262,12 @@ def _elastic_transform(x, c, rng):
     jac = rng.uniform(-1, 1, (n, 2, 2)) / (max(h, w) / 2)
     shift = rng.uniform(-1, 1, (n, 2))
     yy, xx = np.meshgrid(np.arange(h) - (h - 1) / 2, np.arange(w) - (w - 1) / 2, indexing="ij")
-    dy = affine * (jac[:, 0, 0, None, None] * yy + jac[:, 0, 1, None, None] * xx + shift[:, 0, None, None])
-    dx = affine * (jac[:, 1, 0, None, None] * yy + jac[:, 1, 1, None, None] * xx + shift[:, 1, None, None])
+    dy = affine * (
+        jac[:, 0, 0, None, None] * yy + jac[:, 0, 1, None, None] * xx + shift[:, 0, None, None]
+    )
+    dx = affine * (
+        jac[:, 1, 0, None, None] * yy + jac[:, 1, 1, None, None] * xx + shift[:, 1, None, None]
+    )
     rows = np.arange(h)[None, :, None] + dy + alpha * field[0]
     cols = np.arange(w)[None, None, :] + dx + alpha * field[1]
     coords = np.stack(
@@ -376,8 +400,13 @@ def show_corruptions(
         for col, cell in enumerate(cells):
             ax = axes[row, col]
             strip = np.concatenate(list(cell), axis=1)
-            ax.imshow(strip[..., 0] if strip.shape[-1] == 1 else strip, cmap="gray", vmin=0,
-                      vmax=255, interpolation="nearest")  # fmt: skip
+            ax.imshow(
+                strip[..., 0] if strip.shape[-1] == 1 else strip,
+                cmap="gray",
+                vmin=0,
+                vmax=255,
+                interpolation="nearest",
+            )
             ax.set_xticks([])
             ax.set_yticks([])
             if row == 0:

@@ -11,14 +11,31 @@ import numpy as np
 from fdbench.data import _cache
 
 FASHION_MNIST_CLASSES = (
-    "T-shirt/top", "Trouser", "Pullover", "Dress", "Coat",
-    "Sandal", "Shirt", "Sneaker", "Bag", "Ankle boot",
-)  # fmt: skip
+    "T-shirt/top",
+    "Trouser",
+    "Pullover",
+    "Dress",
+    "Coat",
+    "Sandal",
+    "Shirt",
+    "Sneaker",
+    "Bag",
+    "Ankle boot",
+)
 MNIST_CLASSES = tuple(str(d) for d in range(10))
 #: Animal-MNIST's classes (label order of the PyPI package ``animal-mnist==0.4``).
 ANIMAL_MNIST_CLASSES = (
-    "bear", "bird", "cat", "cow", "dog", "elephant", "giraffe", "horse", "sheep", "zebra",
-)  # fmt: skip
+    "bear",
+    "bird",
+    "cat",
+    "cow",
+    "dog",
+    "elephant",
+    "giraffe",
+    "horse",
+    "sheep",
+    "zebra",
+)
 DIGITS_CLASSES = MNIST_CLASSES
 #: Texture images bundled with scikit-image (no download), one class each.
 TEXTURE_IMAGES = ("brick", "grass", "gravel", "moon", "cell")
@@ -63,7 +80,9 @@ class ImageDataset:
             raise ValueError(
                 f"labels must have shape ({self.images.shape[0]},); got {self.labels.shape}"
             )
-        if self.labels.size and (self.labels.min() < 0 or self.labels.max() >= len(self.class_names)):
+        if self.labels.size and (
+            self.labels.min() < 0 or self.labels.max() >= len(self.class_names)
+        ):
             raise ValueError(f"labels must lie in [0, {len(self.class_names)}) (class_names)")
 
     def __len__(self) -> int:

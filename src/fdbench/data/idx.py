@@ -20,6 +20,8 @@ def parse_idx(data: bytes, *, name: str = "idx file") -> np.ndarray:
     dtype = np.dtype(_IDX_DTYPES[data[2]])
     count = int(np.prod(shape, dtype=np.int64))
     if len(data) != header + count * dtype.itemsize:
-        raise ValueError(f"{name} has {len(data) - header} data bytes; shape {shape} needs "
-                         f"{count * dtype.itemsize}")
+        raise ValueError(
+            f"{name} has {len(data) - header} data bytes; shape {shape} needs "
+            f"{count * dtype.itemsize}"
+        )
     return np.frombuffer(data, dtype=dtype, count=count, offset=header).reshape(shape)

@@ -125,7 +125,9 @@ def read_tiny_imagenet(path: str | os.PathLike, split: str = "train") -> ImageDa
                 labels.append(index[parts[1]])
     else:
         raise ValueError(f"split must be 'train' or 'val'; got {split!r}")
-    images = np.stack([_load_rgb(f) for f in files]) if files else np.zeros((0, 64, 64, 3), np.uint8)
+    images = (
+        np.stack([_load_rgb(f) for f in files]) if files else np.zeros((0, 64, 64, 3), np.uint8)
+    )
     names = tuple(words.get(w, w) for w in wnids)
     return ImageDataset("tiny_imagenet", images, np.asarray(labels, dtype=np.int64), names)
 
@@ -145,9 +147,13 @@ def read_medmnist(
         images = np.asarray(npz[f"{split}_images"], dtype=np.uint8)
         labels = np.asarray(npz[f"{split}_labels"])
         n_classes = int(
-            max(np.max(npz[f"{s}_labels"], initial=0) for s in ("train", "val", "test")
-                if f"{s}_labels" in npz.files) + 1
-        )  # fmt: skip
+            max(
+                np.max(npz[f"{s}_labels"], initial=0)
+                for s in ("train", "val", "test")
+                if f"{s}_labels" in npz.files
+            )
+            + 1
+        )
     if images.ndim == 3:
         images = images[..., None]
     if labels.ndim == 2 and labels.shape[1] != 1:
@@ -173,8 +179,12 @@ def read_cifar_c(
     labels = np.load(folder / "labels.npy", allow_pickle=False)
     n = images.shape[0] // CIFAR_C_SEVERITIES
     block = slice((severity - 1) * n, severity * n)
-    return ImageDataset(f"{folder.name}/{corruption}/{severity}", np.array(images[block], np.uint8),
-                        np.asarray(labels[block], dtype=np.int64), class_names)  # fmt: skip
+    return ImageDataset(
+        f"{folder.name}/{corruption}/{severity}",
+        np.array(images[block], np.uint8),
+        np.asarray(labels[block], dtype=np.int64),
+        class_names,
+    )
 
 
 def read_image_folder(path: str | os.PathLike, *, mode: str = "RGB") -> ImageDataset:

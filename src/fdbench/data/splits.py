@@ -1,4 +1,4 @@
-"""Class splits that create shifts: sub-class, semantic new-class, non-semantic new-class, Kim et al."""
+"""Class splits that create shifts: sub-class, semantic and non-semantic new-class, Kim et al."""
 
 from __future__ import annotations
 
@@ -58,7 +58,9 @@ def cifar100_superclasses(*, drop: Sequence[str] = ("vehicles_2",)) -> dict[str,
         raise ValueError(f"drop must name CIFAR-100 super-classes; unknown: {sorted(unknown)}")
     index = {name: i for i, name in enumerate(CIFAR100_CLASSES)}
     return {
-        s: tuple(index[c] for c in fine) for s, fine in CIFAR100_SUPERCLASSES.items() if s not in drop
+        s: tuple(index[c] for c in fine)
+        for s, fine in CIFAR100_SUPERCLASSES.items()
+        if s not in drop
     }
 
 
@@ -72,7 +74,7 @@ def _check_superclasses(superclasses: Mapping[str, Sequence[int]]) -> dict[str, 
     return out
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class SubclassShift:
     """A super-class task with one sub-class per super-class held out of training.
 

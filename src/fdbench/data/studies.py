@@ -88,9 +88,13 @@ def _take(n: int, cap: int | None, rng: np.random.Generator) -> np.ndarray:
 
 
 def _train_val(
-    name: str, images: np.ndarray, labels: np.ndarray, class_names: tuple[str, ...],
-    cap: int | None, rng: np.random.Generator,
-) -> tuple[ImageDataset, ImageDataset]:  # fmt: skip
+    name: str,
+    images: np.ndarray,
+    labels: np.ndarray,
+    class_names: tuple[str, ...],
+    cap: int | None,
+    rng: np.random.Generator,
+) -> tuple[ImageDataset, ImageDataset]:
     keep = _take(labels.size, cap, rng)
     perm = rng.permutation(keep)
     n_val = round(VAL_FRACTION * perm.size)
@@ -133,14 +137,21 @@ def fashion_mnist_experiments(
 
 
 def _new_class_experiment(train_set, test_set, seed, q, fmt, data_dir) -> Experiment:
-    known, _ = semantic_split(len(train_set.class_names), fraction=SEMANTIC_FRACTION,
-                              seed=_sub_rng(seed, "semantic_split"))  # fmt: skip
+    known, _ = semantic_split(
+        len(train_set.class_names),
+        fraction=SEMANTIC_FRACTION,
+        seed=_sub_rng(seed, "semantic_split"),
+    )
     class_names = tuple(train_set.class_names[i] for i in known)
     tr = np.isin(train_set.labels, known)
     train, val = _train_val(
-        "fashion_mnist", train_set.images[tr], relabel(train_set.labels[tr], known),
-        class_names, N_TRAIN[q], _sub_rng(seed, "train_val"),
-    )  # fmt: skip
+        "fashion_mnist",
+        train_set.images[tr],
+        relabel(train_set.labels[tr], known),
+        class_names,
+        N_TRAIN[q],
+        _sub_rng(seed, "train_val"),
+    )
     test_labels = relabel(test_set.labels, known)
     inlier = np.flatnonzero(test_labels >= 0)
     iid_idx = inlier[_take(inlier.size, N_IID[q], _sub_rng(seed, "iid"))]
@@ -152,40 +163,67 @@ def _new_class_experiment(train_set, test_set, seed, q, fmt, data_dir) -> Experi
     for name in CORRUPTIONS:
         for severity in SEVERITIES:
             studies.append(
-                Study(f"corruption/{name}/{severity}", StudyKind.CORRUPTION, grid[name, severity],
-                      base_labels.copy(), severity=severity, corruption=name)  # fmt: skip
+                Study(
+                    f"corruption/{name}/{severity}",
+                    StudyKind.CORRUPTION,
+                    grid[name, severity],
+                    base_labels.copy(),
+                    severity=severity,
+                    corruption=name,
+                )
             )
 
     outlier = np.flatnonzero(test_labels < 0)
     sem = outlier[_take(outlier.size, N_SEMANTIC[q], _sub_rng(seed, "semantic"))]
-    studies.append(Study("new_class/semantic", StudyKind.NEW_CLASS_SEMANTIC, test_set.images[sem],
-                         np.full(sem.size, -1, dtype=np.int64)))  # fmt: skip
+    studies.append(
+        Study(
+            "new_class/semantic",
+            StudyKind.NEW_CLASS_SEMANTIC,
+            test_set.images[sem],
+            np.full(sem.size, -1, dtype=np.int64),
+        )
+    )
     for other in NONSEMANTIC_DATASETS:
         ds = load_dataset(other, "test", data_dir=data_dir)
         idx = _take(len(ds), N_PER_STUDY[q], _sub_rng(seed, f"nonsemantic/{other}"))
         studies.append(
-            Study(f"new_class/{other}", StudyKind.NEW_CLASS_NONSEMANTIC,
-                  to_format(ds.images[idx], *fmt), np.full(idx.size, -1, dtype=np.int64))  # fmt: skip
+            Study(
+                f"new_class/{other}",
+                StudyKind.NEW_CLASS_NONSEMANTIC,
+                to_format(ds.images[idx], *fmt),
+                np.full(idx.size, -1, dtype=np.int64),
+            )
         )
     return Experiment("fashion_mnist", class_names, train, val, tuple(studies))
 
 
 def _subclass_experiment(train_set, test_set, seed, q) -> Experiment:
-    shift = subclass_shift(FASHION_MNIST_SUPERCLASSES, len(train_set.class_names),
-                           seed=_sub_rng(seed, "subclass_shift"))  # fmt: skip
+    shift = subclass_shift(
+        FASHION_MNIST_SUPERCLASSES,
+        len(train_set.class_names),
+        seed=_sub_rng(seed, "subclass_shift"),
+    )
     class_names = shift.super_names
     tr = shift.train_mask(train_set.labels)
     train, val = _train_val(
-        "super_fashion_mnist", train_set.images[tr], shift.super_labels(train_set.labels[tr]),
-        class_names, N_TRAIN[q], _sub_rng(seed, "super_train_val"),
-    )  # fmt: skip
+        "super_fashion_mnist",
+        train_set.images[tr],
+        shift.super_labels(train_set.labels[tr]),
+        class_names,
+        N_TRAIN[q],
+        _sub_rng(seed, "super_train_val"),
+    )
     inlier = np.flatnonzero(shift.train_mask(test_set.labels))
     iid = inlier[_take(inlier.size, N_IID[q], _sub_rng(seed, "super_iid"))]
     held = np.flatnonzero(shift.held_out_mask(test_set.labels))
     held = held[_take(held.size, N_SUBCLASS[q], _sub_rng(seed, "subclass"))]
     studies = (
         Study("iid", StudyKind.IID, test_set.images[iid], shift.super_labels(test_set.labels[iid])),
-        Study("subclass", StudyKind.SUBCLASS, test_set.images[held],
-              shift.super_labels(test_set.labels[held])),  # fmt: skip
+        Study(
+            "subclass",
+            StudyKind.SUBCLASS,
+            test_set.images[held],
+            shift.super_labels(test_set.labels[held]),
+        ),
     )
     return Experiment("super_fashion_mnist", class_names, train, val, studies)

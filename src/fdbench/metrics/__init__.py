@@ -1,7 +1,9 @@
 """Metrics of failure detection: risk-coverage curves, AURC/AUGRC, ranking, calibration, bootstrap.
 
-Pure NumPy (no PyTorch). Definitions: ``/work/shared/METRICS.md`` (docs/metrics.md). Every
+Pure NumPy (no PyTorch), following the project's metric definitions (METRICS.md). Every
 ranking-based metric comes from one sort of the confidence, tie groups as single steps.
+``evaluate_all`` returns the whole suite (keys: ``metric_keys``); ``bootstrap`` resamples it
+with seeded, paired multinomial counts (``bootstrap_counts``).
 """
 
 from ._validation import UndefinedMetricWarning
@@ -11,10 +13,10 @@ from .curves import RiskCoverageCurve, risk_coverage_curve
 from .ranking import ap_f_error, ap_f_success, auroc_f, auroc_out, fpr_at_tpr, fpr_at_tpr_out
 from .scoring import accuracy, balanced_accuracy, brier, log_softmax, nll
 from .selective import (
-    aurc,
-    aurc_ba,
     augrc,
     augrc_ba,
+    aurc,
+    aurc_ba,
     balanced_residuals,
     coverage_at_risk,
     eaugrc,
@@ -45,10 +47,10 @@ __all__ = [
     "accuracy",
     "ap_f_error",
     "ap_f_success",
-    "aurc",
-    "aurc_ba",
     "augrc",
     "augrc_ba",
+    "aurc",
+    "aurc_ba",
     "auroc_f",
     "auroc_out",
     "balanced_accuracy",
@@ -58,9 +60,9 @@ __all__ = [
     "bootstrap_summary",
     "brier",
     "coverage_at_risk",
-    "ece",
     "eaugrc",
     "eaurc",
+    "ece",
     "evaluate_all",
     "fpr_at_tpr",
     "fpr_at_tpr_out",

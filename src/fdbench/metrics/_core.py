@@ -59,38 +59,70 @@ def _rowdot(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return np.einsum("ij,ij->i", a, b)
 
 
-def _shift_sum(x: np.ndarray) -> np.ndarray:
-    """x_g + x_{g-1} along axis 1 with x_0 = 0."""
-    s = x.copy()
-    s[:, 1:] += x[:, :-1]
-    return s
+def first_positive(W: np.ndarray) -> np.ndarray:
+    """Per row, the first column with W > 0 (W is non-decreasing along axis 1, W[:, -1] > 0)."""
+    m = min(W.shape[1], 64)
+    while True:
+        block = W[:, :m] > 0
+        if m == W.shape[1] or block[:, -1].all():
+            return block.argmax(axis=1)
+        m = min(W.shape[1], 8 * m)
 
 
-def aurc_from_cum(W: np.ndarray, L: np.ndarray) -> np.ndarray:
+Work = "list[np.ndarray] | tuple[np.ndarray, ...] | None"
+
+
+def _scratch(W: np.ndarray, work, k: int) -> list[np.ndarray]:
+    """k float64 scratch arrays shaped like ``W``: from ``work`` (reused) or new."""
+    if work is not None:
+        return list(work[:k])
+    return [np.empty_like(W) for _ in range(k)]
+
+
+def aurc_from_cum(W: np.ndarray, L: np.ndarray, work: Work = None) -> np.ndarray:
     """Trapezoidal area under selective risk over coverage, end point at coverage 0 included.
 
     With n_g the weight of group g and s_g = L_g / W_g, the area times the total weight is
     sum_g n_g (s_g + s_{g-1}) / 2 where the first group of positive weight pairs with itself
     (the end point repeats its risk down to coverage 0). Rearranged:
     1/2 sum_g (W_{g+1} - W_{g-1}) s_g + 1/2 L_first, with W_0 = 0 and W_{T+1} = W_T.
+    ``work`` (here and below) optionally holds scratch arrays shaped like ``W`` to reuse.
     """
-    sr = L / np.maximum(W, _TINY)
-    coef = np.empty_like(W)
+    sr, coef = _scratch(W, work, 2)
+    first = first_positive(W)
+    lead = int(first.max())
+    with np.errstate(invalid="ignore", divide="ignore"):
+        np.divide(L, W, out=sr)
+    if lead:
+        sr[:, :lead][W[:, :lead] <= 0] = 0.0
     if W.shape[1] == 1:
         coef[:, 0] = W[:, 0]
     else:
         coef[:, 0] = W[:, 1]
         np.subtract(W[:, 2:], W[:, :-2], out=coef[:, 1:-1])
-        coef[:, -1] = W[:, -1] - W[:, -2]
-    first = np.argmax(W > 0, axis=1)
+        np.subtract(W[:, -1], W[:, -2], out=coef[:, -1])
     l_first = L[np.arange(W.shape[0]), first]
     return 0.5 * (_rowdot(coef, sr) + l_first) / W[:, -1]
 
 
-def augrc_from_cum(W: np.ndarray, L: np.ndarray) -> np.ndarray:
-    """Trapezoidal area under generalized risk L/W_tot over coverage (end point at 0 is 0)."""
-    n = np.diff(W, axis=1, prepend=0.0)
-    return 0.5 * _rowdot(n, _shift_sum(L)) / W[:, -1] ** 2
+def increments(X: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+    """x_g - x_{g-1} along axis 1 with x_0 = 0 (per-group weights from cumulative ones)."""
+    out = np.empty_like(X) if out is None else out
+    out[:, 0] = X[:, 0]
+    np.subtract(X[:, 1:], X[:, :-1], out=out[:, 1:])
+    return out
+
+
+def _shifted_dot(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """sum_g a_g (b_g + b_{g-1}) per row, b_0 = 0."""
+    return _rowdot(a, b) + _rowdot(a[:, 1:], b[:, :-1])
+
+
+def augrc_from_cum(W: np.ndarray, L: np.ndarray, work: Work = None) -> np.ndarray:
+    """Trapezoidal area under generalized risk L/W_tot over coverage (end point at 0 is 0):
+    sum_g n_g (L_g + L_{g-1}) / 2 / W_tot^2."""
+    (n,) = _scratch(W, work, 1)
+    return 0.5 * _shifted_dot(increments(W, n), L) / W[:, -1] ** 2
 
 
 def _safe_ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray:
@@ -99,44 +131,51 @@ def _safe_ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray:
     return out
 
 
-def auroc_from_cum(W: np.ndarray, L: np.ndarray) -> np.ndarray:
-    """ROC area, successes positive (0/1 losses), trapezoids so that ties count 1/2; NaN if one class."""
+def auroc_from_cum(W: np.ndarray, L: np.ndarray, work: Work = None) -> np.ndarray:
+    """ROC area, successes positive (0/1 losses); trapezoids (ties count 1/2); NaN if one class:
+    sum_g l_g (TP_g + TP_{g-1}) / 2 / (P F) with TP = W - L."""
+    loss, tp = _scratch(W, work, 2)
     F = L[:, -1]
     P = W[:, -1] - F
-    l = np.diff(L, axis=1, prepend=0.0)
-    area = 0.5 * _rowdot(l, _shift_sum(W - L))
+    area = 0.5 * _shifted_dot(increments(L, loss), np.subtract(W, L, out=tp))
     return _safe_ratio(area, P * F)
 
 
-def ap_success_from_cum(W: np.ndarray, L: np.ndarray) -> np.ndarray:
-    """Step-wise average precision with successes positive, ranked by descending confidence."""
-    TP = W - L
-    P = TP[:, -1]
-    d_tp = np.diff(TP, axis=1, prepend=0.0)
-    precision = TP / np.maximum(W, _TINY)
-    return _safe_ratio(_rowdot(d_tp, precision), P)
+def ap_success_from_cum(W: np.ndarray, L: np.ndarray, work: Work = None) -> np.ndarray:
+    """Step-wise average precision with successes positive, ranked by descending confidence:
+    sum_g (TP_g - TP_{g-1}) TP_g / W_g / P."""
+    tp, precision, d_tp = _scratch(W, work, 3)
+    np.subtract(W, L, out=tp)
+    np.maximum(W, _TINY, out=precision)
+    np.divide(tp, precision, out=precision)
+    return _safe_ratio(_rowdot(increments(tp, d_tp), precision), tp[:, -1])
 
 
-def ap_error_from_cum(W: np.ndarray, L: np.ndarray) -> np.ndarray:
-    """Step-wise average precision with failures positive, ranked by ascending confidence."""
-    W_tot = W[:, -1:]
-    F = L[:, -1:]
-    below = W_tot - np.concatenate([np.zeros_like(W_tot), W[:, :-1]], axis=1)
-    fail_below = F - np.concatenate([np.zeros_like(F), L[:, :-1]], axis=1)
-    l = np.diff(L, axis=1, prepend=0.0)
-    precision = fail_below / np.maximum(below, _TINY)
-    return _safe_ratio(_rowdot(l, precision), F[:, 0])
-
-
-def fpr_at_tpr_from_cum(W: np.ndarray, L: np.ndarray, tpr: float) -> np.ndarray:
-    """Smallest false-positive rate among thresholds with true-positive rate >= tpr."""
+def ap_error_from_cum(W: np.ndarray, L: np.ndarray, work: Work = None) -> np.ndarray:
+    """Step-wise average precision with failures positive, ranked by ascending confidence:
+    sum_g l_g (F - L_{g-1}) / (W_tot - W_{g-1}) / F."""
+    loss, below, precision = _scratch(W, work, 3)
+    below, precision = below[:, :-1], precision[:, :-1]
+    W_tot = W[:, -1]
     F = L[:, -1]
-    TP = W - L
-    P = TP[:, -1]
-    rows = np.arange(W.shape[0])
-    reached = TP / np.maximum(P, _TINY)[:, None] >= tpr
-    idx = np.argmax(reached, axis=1)
-    fpr = _safe_ratio(L[rows, idx], F)
+    increments(L, loss)
+    np.subtract(W_tot[:, None], W[:, :-1], out=below)
+    np.maximum(below, _TINY, out=below)
+    np.subtract(F[:, None], L[:, :-1], out=precision)
+    np.divide(precision, below, out=precision)
+    num = _rowdot(loss[:, 1:], precision) + loss[:, 0] * F / W_tot
+    return _safe_ratio(num, F)
+
+
+def fpr_at_tpr_from_cum(W: np.ndarray, L: np.ndarray, tpr: float, work: Work = None) -> np.ndarray:
+    """Smallest false-positive rate among thresholds with true-positive rate >= tpr."""
+    (rate,) = _scratch(W, work, 1)
+    F = L[:, -1]
+    np.subtract(W, L, out=rate)
+    P = rate[:, -1].copy()
+    np.divide(rate, np.maximum(P, _TINY)[:, None], out=rate)
+    idx = np.argmax(rate >= tpr, axis=1)
+    fpr = _safe_ratio(L[np.arange(W.shape[0]), idx], F)
     fpr[P <= 0] = np.nan
     return fpr
 
@@ -148,10 +187,17 @@ def risk_at_coverage_from_cum(W: np.ndarray, L: np.ndarray, coverage: float) -> 
     return L[rows, idx] / W[rows, idx]
 
 
-def coverage_at_risk_from_cum(W: np.ndarray, L: np.ndarray, risk: float) -> np.ndarray:
+def coverage_at_risk_from_cum(
+    W: np.ndarray, L: np.ndarray, risk: float, work: Work = None
+) -> np.ndarray:
     """Largest coverage whose selective risk is <= ``risk`` (0 when there is none)."""
-    ok = (L / np.maximum(W, _TINY) <= risk) & (W > 0)
-    return np.where(ok, W, 0.0).max(axis=1) / W[:, -1]
+    (sr,) = _scratch(W, work, 1)
+    np.maximum(W, _TINY, out=sr)
+    np.divide(L, sr, out=sr)
+    ok = sr <= risk
+    ok &= W > 0
+    np.multiply(W, ok, out=sr)
+    return sr.max(axis=1) / W[:, -1]
 
 
 def aurc_range_from_curve(
@@ -167,11 +213,14 @@ def aurc_range_from_curve(
     return float(np.sum(np.diff(xs) * (ys[1:] + ys[:-1])) / 2 / (high - low))
 
 
-def optimal_from_sorted_unit(losses_sorted: np.ndarray) -> tuple[float, float]:
-    """AURC and AUGRC of the optimal CSF for unit weights: residuals ascending, one step each."""
-    L = np.cumsum(losses_sorted)[None, :]
+def optimal_from_unit_cumulative(losses: np.ndarray, work: Work = None) -> tuple[float, float]:
+    """AURC and AUGRC of the optimal CSF for unit weights, every sample its own step.
+
+    ``losses`` are the cumulative residuals in ascending residual order.
+    """
+    L = losses[None, :]
     W = np.arange(1, L.shape[1] + 1, dtype=np.float64)[None, :]
-    return float(aurc_from_cum(W, L)[0]), float(augrc_from_cum(W, L)[0])
+    return float(aurc_from_cum(W, L, work)[0]), float(augrc_from_cum(W, L, work)[0])
 
 
 def optimal_from_counts(values: np.ndarray, weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -196,3 +245,126 @@ def optimal_from_counts(values: np.ndarray, weights: np.ndarray) -> tuple[np.nda
     loss_sum = (weights * L0 + 0.5 * wr * (weights + 1.0)).sum(axis=1)
     augrc_opt = (loss_sum - 0.5 * L_tot) / M**2
     return aurc_opt, augrc_opt
+
+
+@dataclass(frozen=True)
+class FailureIndex:
+    """Where the failures of 0/1 residuals sit in a :class:`Ranking`, for bulk weighting."""
+
+    columns: np.ndarray
+    """Sample indices of the failures, in descending-confidence order."""
+    per_group: np.ndarray
+    """Number of failures up to the end of each tie group (T,)."""
+    groups: np.ndarray
+    """Indices of the tie groups holding at least one failure."""
+
+
+def failure_index(ranking: Ranking, residuals: np.ndarray) -> FailureIndex:
+    """Locate the failures (residual 1) of 0/1 ``residuals`` in ``ranking``."""
+    r_sorted = residuals[ranking.order]
+    per_sample = np.cumsum(r_sorted).astype(np.intp)
+    per_group = ranking.at_ends(per_sample)
+    groups = np.flatnonzero(np.diff(per_group, prepend=0) > 0)
+    return FailureIndex(ranking.order[np.flatnonzero(r_sorted)], per_group, groups)
+
+
+class Workspace:
+    """Scratch arrays reused across blocks of weightings (fresh large arrays cost page faults).
+
+    ``dtype`` is the dtype of the weights: integer bootstrap counts are accumulated in integer
+    arithmetic (exact, and several times faster than a floating-point cumulative sum).
+    """
+
+    def __init__(self, rows: int, n: int, n_fail: int, dtype: np.dtype) -> None:
+        self._big = [np.empty(rows * n) for _ in range(4)]
+        self._small = [np.empty(rows * (n_fail + 1)) for _ in range(4)]
+        self._weights = [np.empty(rows * n, dtype=dtype) for _ in range(2)]
+        self._fail = np.empty(rows * n_fail, dtype=dtype)
+        self.fail_cum = np.zeros((rows, n_fail + 1), dtype=dtype)
+
+    @staticmethod
+    def _view(flat: np.ndarray, rows: int, cols: int) -> np.ndarray:
+        return flat[: rows * cols].reshape(rows, cols)
+
+    def big(self, k: int, rows: int, cols: int) -> np.ndarray:
+        """Float64 scratch array k (0..3) with up to N columns."""
+        return self._view(self._big[k], rows, cols)
+
+    def small(self, k: int, rows: int, cols: int) -> np.ndarray:
+        """Float64 scratch array k (0..3) with up to (number of failures + 1) columns."""
+        return self._view(self._small[k], rows, cols)
+
+    def weights(self, k: int, rows: int, cols: int) -> np.ndarray:
+        """Scratch array k (0..1) of the weights' dtype with up to N columns."""
+        return self._view(self._weights[k], rows, cols)
+
+    def fail(self, rows: int, cols: int) -> np.ndarray:
+        return self._view(self._fail, rows, cols)
+
+
+def binary_cumulative(
+    ranking: Ranking, failures: FailureIndex, weights: np.ndarray, work: Workspace
+) -> tuple[np.ndarray, np.ndarray]:
+    """W and L (float64) at the tie-group ends for each row of ``weights`` (B, N), 0/1 residuals.
+
+    One cumulative sum over all samples (W) and one over the failures only (L), in the dtype
+    of ``weights``. The results are views into ``work`` (big scratch arrays 0 and 1), valid
+    until its next use.
+    """
+    rows, n = weights.shape
+    t = ranking.n_groups
+    ws = work.weights(0, rows, n)
+    np.take(weights, ranking.order, axis=1, out=ws, mode="clip")
+    np.cumsum(ws, axis=1, out=ws)
+    if ranking.ends is not None:
+        ends = work.weights(1, rows, t)
+        np.take(ws, ranking.ends, axis=1, out=ends, mode="clip")
+        ws = ends
+    W = work.big(0, rows, t)
+    np.copyto(W, ws)
+    fail = work.fail(rows, failures.columns.size)
+    np.take(weights, failures.columns, axis=1, out=fail, mode="clip")
+    lf = work.fail_cum[:rows]
+    np.cumsum(fail, axis=1, out=lf[:, 1:])
+    l_w = work.weights(0, rows, t)
+    np.take(lf, failures.per_group, axis=1, out=l_w, mode="clip")
+    L = work.big(1, rows, t)
+    np.copyto(L, l_w)
+    return W, L
+
+
+def augrc_auroc_binary(
+    W: np.ndarray, L: np.ndarray, failures: FailureIndex, work: Workspace | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """AUGRC and AUROC_f of 0/1 residuals from the tie groups holding failures only.
+
+    With l_g, n_g the failure and total weight of group g: AUGRC W_tot^2 =
+    sum_g l_g (W_tot - W_g) + 1/2 n_g l_g, and the correctly ordered (success above failure)
+    weight is sum_g l_g (W_{g-1} - L_{g-1}) + 1/2 l_g (n_g - l_g), ties counting 1/2.
+    """
+    g = failures.groups
+    rows, k = W.shape[0], g.size
+    if work is None:
+        bufs = [np.empty((rows, k)) for _ in range(4)]
+    else:
+        bufs = [work.small(i, rows, k) for i in range(4)]
+    w_end, l_end, w_prev, l_prev = bufs
+    np.take(W, g, axis=1, out=w_end, mode="clip")
+    np.take(L, g, axis=1, out=l_end, mode="clip")
+    np.take(W, g - 1, axis=1, out=w_prev, mode="clip")
+    np.take(L, g - 1, axis=1, out=l_prev, mode="clip")
+    if k and g[0] == 0:
+        w_prev[:, 0] = 0.0
+        l_prev[:, 0] = 0.0
+    loss = np.subtract(l_end, l_prev, out=l_end)
+    n = np.subtract(w_end, w_prev, out=w_end)
+    total = W[:, -1]
+    fail = L[:, -1]
+    # sum_g l_g (W_tot - W_g) = W_tot F - sum_g l_g (W_{g-1} + n_g)
+    w_prev_dot = _rowdot(loss, w_prev)
+    n_dot = _rowdot(loss, n)
+    augrc = (total * fail - w_prev_dot - 0.5 * n_dot) / total**2
+    loss_dot = _rowdot(loss, l_prev) + 0.5 * _rowdot(loss, loss)
+    ordered = w_prev_dot - loss_dot + 0.5 * n_dot
+    auroc = _safe_ratio(ordered, (total - fail) * fail)
+    return augrc, auroc

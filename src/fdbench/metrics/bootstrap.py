@@ -1,4 +1,4 @@
-"""Seeded, paired bootstrap of the metrics: multinomial counts as sample weights over one sort per CSF."""
+"""Seeded, paired bootstrap: multinomial counts as sample weights over one sort per CSF."""
 
 from __future__ import annotations
 
@@ -10,13 +10,17 @@ import pandas as pd
 from numpy.typing import ArrayLike
 
 from ._core import (
+    FailureIndex,
     Ranking,
+    Workspace,
     ap_error_from_cum,
     ap_success_from_cum,
-    aurc_from_cum,
+    augrc_auroc_binary,
     augrc_from_cum,
-    auroc_from_cum,
+    aurc_from_cum,
+    binary_cumulative,
     coverage_at_risk_from_cum,
+    failure_index,
     fpr_at_tpr_from_cum,
     optimal_from_counts,
     rank,
@@ -29,7 +33,7 @@ from .suite import BINARY_ONLY_KEYS, METRIC_KEYS, SOFT_METRIC_KEYS
 
 __all__ = ["bootstrap", "bootstrap_counts", "bootstrap_summary", "iter_bootstrap_counts"]
 
-_CHUNK_ELEMENTS = 1 << 19
+_CHUNK_ELEMENTS = 1 << 16
 _OPTIMUM_KEYS = frozenset({"eaurc", "eaugrc", "naurc"})
 
 
@@ -106,6 +110,7 @@ class _Sorted:
 
     ranking: Ranking
     residuals: np.ndarray
+    failures: FailureIndex | None
     bin_order: np.ndarray | None
     bin_starts: np.ndarray | None
 
@@ -118,7 +123,8 @@ def _prepare_csf(r: np.ndarray, c: np.ndarray, want_bins: bool, binary: bool) ->
         bin_order = np.argsort(idx, kind="stable")
         sorted_idx = idx[bin_order]
         bin_starts = np.flatnonzero(np.r_[True, sorted_idx[1:] != sorted_idx[:-1]])
-    return _Sorted(ranking, r[ranking.order], bin_order, bin_starts)
+    failures = failure_index(ranking, r) if binary else None
+    return _Sorted(ranking, r[ranking.order], failures, bin_order, bin_starts)
 
 
 def _csf_metrics(
@@ -129,18 +135,26 @@ def _csf_metrics(
     metrics: Sequence[str],
     shared: dict[str, np.ndarray],
     binary: bool,
+    work: Workspace,
 ) -> dict[str, np.ndarray]:
-    ws = weights[:, s.ranking.order]
-    W = s.ranking.at_ends(np.cumsum(ws, axis=1))
-    ws *= s.residuals
-    L = s.ranking.at_ends(np.cumsum(ws, axis=1))
-    del ws
+    aurc_work = None
+    if s.failures is not None:
+        W, L = binary_cumulative(s.ranking, s.failures, weights, work)
+        aurc_work = (work.big(2, *W.shape), work.big(3, *W.shape))
+    else:
+        ws = weights[:, s.ranking.order].astype(np.float64)
+        W = s.ranking.at_ends(np.cumsum(ws, axis=1))
+        ws *= s.residuals
+        L = s.ranking.at_ends(np.cumsum(ws, axis=1))
+        del ws
     out: dict[str, np.ndarray] = {}
     nan = np.full(weights.shape[0], np.nan)
-    for key in metrics:
-        if key == "aurc" or (key in _OPTIMUM_KEYS and "aurc" not in out):
-            out["aurc"] = aurc_from_cum(W, L)
-        if key == "augrc" or (key == "eaugrc" and "augrc" not in out):
+    if "aurc" in metrics or _OPTIMUM_KEYS.intersection(metrics):
+        out["aurc"] = aurc_from_cum(W, L, aurc_work)
+    if {"augrc", "eaugrc", "auroc_f"}.intersection(metrics):
+        if s.failures is not None:
+            out["augrc"], out["auroc_f"] = augrc_auroc_binary(W, L, s.failures, work)
+        else:
             out["augrc"] = augrc_from_cum(W, L)
     with np.errstate(invalid="ignore", divide="ignore"):
         for key in metrics:
@@ -153,16 +167,9 @@ def _csf_metrics(
             elif key == "eaugrc":
                 out[key] = out["augrc"] - shared["augrc_opt"]
             elif key == "naurc":
-                out[key] = np.array(
-                    [
-                        naurc_from_parts(a, o, m)
-                        for a, o, m in zip(
-                            out["aurc"], shared["aurc_opt"], shared["mean_residual"], strict=True
-                        )
-                    ]
+                out[key] = naurc_from_parts(
+                    out["aurc"], shared["aurc_opt"], shared["mean_residual"]
                 )
-            elif key == "auroc_f":
-                out[key] = auroc_from_cum(W, L)
             elif key == "ap_f_success":
                 out[key] = ap_success_from_cum(W, L)
             elif key == "ap_f_error":
@@ -198,16 +205,24 @@ def _calibration(s: _Sorted, weights, r, c, nan) -> dict[str, np.ndarray]:
 def _shared(
     r: np.ndarray, weights: np.ndarray, metrics: Sequence[str], binary: bool, res_groups
 ) -> dict[str, np.ndarray]:
-    total = weights.sum(axis=1)
-    shared = {"mean_residual": weights @ r / total}
-    if _OPTIMUM_KEYS.intersection(metrics):
+    """Per-resample quantities that depend on the residuals only (not on a CSF)."""
+    shared: dict[str, np.ndarray] = {}
+    optimum = bool(_OPTIMUM_KEYS.intersection(metrics))
+    if not (optimum or {"accuracy", "mean_residual"}.intersection(metrics)):
+        return shared
+    total = weights.sum(axis=1, dtype=np.float64)
+    if binary:
+        fail = weights[:, r > 0].sum(axis=1, dtype=np.float64)
+    else:
+        fail = weights.astype(np.float64) @ r
+    shared["mean_residual"] = fail / total
+    if optimum:
         if binary:
-            fail = weights @ r
             values = np.array([0.0, 1.0])
             per_value = np.stack([total - fail, fail], axis=1)
         else:
             values, order, starts = res_groups
-            per_value = np.add.reduceat(weights[:, order], starts, axis=1)
+            per_value = np.add.reduceat(weights[:, order], starts, axis=1).astype(np.float64)
         shared["aurc_opt"], shared["augrc_opt"] = optimal_from_counts(values, per_value)
     return shared
 
@@ -221,7 +236,8 @@ def _check_metrics(metrics: Sequence[str] | None, binary: bool) -> tuple[str, ..
     unknown = [m for m in metrics if m not in allowed]
     if unknown:
         raise ValueError(
-            f"metrics: unknown or unsupported for these residuals {unknown}; expected names from {allowed}"
+            f"metrics: unknown or unsupported for these residuals: {unknown}; "
+            f"expected names from {allowed}"
         )
     return tuple(dict.fromkeys(metrics))
 
@@ -277,16 +293,18 @@ def bootstrap(
         res_groups = (values, order, starts)
 
     chunk = max(1, _CHUNK_ELEMENTS // max(r.size, 1))
+    dtype = np.dtype(np.int32 if w is None else np.float64)
+    work = Workspace(min(chunk, n_resamples), r.size, int(r.sum()) if binary else 0, dtype)
     columns: dict[str, dict[str, list[np.ndarray]]] = {
         name: {m: [] for m in metrics} for name in prepared
     }
     for counts in iter_bootstrap_counts(n_all, n_resamples, seed, stratify, chunk_size=chunk):
-        weights = counts.astype(np.float64) if keep is None else counts[:, keep].astype(np.float64)
+        weights = (counts if keep is None else counts[:, keep]).astype(dtype)
         if w is not None:
             weights *= w
         shared = _shared(r, weights, metrics, binary, res_groups)
         for name, s in prepared.items():
-            values = _csf_metrics(s, weights, r, checked[name], metrics, shared, binary)
+            values = _csf_metrics(s, weights, r, checked[name], metrics, shared, binary, work)
             for m in metrics:
                 columns[name][m].append(values[m])
     index = pd.RangeIndex(n_resamples, name="resample")

@@ -32,10 +32,17 @@ def _check_n_bins(n_bins: int) -> int:
 
 
 def bin_indices(confidence: np.ndarray, n_bins: int) -> np.ndarray:
-    """Bin j (0-based) holds j/M < c <= (j+1)/M; c = 0 goes to the first bin."""
-    edges = np.linspace(0.0, 1.0, n_bins + 1)
-    idx = np.searchsorted(edges, confidence, side="left") - 1
-    np.maximum(idx, 0, out=idx)
+    """Bin j (0-based) holds j/M < c <= (j+1)/M; c = 0 goes to the first bin.
+
+    ceil(c M) - 1, corrected against the exact edges j/M where c M was rounded across an
+    integer (cheaper than a binary search per sample).
+    """
+    edges = np.arange(n_bins + 1) / n_bins
+    idx = np.ceil(confidence * n_bins).astype(np.intp)
+    idx -= 1
+    np.clip(idx, 0, n_bins - 1, out=idx)
+    idx[(confidence <= edges[idx]) & (idx > 0)] -= 1
+    idx[confidence > edges[idx + 1]] += 1
     return idx
 
 
@@ -86,7 +93,7 @@ def reliability_bins(
     count, correct, conf = _prepare(residuals, confidence, sample_weight, n_bins)
     with np.errstate(invalid="ignore", divide="ignore"):
         return ReliabilityBins(
-            edges=np.linspace(0.0, 1.0, len(count) + 1),
+            edges=np.arange(len(count) + 1) / len(count),
             weights=count,
             accuracy=np.where(count > 0, correct / count, np.nan),
             confidence=np.where(count > 0, conf / count, np.nan),

@@ -1,4 +1,4 @@
-"""The risk-coverage curve: selective and generalized risk at every distinct confidence threshold."""
+"""The risk-coverage curve: selective and generalized risk at every distinct confidence value."""
 
 from __future__ import annotations
 

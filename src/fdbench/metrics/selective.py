@@ -1,4 +1,4 @@
-"""Selective-classification metrics: AURC, AUGRC, their excess and normalised forms, operating points."""
+"""Selective-classification metrics: AURC, AUGRC, excess and normalised forms, operating points."""
 
 from __future__ import annotations
 
@@ -8,22 +8,22 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from ._core import (
+    augrc_from_cum,
     aurc_from_cum,
     aurc_range_from_curve,
-    augrc_from_cum,
     coverage_at_risk_from_cum,
     optimal_from_counts,
-    optimal_from_sorted_unit,
+    optimal_from_unit_cumulative,
     risk_at_coverage_from_cum,
 )
 from ._validation import UndefinedMetricWarning, check_inputs, check_labels, check_unit_interval
 from .curves import prepare
 
 __all__ = [
-    "aurc",
-    "aurc_ba",
     "augrc",
     "augrc_ba",
+    "aurc",
+    "aurc_ba",
     "balanced_residuals",
     "coverage_at_risk",
     "eaugrc",
@@ -104,15 +104,16 @@ def optimal_aurc_augrc(
     return _optimum(r, w)
 
 
-def _optimum(r: np.ndarray, w: np.ndarray | None) -> tuple[float, float]:
+def _optimum(r: np.ndarray, w: np.ndarray | None, work=None) -> tuple[float, float]:
     binary = bool(np.all((r == 0) | (r == 1)))
     if w is None:
         if binary:
             n_ok = r.size - int(np.count_nonzero(r))
-            ordered = (np.arange(r.size) >= n_ok).astype(np.float64)
+            losses = np.arange(1 - n_ok, r.size - n_ok + 1, dtype=np.float64)
+            np.maximum(losses, 0.0, out=losses)
         else:
-            ordered = np.sort(r)
-        return optimal_from_sorted_unit(ordered)
+            losses = np.cumsum(np.sort(r))
+        return optimal_from_unit_cumulative(losses, work)
     if binary:
         values = np.array([0.0, 1.0])
         fail_weight = float(w @ r)
@@ -154,11 +155,17 @@ def eaugrc(
     return float(augrc_from_cum(p.W, p.L)[0]) - _optimum(p.residuals, p.weights)[1]
 
 
-def naurc_from_parts(value: float, optimum: float, random: float) -> float:
-    """(AURC - AURC_opt) / (AURC_random - AURC_opt), NaN when the denominator is 0 (up to
-    rounding: below 1e-12 of AURC_random)."""
+def naurc_from_parts(
+    value: float | np.ndarray, optimum: float | np.ndarray, random: float | np.ndarray
+) -> float | np.ndarray:
+    """(AURC - AURC_opt) / (AURC_random - AURC_opt), NaN where the denominator is 0 (up to
+    rounding: below 1e-12 of AURC_random). Scalars or arrays."""
+    value, optimum, random = (np.asarray(x, dtype=np.float64) for x in (value, optimum, random))
     den = random - optimum
-    return (value - optimum) / den if den > 1e-12 * random else float("nan")
+    defined = den > 1e-12 * random
+    with np.errstate(invalid="ignore", divide="ignore"):
+        out = np.where(defined, (value - optimum) / np.where(defined, den, 1.0), np.nan)
+    return float(out) if out.ndim == 0 else out
 
 
 def naurc(

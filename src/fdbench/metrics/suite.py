@@ -1,4 +1,4 @@
-"""The whole metric suite from one sort: ``evaluate_all`` and the names of the metrics it returns."""
+"""The whole metric suite from one sort: ``evaluate_all`` and the names of its metrics."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from numpy.typing import ArrayLike
 from ._core import (
     ap_error_from_cum,
     ap_success_from_cum,
-    aurc_from_cum,
     augrc_from_cum,
+    aurc_from_cum,
     auroc_from_cum,
     coverage_at_risk_from_cum,
     fpr_at_tpr_from_cum,
@@ -110,21 +110,23 @@ def evaluate_all(
     W = ranking.cumulative(w)[None, :]
     L = ranking.cumulative(rw)[None, :]
     nan = float("nan")
+    work = [np.empty_like(W) for _ in range(3)]
     out: dict[str, float] = {}
-    out["aurc"] = float(aurc_from_cum(W, L)[0])
-    out["augrc"] = float(augrc_from_cum(W, L)[0])
-    aurc_opt, augrc_opt = _optimum(r, w)
+    out["aurc"] = float(aurc_from_cum(W, L, work)[0])
+    out["augrc"] = float(augrc_from_cum(W, L, work)[0])
+    opt_work = work if ranking.ends is None else None
+    aurc_opt, augrc_opt = _optimum(r, w, opt_work)
     out["eaurc"] = out["aurc"] - aurc_opt
     out["eaugrc"] = out["augrc"] - augrc_opt
     mean_residual = float(L[0, -1] / W[0, -1])
     out["naurc"] = naurc_from_parts(out["aurc"], aurc_opt, mean_residual)
     with np.errstate(invalid="ignore", divide="ignore"):
         if binary:
-            out["auroc_f"] = float(auroc_from_cum(W, L)[0])
-            out["ap_f_success"] = float(ap_success_from_cum(W, L)[0])
-            out["ap_f_error"] = float(ap_error_from_cum(W, L)[0])
-            out["fpr@95tpr"] = float(fpr_at_tpr_from_cum(W, L, 0.95)[0])
-            out["fpr@80tpr"] = float(fpr_at_tpr_from_cum(W, L, 0.80)[0])
+            out["auroc_f"] = float(auroc_from_cum(W, L, work)[0])
+            out["ap_f_success"] = float(ap_success_from_cum(W, L, work)[0])
+            out["ap_f_error"] = float(ap_error_from_cum(W, L, work)[0])
+            out["fpr@95tpr"] = float(fpr_at_tpr_from_cum(W, L, 0.95, work)[0])
+            out["fpr@80tpr"] = float(fpr_at_tpr_from_cum(W, L, 0.80, work)[0])
         else:
             for key in ("auroc_f", "ap_f_success", "ap_f_error", "fpr@95tpr", "fpr@80tpr"):
                 out[key] = nan
@@ -134,15 +136,15 @@ def evaluate_all(
     else:
         out["ece"] = out["mce"] = nan
     out["risk@95cov"] = float(risk_at_coverage_from_cum(W, L, 0.95)[0])
-    out["coverage@risk5"] = float(coverage_at_risk_from_cum(W, L, 0.05)[0])
+    out["coverage@risk5"] = float(coverage_at_risk_from_cum(W, L, 0.05, work)[0])
     if binary:
         out["accuracy"] = 1.0 - mean_residual
     else:
         out["mean_residual"] = mean_residual
     if y is not None:
         L_ba = ranking.cumulative(rw * _balance_factor(y, w))[None, :]
-        out["aurc_ba"] = float(aurc_from_cum(W, L_ba)[0])
-        out["augrc_ba"] = float(augrc_from_cum(W, L_ba)[0])
+        out["aurc_ba"] = float(aurc_from_cum(W, L_ba, work)[0])
+        out["augrc_ba"] = float(augrc_from_cum(W, L_ba, work)[0])
         if logits is not None:
             z = np.asarray(logits, dtype=np.float64)
             if keep is not None:

@@ -1,0 +1,133 @@
+"""Speed and memory of fdbench.metrics: evaluate_all vs one argsort, bootstrap cost, peak memory.
+
+Run: PYTHONPATH=src python benchmarks/metrics_speed.py [--quick]
+All ratios are measured in the same run (best of several repeats, interleaved).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import time
+
+import numpy as np
+
+from fdbench import metrics as M
+
+
+def _data(n: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    residuals = (rng.random(n) < 0.1).astype(np.float64)
+    confidence = rng.random(n) - 0.3 * residuals * rng.random(n)
+    return residuals, confidence
+
+
+def _best_interleaved(fns: dict, repeats: int) -> dict[str, float]:
+    best = dict.fromkeys(fns, np.inf)
+    for _ in range(repeats):
+        for name, fn in fns.items():
+            start = time.perf_counter()
+            fn()
+            best[name] = min(best[name], time.perf_counter() - start)
+    return best
+
+
+def evaluate_all_ratio(n: int, repeats: int) -> None:
+    r, c = _data(n)
+    times = _best_interleaved(
+        {"argsort": lambda: np.argsort(c), "evaluate_all": lambda: M.evaluate_all(r, c)}, repeats
+    )
+    ratio = times["evaluate_all"] / times["argsort"]
+    print(
+        f"evaluate_all N={n:>9,}: {times['evaluate_all'] * 1e3:8.1f} ms, one argsort "
+        f"{times['argsort'] * 1e3:8.1f} ms, ratio {ratio:.2f}x (target <= 3x)"
+    )
+
+
+def bootstrap_cost(n: int, n_resamples: int, repeats: int) -> None:
+    r, c = _data(n)
+    metrics = ["aurc", "augrc", "auroc_f"]
+    times = _best_interleaved(
+        {"bootstrap": lambda: M.bootstrap(r, c, metrics=metrics, n_resamples=n_resamples)},
+        repeats,
+    )
+    print(
+        f"bootstrap {n_resamples} resamples, N={n:,}, aurc+augrc+auroc_f: "
+        f"{times['bootstrap']:.3f} s (target <= 3 s)"
+    )
+
+
+def shared_counts_cost(n: int, n_resamples: int, n_csfs: int, repeats: int) -> None:
+    r, c = _data(n)
+    rng = np.random.default_rng(1)
+    csfs = {f"csf{k}": c + 0.05 * rng.standard_normal(n) for k in range(n_csfs)}
+    metrics = ["aurc", "augrc", "auroc_f"]
+    times = _best_interleaved(
+        {
+            "one": lambda: M.bootstrap(r, c, metrics=metrics, n_resamples=n_resamples),
+            "all": lambda: M.bootstrap(r, csfs, metrics=metrics, n_resamples=n_resamples),
+            "counts": lambda: M.bootstrap_counts(n, n_resamples, 0),
+        },
+        repeats,
+    )
+    per_csf = (times["all"] - times["one"]) / (n_csfs - 1)
+    print(
+        f"bootstrap {n_resamples} x N={n:,}: counts {times['counts'] * 1e3:.1f} ms, "
+        f"{n_csfs} CSFs over shared counts {times['all'] * 1e3:.0f} ms, "
+        f"{per_csf * 1e3:.1f} ms per additional CSF (target ~30 ms); "
+        f"100 such calls (20 studies x 5 seeds): {100 * times['all']:.1f} s (target <= 60 s)"
+    )
+
+
+_MEMORY_CHILD = """
+import json, resource, sys, tracemalloc
+import numpy as np
+from fdbench import metrics as M
+n = int(sys.argv[1])
+rng = np.random.default_rng(0)
+r = (rng.random(n) < 0.1).astype(np.float64)
+c = rng.random(n)
+before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+tracemalloc.start()
+M.evaluate_all(r, c)
+_, peak = tracemalloc.get_traced_memory()
+tracemalloc.stop()
+after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+print(json.dumps({"traced_peak": peak, "maxrss_before_kb": before, "maxrss_after_kb": after}))
+"""
+
+
+def peak_memory(n: int) -> None:
+    out = subprocess.run(
+        [sys.executable, "-c", _MEMORY_CHILD, str(n)],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    info = json.loads(out.stdout.strip().splitlines()[-1])
+    inputs = 2 * n * 8
+    print(
+        f"evaluate_all N={n:,}: peak allocated during the call {info['traced_peak'] / 1e9:.2f} GB "
+        f"(tracemalloc, inputs of {inputs / 1e9:.2f} GB not included); process max RSS "
+        f"{info['maxrss_after_kb'] / 1e6:.2f} GB, of which {info['maxrss_before_kb'] / 1e6:.2f} GB "
+        "before the call (target <= 1.5 GB)"
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--quick", action="store_true", help="fewer repeats, no N=10^7")
+    args = parser.parse_args()
+    repeats = 3 if args.quick else 7
+    for n in (10**5, 10**6):
+        evaluate_all_ratio(n, repeats)
+    bootstrap_cost(10**5, 500, 2 if args.quick else 3)
+    shared_counts_cost(10**4, 500, 13, 2 if args.quick else 3)
+    if not args.quick:
+        peak_memory(10**7)
+
+
+if __name__ == "__main__":
+    main()

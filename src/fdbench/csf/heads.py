@@ -1,0 +1,37 @@
+"""Learned confidence heads stored with the outputs (DeVries, DeepGamblers, ConfidNet)."""
+
+from __future__ import annotations
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+from ._validation import as_float_array
+
+__all__ = ["confidnet", "devries", "dg_res"]
+
+
+def devries(confidence: ArrayLike) -> np.ndarray:
+    """DeVries confidence: the sigmoid output of the learned confidence branch, unchanged.
+
+    DeVries & Taylor, "Learning confidence for out-of-distribution detection in neural
+    networks", arXiv:1802.04865, 2018 (stored head ``"devries"``).
+    """
+    return as_float_array(confidence, "confidence", 1).copy()
+
+
+def dg_res(reservation: ArrayLike) -> np.ndarray:
+    """DG-Res: ``1 - reservation``, the DeepGamblers abstention output turned into a confidence.
+
+    Liu et al., "Deep Gamblers: learning to abstain with portfolio theory", NeurIPS 2019
+    (stored head ``"dg_reservation"`` holds the reservation probability).
+    """
+    return 1.0 - as_float_array(reservation, "reservation", 1)
+
+
+def confidnet(tcp: ArrayLike) -> np.ndarray:
+    """ConfidNet: the predicted true-class probability (TCP), unchanged.
+
+    Corbière et al., "Addressing failure prediction by learning model confidence", NeurIPS 2019
+    (stored head ``"confidnet"``).
+    """
+    return as_float_array(tcp, "tcp", 1).copy()

@@ -1,0 +1,229 @@
+"""The registry of CSFs under their papers' names, and ``compute_csfs`` over stored outputs."""
+
+from __future__ import annotations
+
+import weakref
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from fdbench.outputs.schema import RunOutputs, SplitOutputs
+
+from . import ensemble as ens
+from . import features as feat
+from . import heads as hd
+from . import mcdropout as mcd
+from . import softmax as sm
+from . import temperature as temp
+
+__all__ = ["REGISTRY", "CSFInfo", "available_csfs", "clear_fit_cache", "compute_csfs"]
+
+
+@dataclass(frozen=True)
+class CSFInfo:
+    """A registered CSF: its name, the array-level function, and what it needs."""
+
+    name: str
+    function: Callable[..., np.ndarray]
+    needs: str
+
+
+_ENTRIES = [
+    CSFInfo("MSR", sm.msr, "logits"),
+    CSFInfo("MLS", sm.mls, "logits"),
+    CSFInfo("PE", sm.pe, "logits"),
+    CSFInfo("energy", sm.energy, "logits"),
+    CSFInfo("DOCTOR", sm.doctor, "logits"),
+    CSFInfo("TEMP-MSR", temp.temp_msr, "logits; temperature fitted on split 'val'"),
+    CSFInfo("TEMP-MLS", temp.temp_mls, "logits; temperature fitted on split 'val'"),
+    CSFInfo("MCD-MSR", mcd.mcd_msr, "mcd_logits"),
+    CSFInfo("MCD-PE", mcd.mcd_pe, "mcd_logits"),
+    CSFInfo("MCD-EE", mcd.mcd_ee, "mcd_logits"),
+    CSFInfo("MCD-MI", mcd.mcd_mi, "mcd_logits"),
+    CSFInfo("MCD-MLS", mcd.mcd_mls, "mcd_logits"),
+    CSFInfo("ENS-MSR", ens.ens_msr, "logits of several runs (ensemble)"),
+    CSFInfo("ENS-PE", ens.ens_pe, "logits of several runs (ensemble)"),
+    CSFInfo("ENS-EE", ens.ens_ee, "logits of several runs (ensemble)"),
+    CSFInfo("ENS-MI", ens.ens_mi, "logits of several runs (ensemble)"),
+    CSFInfo("Mahalanobis", feat.mahalanobis_score, "features; split 'train' features+labels"),
+    CSFInfo("DKNN", feat.knn_score, "features; split 'train' features"),
+    CSFInfo("TrustScore", feat.trust_score, "features; split 'train' features+labels"),
+    CSFInfo("ViM", feat.vim_score, "features; 'train' features; meta fc_weight, fc_bias"),
+    CSFInfo("DeVries", hd.devries, "head 'devries'"),
+    CSFInfo("DG-Res", hd.dg_res, "head 'dg_reservation'"),
+    CSFInfo("ConfidNet", hd.confidnet, "head 'confidnet'"),
+    CSFInfo("DeVries-MCD", hd.devries, "head 'devries_mcd'"),
+    CSFInfo("DG-Res-MCD", hd.dg_res, "head 'dg_reservation_mcd'"),
+    CSFInfo("ConfidNet-MCD", hd.confidnet, "head 'confidnet_mcd'"),
+]
+
+#: Every CSF by name. Each returns float64 confidences of length N, higher = more confident.
+REGISTRY: dict[str, CSFInfo] = {entry.name: entry for entry in _ENTRIES}
+
+_HEAD_CSFS = {
+    "devries": "DeVries",
+    "dg_reservation": "DG-Res",
+    "confidnet": "ConfidNet",
+    "devries_mcd": "DeVries-MCD",
+    "dg_reservation_mcd": "DG-Res-MCD",
+    "confidnet_mcd": "ConfidNet-MCD",
+}
+
+_FIT_CACHE: dict[int, dict[str, Any]] = {}
+
+
+def clear_fit_cache() -> None:
+    """Forget every cached fit (temperature, feature models)."""
+    _FIT_CACHE.clear()
+
+
+def _fits(run: RunOutputs) -> dict[str, Any]:
+    key = id(run)
+    if key not in _FIT_CACHE:
+        _FIT_CACHE[key] = {}
+        weakref.finalize(run, _FIT_CACHE.pop, key, None)
+    return _FIT_CACHE[key]
+
+
+def _cached(run: RunOutputs, name: str, make: Callable[[], Any]) -> Any:
+    fits = _fits(run)
+    if name not in fits:
+        fits[name] = make()
+    return fits[name]
+
+
+def _labelled(split: SplitOutputs) -> np.ndarray:
+    return np.asarray(split.labels) >= 0
+
+
+def _temperature(run: RunOutputs) -> float | None:
+    val = run.splits.get("val")
+    if val is None or not _labelled(val).any():
+        return None
+    mask = _labelled(val)
+    return _cached(
+        run,
+        "temperature",
+        lambda: temp.fit_temperature(np.asarray(val.logits)[mask], np.asarray(val.labels)[mask]),
+    )
+
+
+def _train_features(run: RunOutputs) -> tuple[np.ndarray, np.ndarray] | None:
+    train = run.splits.get("train")
+    if train is None or train.features is None:
+        return None
+    mask = _labelled(train)
+    if not mask.any():
+        return None
+    return np.asarray(train.features)[mask], np.asarray(train.labels)[mask]
+
+
+def _ensemble_members(
+    run: RunOutputs, split: str, ensemble: list[RunOutputs] | None
+) -> list[SplitOutputs]:
+    if not ensemble:
+        return []
+    members = ensemble if any(m is run for m in ensemble) else [run, *ensemble]
+    missing = [i for i, m in enumerate(members) if split not in m.splits]
+    if missing:
+        raise ValueError(f"ensemble members {missing} have no split {split!r}")
+    return [m.splits[split] for m in members]
+
+
+def available_csfs(
+    run: RunOutputs, split: str, *, ensemble: list[RunOutputs] | None = None
+) -> list[str]:
+    """Names of the CSFs that :func:`compute_csfs` can compute for ``split`` of ``run``."""
+    if split not in run.splits:
+        raise ValueError(f"split must be one of {sorted(run.splits)}, got {split!r}")
+    s = run.splits[split]
+    names = ["MSR", "MLS", "PE", "energy", "DOCTOR"]
+    val = run.splits.get("val")
+    if val is not None and _labelled(val).any():
+        names += ["TEMP-MSR", "TEMP-MLS"]
+    if s.mcd_logits is not None:
+        names += ["MCD-MSR", "MCD-PE", "MCD-EE", "MCD-MI", "MCD-MLS"]
+    if len(_ensemble_members(run, split, ensemble)) > 1:
+        names += ["ENS-MSR", "ENS-PE", "ENS-EE", "ENS-MI"]
+    train = _train_features(run)
+    if s.features is not None and train is not None:
+        names += ["Mahalanobis", "DKNN"]
+        if np.unique(train[1]).size >= 2:
+            names.append("TrustScore")
+        if "fc_weight" in run.meta and "fc_bias" in run.meta:
+            names.append("ViM")
+    names += [_HEAD_CSFS[h] for h in s.heads if h in _HEAD_CSFS]
+    return names
+
+
+def compute_csfs(
+    run: RunOutputs,
+    split: str,
+    *,
+    ensemble: list[RunOutputs] | None = None,
+    knn_k: int = 50,
+) -> dict[str, np.ndarray]:
+    """Compute every CSF the stored outputs of ``run`` allow on ``split``.
+
+    Returns ``{name: confidence}`` (float64, length N, higher = more confident) for the names of
+    :func:`available_csfs`: logit CSFs always; TEMP-* when split ``val`` has labelled samples
+    (temperature fitted there); MCD-* when the split has ``mcd_logits``; ENS-* when
+    ``ensemble`` (other runs of the same method, ``run`` added if absent) gives at least two
+    members; Mahalanobis, DKNN, TrustScore when the split has features and split ``train`` has
+    labelled features (ViM also needs ``meta['fc_weight']`` and ``meta['fc_bias']``); learned
+    heads by name. Fits on ``train``/``val`` are computed once per run object and cached.
+    Feature CSFs use the predicted class ``argmax(logits)`` where needed (TrustScore).
+    """
+    names = available_csfs(run, split, ensemble=ensemble)
+    s = run.splits[split]
+    logits = np.asarray(s.logits, dtype=np.float64)
+    out: dict[str, np.ndarray] = {
+        "MSR": sm.msr(logits),
+        "MLS": sm.mls(logits),
+        "PE": sm.pe(logits),
+        "energy": sm.energy(logits),
+        "DOCTOR": sm.doctor(logits),
+    }
+    if "TEMP-MSR" in names:
+        t = _temperature(run)
+        out["TEMP-MSR"] = temp.temp_msr(logits, t)
+        out["TEMP-MLS"] = temp.temp_mls(logits, t)
+    if "MCD-MSR" in names:
+        summary = mcd.mcd_summary(s.mcd_logits)
+        predictive = summary.predictive_entropy
+        out["MCD-MSR"] = summary.mean_probs.max(axis=1)
+        out["MCD-PE"] = -predictive
+        out["MCD-EE"] = -summary.mean_entropy
+        out["MCD-MI"] = summary.mean_entropy - predictive
+        out["MCD-MLS"] = summary.max_mean_logit
+    if "ENS-MSR" in names:
+        stacked = ens.stack_members([m.logits for m in _ensemble_members(run, split, ensemble)])
+        summary = mcd.mcd_summary(stacked)
+        predictive = summary.predictive_entropy
+        out["ENS-MSR"] = summary.mean_probs.max(axis=1)
+        out["ENS-PE"] = -predictive
+        out["ENS-EE"] = -summary.mean_entropy
+        out["ENS-MI"] = summary.mean_entropy - predictive
+    if "Mahalanobis" in names:
+        x = np.asarray(s.features, dtype=np.float64)
+        train_x, train_y = _train_features(run)
+        maha = _cached(run, "mahalanobis", lambda: feat.fit_mahalanobis(train_x, train_y))
+        out["Mahalanobis"] = feat.mahalanobis_score(x, maha)
+        knn = _cached(run, "knn", lambda: feat.fit_knn(train_x))
+        out["DKNN"] = feat.knn_score(x, knn, k=knn_k)
+        if "TrustScore" in names:
+            trust = _cached(run, "trust", lambda: feat.fit_trust_score(train_x, train_y))
+            out["TrustScore"] = feat.trust_score(x, np.argmax(logits, axis=1), trust)
+        if "ViM" in names:
+            vim = _cached(
+                run,
+                "vim",
+                lambda: feat.fit_vim(train_x, run.meta["fc_weight"], run.meta["fc_bias"]),
+            )
+            out["ViM"] = feat.vim_score(x, logits, vim)
+    for head, name in _HEAD_CSFS.items():
+        if name in names:
+            out[name] = REGISTRY[name].function(np.asarray(s.heads[head]))
+    return {name: out[name] for name in names}

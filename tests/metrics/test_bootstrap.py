@@ -1,0 +1,116 @@
+"""Bootstrap: seeded counts, stratification, pairing, and equality with explicit resampling."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from fdbench import metrics as M
+
+
+@pytest.fixture
+def data():
+    rng = np.random.default_rng(7)
+    n = 60
+    r = (rng.random(n) < 0.3).astype(float)
+    c = np.round(rng.random(n) - 0.4 * r, 1)  # heavy ties
+    return r, c
+
+
+def test_counts_seeded_and_prefix_stable():
+    a = M.bootstrap_counts(50, 20, seed=3)
+    b = M.bootstrap_counts(50, 20, seed=3)
+    np.testing.assert_array_equal(a, b)
+    assert a.shape == (20, 50) and np.all(a.sum(axis=1) == 50)
+    np.testing.assert_array_equal(M.bootstrap_counts(50, 5, seed=3), a[:5])
+    chunks = np.concatenate(list(M.iter_bootstrap_counts(50, 20, 3, chunk_size=7)))
+    np.testing.assert_array_equal(chunks, a)
+    assert not np.array_equal(M.bootstrap_counts(50, 20, seed=4), a)
+
+
+def test_stratified_counts_keep_group_sizes():
+    groups = np.array(["a"] * 10 + ["b"] * 25 + ["c"] * 5)
+    counts = M.bootstrap_counts(40, 30, seed=1, stratify=groups)
+    for g in "abc":
+        np.testing.assert_array_equal(counts[:, groups == g].sum(axis=1), (groups == g).sum())
+
+
+def test_weights_bootstrap_equals_explicit_resampling(data):
+    r, c = data
+    df = M.bootstrap(r, c, metrics=["aurc", "augrc", "eaurc", "auroc_f"], n_resamples=15, seed=2)
+    counts = M.bootstrap_counts(r.size, 15, seed=2)
+    assert df.index.name == "resample" and list(df.columns) == ["aurc", "augrc", "eaurc", "auroc_f"]
+    for b in range(15):
+        idx = np.repeat(np.arange(r.size), counts[b])
+        rb, cb = r[idx], c[idx]
+        assert df.loc[b, "aurc"] == pytest.approx(M.aurc(rb, cb), abs=1e-12)
+        assert df.loc[b, "augrc"] == pytest.approx(M.augrc(rb, cb), abs=1e-12)
+        assert df.loc[b, "eaurc"] == pytest.approx(M.eaurc(rb, cb), abs=1e-12)
+        assert df.loc[b, "auroc_f"] == pytest.approx(M.auroc_f(rb, cb), abs=1e-12)
+
+
+@pytest.mark.parametrize("soft", [False, True])
+def test_every_metric_equals_evaluate_all_with_count_weights(data, soft):
+    r, c = data
+    if soft:
+        r = r * 0.5 + np.linspace(0, 0.4, r.size)
+    c = (c - c.min()) / np.ptp(c)
+    w = np.linspace(0.5, 2.0, r.size)
+    df = M.bootstrap(r, c, n_resamples=6, seed=5, sample_weight=w)
+    counts = M.bootstrap_counts(r.size, 6, seed=5)
+    assert list(df.columns) == list(M.metric_keys(binary=not soft))
+    for b in range(6):
+        expected = M.evaluate_all(r, c, sample_weight=counts[b] * w)
+        np.testing.assert_allclose(df.loc[b].to_numpy(), list(expected.values()), atol=1e-12)
+
+
+def test_mapping_gives_paired_long_table(data):
+    r, c = data
+    csfs = {"a": c, "b": -c, "c": c + 0.3 * r}
+    long = M.bootstrap(r, csfs, metrics=["aurc", "augrc"], n_resamples=10, seed=9)
+    assert list(long.columns) == ["resample", "csf", "metric", "value"]
+    assert len(long) == 3 * 2 * 10
+    for name, conf in csfs.items():
+        single = M.bootstrap(r, conf, metrics=["aurc", "augrc"], n_resamples=10, seed=9)
+        part = long[long.csf == name].pivot(index="resample", columns="metric", values="value")
+        pd.testing.assert_frame_equal(
+            part[["aurc", "augrc"]], single, check_names=False, check_exact=True
+        )
+
+
+def test_stratified_bootstrap_and_zero_weights(data):
+    r, c = data
+    groups = np.arange(r.size) % 2
+    w = np.ones(r.size)
+    w[:5] = 0
+    df = M.bootstrap(
+        r, c, metrics=["aurc"], n_resamples=4, seed=1, stratify=groups, sample_weight=w
+    )
+    counts = M.bootstrap_counts(r.size, 4, seed=1, stratify=groups)
+    for b in range(4):
+        assert df.loc[b, "aurc"] == pytest.approx(
+            M.aurc(r, c, sample_weight=counts[b] * w), abs=1e-12
+        )
+
+
+def test_summary(data):
+    r, c = data
+    df = M.bootstrap(r, c, metrics=["aurc", "auroc_f"], n_resamples=50, seed=0)
+    summary = M.bootstrap_summary(df, confidence_level=0.9)
+    assert list(summary.columns) == ["mean", "std", "lower", "upper"]
+    assert summary.loc["aurc", "mean"] == pytest.approx(df["aurc"].mean())
+    assert summary.loc["aurc", "lower"] == pytest.approx(np.percentile(df["aurc"], 5))
+    assert summary.loc["aurc", "upper"] == pytest.approx(np.percentile(df["aurc"], 95))
+    long = M.bootstrap(r, {"x": c, "y": -c}, metrics=["aurc"], n_resamples=20, seed=0)
+    assert M.bootstrap_summary(long).index.names == ["csf", "metric"]
+
+
+def test_bad_arguments(data):
+    r, c = data
+    with pytest.raises(ValueError, match="metrics"):
+        M.bootstrap(r, c, metrics=["nope"])
+    with pytest.raises(ValueError, match="n_resamples"):
+        M.bootstrap(r, c, n_resamples=0)
+    with pytest.raises(ValueError, match="stratify"):
+        M.bootstrap_counts(5, 2, stratify=[0, 1])
+    with pytest.raises(ValueError, match="confidence_level"):
+        M.bootstrap_summary(pd.DataFrame({"aurc": [0.1]}), confidence_level=1.5)

@@ -1,0 +1,189 @@
+"""AURC, AUGRC, e-AURC/e-AUGRC, NAURC and operating points against brute force from METRICS.md."""
+
+import warnings
+
+import metrics_brute as brute
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from strategies import samples
+
+from fdbench import metrics as M
+
+SETTINGS = settings(max_examples=60, deadline=None)
+
+
+@SETTINGS
+@given(samples())
+def test_aurc_augrc_match_brute_force(data):
+    r, c, w = data
+    assert M.aurc(r, c, sample_weight=w) == pytest.approx(brute.aurc(r, c, w), abs=1e-12)
+    assert M.augrc(r, c, sample_weight=w) == pytest.approx(brute.augrc(r, c, w), abs=1e-12)
+
+
+@SETTINGS
+@given(samples())
+def test_curve_matches_brute_force(data):
+    r, c, w = data
+    curve = M.risk_coverage_curve(r, c, sample_weight=w)
+    points = np.array(brute.curve_points(r, c, w))
+    np.testing.assert_allclose(curve.coverages, points[:, 0], atol=1e-12)
+    np.testing.assert_allclose(curve.selective_risks, points[:, 1], atol=1e-12)
+    np.testing.assert_allclose(curve.generalized_risks, points[:, 2], atol=1e-12)
+    expected_thresholds = np.append(np.unique(c), np.inf)
+    np.testing.assert_array_equal(curve.thresholds, expected_thresholds)
+
+
+@SETTINGS
+@given(samples(weights="none"))
+def test_excess_metrics_match_brute_force_optimum(data):
+    r, c, _ = data
+    aurc_opt, augrc_opt = brute.optimal(r)
+    assert M.eaurc(r, c) == pytest.approx(brute.aurc(r, c) - aurc_opt, abs=1e-12)
+    assert M.eaugrc(r, c) == pytest.approx(brute.augrc(r, c) - augrc_opt, abs=1e-12)
+    random = float(np.mean(r))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", M.UndefinedMetricWarning)
+        value = M.naurc(r, c)
+    if random - aurc_opt > 1e-9:
+        expected = (brute.aurc(r, c) - aurc_opt) / (random - aurc_opt)
+        assert value == pytest.approx(expected, abs=1e-9)
+
+
+@SETTINGS
+@given(samples(weights="int"))
+def test_integer_weights_equal_explicit_repetition(data):
+    r, c, w = data
+    reps = w.astype(int)
+    rr, cc = np.repeat(r, reps), np.repeat(c, reps)
+    for fn in (M.aurc, M.augrc, M.eaurc, M.eaugrc):
+        assert fn(r, c, sample_weight=w) == pytest.approx(fn(rr, cc), abs=1e-12), fn.__name__
+    opt_w = M.optimal_aurc_augrc(r, sample_weight=w)
+    np.testing.assert_allclose(opt_w, brute.optimal(list(rr)), atol=1e-12)
+    assert M.selective_risk_at_coverage(r, c, 0.7, sample_weight=w) == pytest.approx(
+        M.selective_risk_at_coverage(rr, cc, 0.7), abs=1e-12
+    )
+
+
+@SETTINGS
+@given(samples(weights="none"), st.sampled_from([(0.0, 1.0), (0.1, 0.9), (0.5, 1.0), (0.0, 0.3)]))
+def test_aurc_over_coverage_range(data, bounds):
+    r, c, _ = data
+    value = M.aurc(r, c, coverage_range=bounds)
+    assert value == pytest.approx(brute.aurc_range(r, c, *bounds), abs=1e-12)
+    if bounds == (0.0, 1.0):
+        assert value == pytest.approx(M.aurc(r, c), abs=1e-12)
+
+
+@SETTINGS
+@given(samples(), st.sampled_from([0.05, 0.3, 0.5, 0.95, 1.0]))
+def test_risk_at_coverage_and_coverage_at_risk(data, x):
+    r, c, w = data
+    assert M.selective_risk_at_coverage(r, c, x, sample_weight=w) == pytest.approx(
+        brute.risk_at_coverage(r, c, x, w), abs=1e-12
+    )
+    assert M.coverage_at_risk(r, c, x, sample_weight=w) == pytest.approx(
+        brute.coverage_at_risk(r, c, x, w), abs=1e-12
+    )
+
+
+@SETTINGS
+@given(samples(kind="binary", weights="none"))
+def test_augrc_auroc_identity(data):
+    r, c, _ = data
+    c = c + np.arange(c.size) * 1e-6  # tie-free
+    if not np.any(r == 0) or not np.any(r == 1):
+        return
+    acc = 1 - r.mean()
+    expected = (1 - M.auroc_f(r, c)) * acc * (1 - acc) + 0.5 * (1 - acc) ** 2
+    assert M.augrc(r, c) == pytest.approx(expected, abs=1e-12)
+
+
+@SETTINGS
+@given(samples(weights="none"))
+def test_excess_aurc_zero_for_perfect_and_nonnegative_without_ties(data):
+    r, c, _ = data
+    distinct = np.argsort(np.argsort(c, kind="stable"), kind="stable").astype(float)
+    assert M.eaurc(r, distinct) >= -1e-15
+    assert M.eaugrc(r, distinct) >= -1e-15
+    perfect = -np.argsort(np.argsort(r, kind="stable"), kind="stable").astype(float)
+    assert M.eaurc(r, perfect) == 0.0
+    assert M.eaugrc(r, perfect) == 0.0
+
+
+def test_degenerate_cases():
+    r1, c1 = np.zeros(5), np.arange(5.0)
+    assert M.aurc(r1, c1) == 0.0 and M.eaurc(r1, c1) == 0.0 and M.augrc(r1, c1) == 0.0
+    r0 = np.ones(5)
+    assert M.aurc(r0, c1) == pytest.approx(1.0) and M.augrc(r0, c1) == pytest.approx(0.5)
+    assert M.eaurc(r0, c1) == pytest.approx(0.0, abs=1e-15)
+    with pytest.warns(M.UndefinedMetricWarning):
+        assert np.isnan(M.naurc(r1, c1))
+    assert M.aurc([1.0], [0.2]) == 1.0 and M.augrc([1.0], [0.2]) == 0.5
+    assert M.aurc([0.3, 0.6], [1.0, 1.0]) == pytest.approx(0.45)
+    assert M.coverage_at_risk([1.0, 1.0], [0.1, 0.2], 0.05) == 0.0
+
+
+def test_known_values():
+    r = np.array([0.0, 1.0, 0.0, 1.0])
+    c = np.array([0.9, 0.8, 0.7, 0.1])
+    # points: cov 1 risk 1/2, cov 3/4 risk 1/3, cov 1/2 risk 1/2, cov 1/4 risk 0, end (0, 0)
+    expected = 0.25 * ((0.5 + 1 / 3) + (1 / 3 + 0.5) + (0.5 + 0) + 0) / 2
+    assert M.aurc(r, c) == pytest.approx(expected, abs=1e-15)
+    assert M.selective_risk_at_coverage(r, c, 0.6) == pytest.approx(1 / 3)
+    assert M.coverage_at_risk(r, c, 0.4) == pytest.approx(0.75)
+
+
+def test_digamma_closed_form_handles_large_counts():
+    rng = np.random.default_rng(3)
+    r = rng.random(40)
+    w = rng.integers(1, 60, size=40).astype(float)
+    expected = brute.optimal(list(np.repeat(r, w.astype(int))))
+    np.testing.assert_allclose(M.optimal_aurc_augrc(r, sample_weight=w), expected, atol=1e-12)
+
+
+@SETTINGS
+@given(samples(), st.integers(2, 4))
+def test_class_balanced_variants(data, k):
+    r, c, w = data
+    labels = np.arange(r.size) % k
+    factor = np.ones(r.size)
+    weights = np.ones(r.size) if w is None else w
+    for cls in range(k):
+        mask = labels == cls
+        if mask.any():
+            factor[mask] = weights.sum() / (len(np.unique(labels)) * weights[mask].sum())
+    rb = r * factor
+    np.testing.assert_allclose(M.balanced_residuals(r, labels, sample_weight=w), rb)
+    assert M.aurc_ba(r, c, labels, sample_weight=w) == pytest.approx(
+        brute.aurc(rb, c, w), abs=1e-12
+    )
+    assert M.augrc_ba(r, c, labels, sample_weight=w) == pytest.approx(
+        brute.augrc(rb, c, w), abs=1e-12
+    )
+
+
+def test_balanced_residuals_full_coverage_is_balanced_error():
+    labels = np.array([0, 0, 0, 0, 1, 1])
+    r = np.array([1.0, 0, 0, 0, 1, 0])
+    rb = M.balanced_residuals(r, labels)
+    assert rb.mean() == pytest.approx(0.5 * (1 / 4 + 1 / 2))
+
+
+def test_zero_weight_samples_do_not_exist():
+    r = np.array([0.0, 1.0, 1.0, 0.0])
+    c = np.array([0.4, 0.9, 0.2, 0.1])
+    w = np.array([1.0, 0.0, 2.0, 1.0])
+    keep = w > 0
+    for fn in (M.aurc, M.augrc, M.eaurc, M.eaugrc):
+        assert fn(r, c, sample_weight=w) == pytest.approx(
+            fn(r[keep], c[keep], sample_weight=w[keep]), abs=1e-15
+        )
+
+
+def test_ties_can_pass_below_the_strict_optimum():
+    # one success above two tied failures: the tie is one linear step of the curve, below the
+    # strict optimum's intermediate point (coverage 2/3, risk 1/2): 2/9 - 5/18
+    assert M.eaurc([0.0, 1.0, 1.0], [1.0, 0.0, 0.0]) == pytest.approx(-1 / 18, abs=1e-15)
+    assert M.eaurc([0.0, 1.0, 1.0], [1.0, 0.0, -1.0]) == pytest.approx(0.0, abs=1e-15)

@@ -1,0 +1,108 @@
+"""evaluate_all: same values as the single functions, key sets, degenerate data, permutations."""
+
+import warnings
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from strategies import samples
+
+from fdbench import metrics as M
+
+
+def _single(r, c, w, binary, in_unit):
+    kw = {"sample_weight": w}
+    out = {
+        "aurc": M.aurc(r, c, **kw),
+        "augrc": M.augrc(r, c, **kw),
+        "eaurc": M.eaurc(r, c, **kw),
+        "eaugrc": M.eaugrc(r, c, **kw),
+        "naurc": M.naurc(r, c, **kw),
+        "risk@95cov": M.selective_risk_at_coverage(r, c, 0.95, **kw),
+        "coverage@risk5": M.coverage_at_risk(r, c, 0.05, **kw),
+    }
+    if binary:
+        out.update(
+            {
+                "auroc_f": M.auroc_f(r, c, **kw),
+                "ap_f_success": M.ap_f_success(r, c, **kw),
+                "ap_f_error": M.ap_f_error(r, c, **kw),
+                "fpr@95tpr": M.fpr_at_tpr(r, c, 0.95, **kw),
+                "fpr@80tpr": M.fpr_at_tpr(r, c, 0.80, **kw),
+                "accuracy": 1 - np.average(r, weights=w),
+            }
+        )
+        if in_unit:
+            out["ece"] = M.ece(r, c, **kw)
+            out["mce"] = M.mce(r, c, **kw)
+    else:
+        out["mean_residual"] = np.average(r, weights=w)
+    return out
+
+
+@settings(max_examples=60, deadline=None)
+@given(samples())
+def test_evaluate_all_equals_single_functions(data):
+    r, c, w = data
+    c = (c - c.min()) / (np.ptp(c) + 1.0) if c.size % 2 else c
+    binary = bool(np.all((r == 0) | (r == 1)))
+    in_unit = bool(c.min() >= 0 and c.max() <= 1)
+    result = M.evaluate_all(r, c, sample_weight=w)
+    assert tuple(result) == M.metric_keys(binary=binary)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", M.UndefinedMetricWarning)
+        expected = _single(r, c, w, binary, in_unit)
+    for key, value in result.items():
+        if key in expected:
+            np.testing.assert_allclose(value, expected[key], atol=1e-12, err_msg=key)
+        else:
+            assert np.isnan(value), key
+
+
+@settings(max_examples=40, deadline=None)
+@given(samples())
+def test_permutation_invariance(data):
+    r, c, w = data
+    perm = np.random.default_rng(r.size).permutation(r.size)
+    labels = np.arange(r.size) % 3
+    a = M.evaluate_all(r, c, sample_weight=w, labels=labels)
+    b = M.evaluate_all(
+        r[perm], c[perm], sample_weight=None if w is None else w[perm], labels=labels[perm]
+    )
+    assert a.keys() == b.keys()
+    np.testing.assert_allclose(list(a.values()), list(b.values()), atol=1e-12)
+
+
+@pytest.mark.parametrize("value", [0.0, 1.0])
+def test_all_correct_or_all_wrong_does_not_crash(value):
+    r = np.full(10, value)
+    c = np.linspace(0, 1, 10)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        result = M.evaluate_all(r, c)
+    assert np.isnan(result["auroc_f"]) and np.isnan(result["naurc"])
+    assert result["aurc"] == pytest.approx(value)
+    assert result["accuracy"] == pytest.approx(1 - value)
+
+
+def test_labels_and_logits_add_their_keys():
+    rng = np.random.default_rng(1)
+    logits = rng.normal(size=(50, 4))
+    labels = rng.integers(0, 4, size=50)
+    r = (logits.argmax(axis=1) != labels).astype(float)
+    c = M.log_softmax(logits).max(axis=1)
+    result = M.evaluate_all(r, np.exp(c), labels=labels, logits=logits)
+    assert tuple(result) == M.metric_keys(labels=True, logits=True)
+    assert result["aurc_ba"] == pytest.approx(M.aurc_ba(r, np.exp(c), labels), abs=1e-15)
+    assert result["augrc_ba"] == pytest.approx(M.augrc_ba(r, np.exp(c), labels), abs=1e-15)
+    assert result["nll"] == pytest.approx(M.nll(labels, logits))
+    assert result["balanced_accuracy"] == pytest.approx(M.balanced_accuracy(labels, logits))
+    assert result["accuracy"] == pytest.approx(M.accuracy(labels, logits))
+    with pytest.raises(ValueError, match="logits"):
+        M.evaluate_all(r, c, logits=logits)
+
+
+def test_ece_nan_outside_unit_interval():
+    result = M.evaluate_all([0.0, 1.0, 0.0], [0.2, -0.5, 3.0])
+    assert np.isnan(result["ece"]) and np.isnan(result["mce"])
+    assert not np.isnan(result["auroc_f"])
