@@ -114,7 +114,9 @@ class ConfidNetParams(_Strict):
     """ConfidNet second stage (Corbière et al. 2019) on the frozen models of method ``base``.
 
     The MLP (``depth`` layers, ``hidden`` units) is trained with Adam at ``lr`` for ``epochs``
-    epochs on the train split.
+    epochs on the train split; with ``finetune_epochs`` > 0 a copy of the body feeding the MLP
+    is then fine-tuned together with it (Adam at ``finetune_lr``, batch norm frozen), the
+    classifier's own body staying untouched.
     """
 
     base: str = "ce"
@@ -122,6 +124,8 @@ class ConfidNetParams(_Strict):
     lr: PositiveFloat = 1e-3
     hidden: PositiveInt = 400
     depth: PositiveInt = 4
+    finetune_epochs: int = Field(default=0, ge=0)
+    finetune_lr: PositiveFloat = 1e-5
 
 
 _PARAMS: dict[str, type[_Strict]] = {

@@ -58,6 +58,9 @@ def tiny_config(**overrides):
             {"name": "cn", "kind": "confidnet", "seeds": [0],
              "params": {"base": "ce", "epochs": 1, "hidden": 5, "depth": 2}},
             {"name": "grid", "kind": "ce", "seeds": [0], "grid": {"lr": [0.01, 0.1]}},
+            {"name": "cnft", "kind": "confidnet", "seeds": [0],
+             "params": {"base": "ce", "epochs": 1, "hidden": 5, "depth": 2,
+                        "finetune_epochs": 1, "finetune_lr": 0.01}},
         ],
     }  # fmt: skip
     data.update(overrides)

@@ -83,6 +83,25 @@ def test_confidnet_keeps_base_classifier(tmp_path, config, experiment):
     np.testing.assert_array_equal(base.splits["iid"].mcd_logits, cn.splits["iid"].mcd_logits)
 
 
+def test_confidnet_finetuning_changes_only_its_own_body(tmp_path, config, experiment):
+    base = read_outputs(run_training_job(config, experiment, "ce", 0, tmp_path))
+    ft = read_outputs(run_training_job(config, experiment, "cnft", 0, tmp_path))
+    plain = read_outputs(run_training_job(config, experiment, "cn", 0, tmp_path))
+    np.testing.assert_array_equal(base.splits["iid"].logits, ft.splits["iid"].logits)
+    net, _ = load_checkpoint(run_dir(tmp_path, "tiny", "cnft", 0) / "model.pt")
+    base_net, _ = load_checkpoint(run_dir(tmp_path, "tiny", "ce", 0) / "model.pt")
+    changed = [
+        not torch.equal(a, b)
+        for a, b in zip(net.confidnet_body.parameters(), base_net.body.parameters(), strict=True)
+    ]
+    assert any(changed)
+    for a, b in zip(net.body.parameters(), base_net.body.parameters(), strict=True):
+        assert torch.equal(a, b)
+    assert not np.array_equal(
+        ft.splits["iid"].heads["confidnet"], plain.splits["iid"].heads["confidnet"]
+    )
+
+
 def test_grid_selects_lowest_validation_score(tmp_path, config, experiment):
     _, info = train_or_load(config, experiment, "grid", 0, tmp_path)
     selection = json.loads(info["selection"])
@@ -108,7 +127,7 @@ def test_job_and_config_pickle(config, experiment):
 
 def test_plan_puts_confidnet_after_its_base(config):
     plan = plan_jobs(config)
-    assert plan == [("ce", 0), ("dg", 0), ("dv", 0), ("grid", 0), ("cn", 0)]
+    assert plan == [("ce", 0), ("dg", 0), ("dv", 0), ("grid", 0), ("cn", 0), ("cnft", 0)]
 
 
 def test_bad_job_arguments(tmp_path, config, experiment):

@@ -56,7 +56,8 @@ def build_model(
     ``mlp_ratio``). ``mean``/``std`` (per channel, on the [0, 1] scale) set the input
     normalisation; by default 0.5 and 0.25. ``dropout`` is the head dropout rate used by
     MC dropout; ``head`` one of ``None``, ``"devries"``, ``"deepgamblers"``, ``"confidnet"``.
-    ``confidnet_hidden``/``confidnet_depth`` in ``kwargs`` size the ConfidNet MLP.
+    ``confidnet_hidden``/``confidnet_depth`` in ``kwargs`` size the ConfidNet MLP and
+    ``confidnet_own_body`` gives it its own copy of the body (see :class:`Network`).
     """
     from .network import Network, Normalize
 
@@ -64,7 +65,8 @@ def build_model(
         raise ValueError(f"architecture must be one of {ARCHITECTURES}, got {architecture!r}")
     if in_channels < 1:
         raise ValueError(f"in_channels must be >= 1, got {in_channels}")
-    confid = {k: kwargs.pop(k) for k in ("confidnet_hidden", "confidnet_depth") if k in kwargs}
+    names = ("confidnet_hidden", "confidnet_depth", "confidnet_own_body")
+    confid = {k: kwargs.pop(k) for k in names if k in kwargs}
     mean = (0.5,) * in_channels if mean is None else tuple(float(m) for m in mean)
     std = (0.25,) * in_channels if std is None else tuple(float(s) for s in std)
     if len(mean) != in_channels or len(std) != in_channels:

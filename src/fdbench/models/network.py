@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import copy
+
 import torch
 from torch import nn
 
@@ -26,6 +28,13 @@ class Normalize(nn.Module):
             raise ValueError(f"std must be positive, got {std}")
         self.register_buffer("mean", torch.tensor(mean, dtype=torch.float32).view(1, -1, 1, 1))
         self.register_buffer("std", torch.tensor(std, dtype=torch.float32).view(1, -1, 1, 1))
+
+    def confidnet_features(self, x: torch.Tensor, features: torch.Tensor) -> torch.Tensor:
+        """Input features of the ConfidNet MLP: ``features`` (the classifier's, already
+        computed from ``x``) or, with its own body, that body's features of ``x``."""
+        if self.confidnet_body is None:
+            return features
+        return self.confidnet_body(self.normalize(x))
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return (x.float() / 255.0 - self.mean) / self.std
@@ -64,7 +73,10 @@ class Network(nn.Module):
     - ``"devries"``: a confidence branch ``sigmoid(Linear(features))`` (DeVries & Taylor 2018);
     - ``"deepgamblers"``: one extra output, the reservation (abstention) logit (Liu et al. 2019);
       :meth:`forward` returns all K + 1 outputs, :attr:`num_classes` stays K;
-    - ``"confidnet"``: a :class:`ConfidNetHead` MLP on the features (Corbière et al. 2019).
+    - ``"confidnet"``: a :class:`ConfidNetHead` MLP on the features (Corbière et al. 2019);
+      with ``confidnet_own_body`` the MLP reads the features of its own copy of the body
+      (``confidnet_body``, fine-tuned by ConfidNet's optional third stage) while the
+      classifier keeps the original body.
     """
 
     def __init__(
@@ -78,6 +90,7 @@ class Network(nn.Module):
         head: str | None = None,
         confidnet_hidden: int = 400,
         confidnet_depth: int = 4,
+        confidnet_own_body: bool = False,
     ) -> None:
         super().__init__()
         if num_classes < 2:
@@ -100,10 +113,20 @@ class Network(nn.Module):
             if head == "confidnet"
             else None
         )
+        if confidnet_own_body and head != "confidnet":
+            raise ValueError("confidnet_own_body needs head='confidnet'")
+        self.confidnet_body = copy.deepcopy(body) if confidnet_own_body else None
 
     def features(self, x: torch.Tensor) -> torch.Tensor:
         """Penultimate features (N × D) of images ``x`` (N × C × H × W, 0..255)."""
         return self.body(self.normalize(x))
+
+    def confidnet_features(self, x: torch.Tensor, features: torch.Tensor) -> torch.Tensor:
+        """Input features of the ConfidNet MLP: ``features`` (the classifier's, already
+        computed from ``x``) or, with its own body, that body's features of ``x``."""
+        if self.confidnet_body is None:
+            return features
+        return self.confidnet_body(self.normalize(x))
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         """All outputs of the final layer (N × K, or N × (K + 1) for DeepGamblers)."""

@@ -74,7 +74,8 @@ def predict_split(
             wd, bd = model.devries.weight.double(), model.devries.bias.double()
             heads.setdefault("devries", []).append(torch.sigmoid(f @ wd.T + bd).squeeze(1))
         if confidnet is not None:
-            heads.setdefault("confidnet", []).append(torch.sigmoid(confidnet(f)))
+            fc = model.confidnet_features(x[start : start + batch_size], f).double()
+            heads.setdefault("confidnet", []).append(torch.sigmoid(confidnet(fc)))
         if use_mc:
             rows = max(1, _MC_CHUNK_ELEMENTS // (mc_samples * f.shape[1]))
             for r in range(0, len(f), rows):

@@ -24,7 +24,7 @@ from ..outputs import write_outputs
 from .determinism import deterministic
 from .inference import predict_experiment, predict_split
 from .loader import image_tensor, make_loader
-from .methods import ClassifierModule, ConfidNetModule
+from .methods import ClassifierModule, ConfidNetFinetuneModule, ConfidNetModule
 
 __all__ = [
     "load_checkpoint",
@@ -62,6 +62,8 @@ def _quiet_lightning() -> Iterator[None]:
         with warnings.catch_warnings():
             warnings.filterwarnings("ignore", message=".*LeafSpec.*is deprecated")
             warnings.filterwarnings("ignore", message=".*does not have many workers.*")
+            # ConfidNet stages train with the frozen parts deliberately in eval mode
+            warnings.filterwarnings("ignore", message=".*module\\(s\\) in eval mode.*")
             yield
     finally:
         for lg, level in zip(loggers, levels, strict=True):
@@ -179,12 +181,15 @@ def _train_confidnet(
         **build["options"],
         "confidnet_hidden": params.hidden,
         "confidnet_depth": params.depth,
+        "confidnet_own_body": params.finetune_epochs > 0,
     }
     with deterministic(seed, config.training.threads), _quiet_lightning():
         net = _network(build)
         missing, unexpected = net.load_state_dict(base.state_dict(), strict=False)
-        if unexpected or any(not k.startswith("confidnet.") for k in missing):
+        if unexpected or any(not k.startswith(("confidnet.", "confidnet_body.")) for k in missing):
             raise ValueError(f"base {params.base!r} does not match the ConfidNet network")
+        if net.confidnet_body is not None:
+            net.confidnet_body.load_state_dict(net.body.state_dict())
         net.eval()
         for p in net.parameters():
             p.requires_grad_(False)
@@ -204,6 +209,19 @@ def _train_confidnet(
         )
         net.confidnet.train()
         _trainer(params.epochs).fit(ConfidNetModule(net.confidnet, lr=params.lr), loader)
+        if params.finetune_epochs > 0:
+            for p in net.confidnet_body.parameters():
+                p.requires_grad_(True)
+            images = make_loader(
+                x,
+                logits.clone(),
+                torch.from_numpy(np.asarray(experiment.train.labels, dtype=np.int64)),
+                batch_size=config.training.batch_size,
+                shuffle=True,
+                seed=seed + 1,
+            )
+            module = ConfidNetFinetuneModule(net, lr=params.finetune_lr)
+            _trainer(params.finetune_epochs).fit(module, images)
     return net.eval(), build
 
 

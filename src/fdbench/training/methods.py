@@ -9,7 +9,7 @@ import torch.nn.functional as F
 from ..models.network import ConfidNetHead, Network
 from .losses import confidnet_loss, devries_loss, gambler_loss, update_devries_lambda
 
-__all__ = ["ClassifierModule", "ConfidNetModule"]
+__all__ = ["ClassifierModule", "ConfidNetFinetuneModule", "ConfidNetModule"]
 
 KINDS = ("ce", "deepgamblers", "devries")
 
@@ -114,3 +114,31 @@ class ConfidNetModule(L.LightningModule):
 
     def configure_optimizers(self):
         return torch.optim.Adam(self.head.parameters(), lr=self.lr)
+
+
+class ConfidNetFinetuneModule(L.LightningModule):
+    """ConfidNet's optional fine-tuning stage (Corbière et al. 2019): the network's own ConfidNet
+    body (a copy of the classifier's body) and the MLP are trained together by MSE to the
+    true-class probability of the frozen classifier, with Adam.
+
+    Batches are ``(images, logits, labels)`` with the classifier's logits precomputed; the
+    caller keeps batch norm of the ConfidNet body in eval mode.
+    """
+
+    def __init__(self, network: Network, *, lr: float) -> None:
+        super().__init__()
+        if network.confidnet is None or network.confidnet_body is None:
+            raise ValueError("network must carry a ConfidNet head with its own body")
+        self.network = network
+        self.lr = lr
+
+    def training_step(self, batch: tuple[torch.Tensor, ...], batch_idx: int):
+        x, logits, y = batch
+        net = self.network
+        features = net.confidnet_body(net.normalize(x))
+        return confidnet_loss(net.confidnet(features), logits, y)
+
+    def configure_optimizers(self):
+        net = self.network
+        params = [*net.confidnet_body.parameters(), *net.confidnet.parameters()]
+        return torch.optim.Adam(params, lr=self.lr)
