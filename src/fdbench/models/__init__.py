@@ -1,1 +1,98 @@
-"""Network architectures and the confidence heads some methods add (PyTorch)."""
+"""Network architectures and the confidence heads some methods add (PyTorch, imported lazily)."""
+
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .network import Network
+
+__all__ = [
+    "ARCHITECTURES",
+    "HEADS",
+    "ConfidNetHead",
+    "Network",
+    "Normalize",
+    "build_model",
+    "build_zoo_model",
+]
+
+#: Architecture names accepted by :func:`build_model`.
+ARCHITECTURES = ("convnet", "vgg13", "resnet18", "resnet50", "vit")
+
+_LAZY = {
+    "ConfidNetHead": "network",
+    "HEADS": "network",
+    "Network": "network",
+    "Normalize": "network",
+    "build_zoo_model": "zoo",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        return getattr(import_module(f".{_LAZY[name]}", __name__), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def build_model(
+    architecture: str,
+    *,
+    num_classes: int,
+    in_channels: int = 1,
+    image_size: int = 28,
+    dropout: float = 0.0,
+    head: str | None = None,
+    mean: tuple[float, ...] | None = None,
+    std: tuple[float, ...] | None = None,
+    **kwargs: Any,
+) -> Network:
+    """Build a :class:`Network` of the named architecture.
+
+    ``architecture`` is one of :data:`ARCHITECTURES`; ``kwargs`` go to the feature extractor
+    (``convnet``: ``width``, ``feature_dim``; ``vgg13``: ``feature_dim``, ``width_factor``;
+    ``resnet18``/``resnet50``: ``base``; ``vit``: ``patch_size``, ``dim``, ``depth``, ``heads``,
+    ``mlp_ratio``). ``mean``/``std`` (per channel, on the [0, 1] scale) set the input
+    normalisation; by default 0.5 and 0.25. ``dropout`` is the head dropout rate used by
+    MC dropout; ``head`` one of ``None``, ``"devries"``, ``"deepgamblers"``, ``"confidnet"``.
+    ``confidnet_hidden``/``confidnet_depth`` in ``kwargs`` size the ConfidNet MLP and
+    ``confidnet_own_body`` gives it its own copy of the body (see :class:`Network`).
+    """
+    from .network import Network, Normalize
+
+    if architecture not in ARCHITECTURES:
+        raise ValueError(f"architecture must be one of {ARCHITECTURES}, got {architecture!r}")
+    if in_channels < 1:
+        raise ValueError(f"in_channels must be >= 1, got {in_channels}")
+    names = ("confidnet_hidden", "confidnet_depth", "confidnet_own_body")
+    confid = {k: kwargs.pop(k) for k in names if k in kwargs}
+    mean = (0.5,) * in_channels if mean is None else tuple(float(m) for m in mean)
+    std = (0.25,) * in_channels if std is None else tuple(float(s) for s in std)
+    if len(mean) != in_channels or len(std) != in_channels:
+        raise ValueError(f"mean and std must have {in_channels} entries, got {mean} and {std}")
+    if architecture == "convnet":
+        from .convnet import SmallConvNet
+
+        body = SmallConvNet(in_channels, **kwargs)
+    elif architecture == "vgg13":
+        from .vgg import VGG13
+
+        body = VGG13(in_channels, **kwargs)
+    elif architecture in ("resnet18", "resnet50"):
+        from . import resnet
+
+        body = getattr(resnet, architecture)(in_channels, **kwargs)
+    else:
+        from .vit import SmallViT
+
+        body = SmallViT(image_size, in_channels, **kwargs)
+    return Network(
+        body,
+        body.feature_dim,
+        num_classes,
+        normalize=Normalize(mean, std),
+        dropout=dropout,
+        head=head,
+        **confid,
+    )

@@ -1,0 +1,290 @@
+"""Validated benchmark configuration (pydantic v2 models read from YAML files)."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+from typing import Annotated, Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+__all__ = [
+    "ArchitectureConfig",
+    "BenchmarkConfig",
+    "CEParams",
+    "ConfidNetParams",
+    "DataConfig",
+    "DeepGamblersParams",
+    "DevriesParams",
+    "InferenceConfig",
+    "MethodConfig",
+    "SelectionConfig",
+    "TrainingConfig",
+    "config_digest",
+    "load_config",
+    "parse_config",
+]
+
+#: Architecture names (kept in sync with ``fdbench.models.ARCHITECTURES``; no torch import here).
+ARCHITECTURE_NAMES = ("convnet", "vgg13", "resnet18", "resnet50", "vit")
+
+PositiveInt = Annotated[int, Field(ge=1)]
+PositiveFloat = Annotated[float, Field(gt=0)]
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class DataConfig(_Strict):
+    """Which experiments to build: a builder function of ``fdbench.data`` and its arguments.
+
+    ``builder`` names a function ``fdbench.data.<builder>(**args)`` returning ``Experiment``s;
+    ``experiments`` restricts the run to the named ones (all when ``None``).
+    """
+
+    builder: str = Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")
+    args: dict[str, Any] = Field(default_factory=dict)
+    experiments: list[str] | None = None
+
+
+class ArchitectureConfig(_Strict):
+    """The network: one of the architecture names, head dropout rate and builder options."""
+
+    name: Literal["convnet", "vgg13", "resnet18", "resnet50", "vit"]
+    dropout: float = Field(default=0.3, ge=0.0, lt=1.0)
+    options: dict[str, Any] = Field(default_factory=dict)
+
+
+class TrainingConfig(_Strict):
+    """Optimisation defaults shared by all methods (SGD with momentum, cosine schedule)."""
+
+    epochs: PositiveInt = 10
+    batch_size: PositiveInt = 128
+    lr: PositiveFloat = 0.05
+    momentum: float = Field(default=0.9, ge=0.0, lt=1.0)
+    nesterov: bool = True
+    weight_decay: float = Field(default=5e-4, ge=0.0)
+    schedule: Literal["cosine", "constant"] = "cosine"
+    augment: bool = True
+    threads: PositiveInt = 2
+
+
+class InferenceConfig(_Strict):
+    """Inference settings: MC-dropout samples, batch size, cap on stored train samples."""
+
+    mc_samples: int = Field(default=50, ge=0)
+    batch_size: PositiveInt = 500
+    max_train_samples: PositiveInt = 10_000
+
+
+class SelectionConfig(_Strict):
+    """Model selection on the validation split: the metric minimised over the grid."""
+
+    metric: Literal["aurc", "augrc"] = "augrc"
+
+
+class _MethodParams(_Strict):
+    dropout: bool = False
+    lr: PositiveFloat | None = None
+    epochs: PositiveInt | None = None
+
+
+class CEParams(_MethodParams):
+    """Cross-entropy training; ``dropout`` switches the head dropout on."""
+
+
+class DeepGamblersParams(_MethodParams):
+    """Gambler's loss (Liu et al. 2019): reward ``o`` in (1, K], CE pre-training epochs."""
+
+    reward: float = Field(default=2.2, gt=1.0)
+    pretrain_epochs: int = Field(default=2, ge=0)
+
+
+class DevriesParams(_MethodParams):
+    """Learned confidence (DeVries & Taylor 2018): hint budget β and initial λ."""
+
+    budget: float = Field(default=0.3, gt=0.0)
+    lambda_init: float = Field(default=0.1, gt=0.0)
+
+
+class ConfidNetParams(_Strict):
+    """ConfidNet second stage (Corbière et al. 2019) on the frozen models of method ``base``.
+
+    The MLP (``depth`` layers, ``hidden`` units) is trained with Adam at ``lr`` for ``epochs``
+    epochs on the train split; with ``finetune_epochs`` > 0 a copy of the body feeding the MLP
+    is then fine-tuned together with it (Adam at ``finetune_lr``, batch norm frozen), the
+    classifier's own body staying untouched.
+    """
+
+    base: str = "ce"
+    epochs: PositiveInt = 5
+    lr: PositiveFloat = 1e-3
+    hidden: PositiveInt = 400
+    depth: PositiveInt = 4
+    finetune_epochs: int = Field(default=0, ge=0)
+    finetune_lr: PositiveFloat = 1e-5
+
+
+_PARAMS: dict[str, type[_Strict]] = {
+    "ce": CEParams,
+    "deepgamblers": DeepGamblersParams,
+    "devries": DevriesParams,
+    "confidnet": ConfidNetParams,
+}
+
+
+class MethodConfig(_Strict):
+    """One benchmarked method: a label, its training method, seeds, parameters and a grid.
+
+    ``grid`` maps parameter names to candidate values; every combination (with ``params`` as
+    the base) is trained and the best on the validation split is kept.
+    """
+
+    name: str = Field(pattern=r"^[A-Za-z0-9_\-]+$")
+    kind: Literal["ce", "deepgamblers", "devries", "confidnet"]
+    seeds: list[int] = Field(min_length=1)
+    params: dict[str, Any] = Field(default_factory=dict)
+    grid: dict[str, list[Any]] = Field(default_factory=dict)
+
+    @field_validator("seeds")
+    @classmethod
+    def _unique_seeds(cls, seeds: list[int]) -> list[int]:
+        if len(set(seeds)) != len(seeds) or min(seeds) < 0:
+            raise ValueError(f"seeds must be distinct non-negative integers, got {seeds}")
+        return seeds
+
+    @model_validator(mode="after")
+    def _check_params(self) -> MethodConfig:
+        model = _PARAMS[self.kind]
+        for key, values in self.grid.items():
+            if key not in model.model_fields:
+                raise ValueError(
+                    f"grid key {key!r} is not a parameter of method kind {self.kind!r} "
+                    f"(expected one of {sorted(model.model_fields)})"
+                )
+            if not values:
+                raise ValueError(f"grid[{key!r}] must list at least one value")
+        self.candidates()
+        return self
+
+    def candidates(self) -> list[_Strict]:
+        """The validated parameter sets of every grid point, in a fixed order."""
+        model = _PARAMS[self.kind]
+        keys = sorted(self.grid)
+        out = []
+        for values in itertools.product(*(self.grid[k] for k in keys)):
+            point = dict(zip(keys, values, strict=True))
+            out.append(model.model_validate({**self.params, **point}))
+        return out
+
+
+class BenchmarkConfig(_Strict):
+    """A whole benchmark: data, architecture, training, inference, selection and methods."""
+
+    name: str = Field(pattern=r"^[A-Za-z0-9_\-]+$")
+    data: DataConfig
+    architecture: ArchitectureConfig
+    training: TrainingConfig = TrainingConfig()
+    inference: InferenceConfig = InferenceConfig()
+    selection: SelectionConfig = SelectionConfig()
+    methods: list[MethodConfig] = Field(min_length=1)
+
+    @model_validator(mode="after")
+    def _check_methods(self) -> BenchmarkConfig:
+        names = [m.name for m in self.methods]
+        dupes = sorted({n for n in names if names.count(n) > 1})
+        if dupes:
+            raise ValueError(f"method names must be unique, repeated: {dupes}")
+        by_name = {m.name: m for m in self.methods}
+        for m in self.methods:
+            if m.kind != "confidnet":
+                continue
+            for params in m.candidates():
+                base = by_name.get(params.base)
+                if base is None or base.kind == "confidnet":
+                    raise ValueError(
+                        f"method {m.name!r}: base {params.base!r} must name a non-ConfidNet "
+                        f"method of this config (one of {[n for n in names if n != m.name]})"
+                    )
+                missing = sorted(set(m.seeds) - set(base.seeds))
+                if missing:
+                    raise ValueError(
+                        f"method {m.name!r}: seeds {missing} have no base model in method "
+                        f"{base.name!r} (seeds {base.seeds})"
+                    )
+        return self
+
+    def method(self, name: str) -> MethodConfig:
+        """The method named ``name``; ``ValueError`` if the config has none."""
+        for m in self.methods:
+            if m.name == name:
+                return m
+        raise ValueError(f"method must be one of {[m.name for m in self.methods]}, got {name!r}")
+
+
+def _format_errors(error: ValidationError) -> str:
+    lines = []
+    for e in error.errors():
+        where = ".".join(str(p) for p in e["loc"]) or "<root>"
+        lines.append(f"{where}: {e['msg']}")
+    return "; ".join(lines)
+
+
+def parse_config(data: Any, *, source: str = "config") -> BenchmarkConfig:
+    """Validate a mapping (e.g. parsed YAML) into a :class:`BenchmarkConfig`.
+
+    Raises ``ValueError`` whose message names ``source`` and, for every problem, the dotted
+    path of the offending field and what was expected.
+    """
+    if not isinstance(data, dict):
+        raise ValueError(
+            f"{source}: expected a mapping at the top level, got {type(data).__name__}"
+        )
+    try:
+        return BenchmarkConfig.model_validate(data)
+    except ValidationError as error:
+        raise ValueError(f"{source}: invalid configuration: {_format_errors(error)}") from None
+
+
+def load_config(path: str | os.PathLike[str]) -> BenchmarkConfig:
+    """Read and validate a YAML benchmark configuration file (see :func:`parse_config`)."""
+    path = os.fspath(path)
+    try:
+        with open(path, encoding="utf-8") as fh:
+            data = yaml.safe_load(fh)
+    except FileNotFoundError:
+        raise ValueError(f"config file {path!r} does not exist") from None
+    except yaml.YAMLError as error:
+        raise ValueError(f"{path}: not valid YAML: {error}") from None
+    return parse_config(data, source=path)
+
+
+def config_digest(config: BenchmarkConfig, method: str) -> str:
+    """SHA-256 of everything that determines one method's models and outputs.
+
+    Covers data, architecture, training, inference, selection, the method and (for ConfidNet)
+    its base method; used to refuse resuming from outputs made under another configuration.
+    """
+    import hashlib
+
+    spec = config.method(method)
+    parts: dict[str, Any] = {
+        "data": config.data.model_dump(mode="json"),
+        "architecture": config.architecture.model_dump(mode="json"),
+        "training": config.training.model_dump(mode="json"),
+        "inference": config.inference.model_dump(mode="json"),
+        "selection": config.selection.model_dump(mode="json"),
+        "method": spec.model_dump(mode="json", exclude={"seeds"}),
+    }
+    if spec.kind == "confidnet":
+        parts["bases"] = sorted(
+            {
+                json.dumps(config.method(p.base).model_dump(mode="json", exclude={"seeds"}))
+                for p in spec.candidates()
+            }
+        )
+    blob = json.dumps(parts, sort_keys=True).encode()
+    return hashlib.sha256(blob).hexdigest()

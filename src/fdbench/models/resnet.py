@@ -1,0 +1,92 @@
+"""ResNet-18 and ResNet-50 with the CIFAR-style stem (3 × 3 conv, no max-pooling)."""
+
+from __future__ import annotations
+
+from torch import nn
+
+__all__ = ["ResNet", "resnet18", "resnet50"]
+
+
+class _Basic(nn.Module):
+    expansion = 1
+
+    def __init__(self, c_in: int, c: int, stride: int) -> None:
+        super().__init__()
+        self.conv1 = nn.Conv2d(c_in, c, 3, stride, 1, bias=False)
+        self.bn1 = nn.BatchNorm2d(c)
+        self.conv2 = nn.Conv2d(c, c, 3, 1, 1, bias=False)
+        self.bn2 = nn.BatchNorm2d(c)
+        self.relu = nn.ReLU()
+        self.shortcut = _shortcut(c_in, c, stride)
+
+    def forward(self, x):
+        out = self.relu(self.bn1(self.conv1(x)))
+        return self.relu(self.bn2(self.conv2(out)) + self.shortcut(x))
+
+
+class _Bottleneck(nn.Module):
+    expansion = 4
+
+    def __init__(self, c_in: int, c: int, stride: int) -> None:
+        super().__init__()
+        self.conv1 = nn.Conv2d(c_in, c, 1, bias=False)
+        self.bn1 = nn.BatchNorm2d(c)
+        self.conv2 = nn.Conv2d(c, c, 3, stride, 1, bias=False)
+        self.bn2 = nn.BatchNorm2d(c)
+        self.conv3 = nn.Conv2d(c, 4 * c, 1, bias=False)
+        self.bn3 = nn.BatchNorm2d(4 * c)
+        self.relu = nn.ReLU()
+        self.shortcut = _shortcut(c_in, 4 * c, stride)
+
+    def forward(self, x):
+        out = self.relu(self.bn1(self.conv1(x)))
+        out = self.relu(self.bn2(self.conv2(out)))
+        return self.relu(self.bn3(self.conv3(out)) + self.shortcut(x))
+
+
+def _shortcut(c_in: int, c_out: int, stride: int) -> nn.Module:
+    if stride == 1 and c_in == c_out:
+        return nn.Identity()
+    return nn.Sequential(nn.Conv2d(c_in, c_out, 1, stride, bias=False), nn.BatchNorm2d(c_out))
+
+
+class ResNet(nn.Module):
+    """ResNet feature extractor (He et al. 2016) with a CIFAR stem.
+
+    Stem: 3 × 3 conv (stride 1) + batch norm + ReLU, no max-pooling; four stages of residual
+    blocks (widths ``base``, 2·, 4·, 8·``base``; strides 1, 2, 2, 2); global average pooling.
+    ``feature_dim`` = 8·``base``·expansion.
+    """
+
+    def __init__(
+        self, block: type, layers: tuple[int, ...], in_channels: int = 3, base: int = 64
+    ) -> None:
+        super().__init__()
+        if base < 1:
+            raise ValueError(f"base must be >= 1, got {base}")
+        self.stem = nn.Sequential(
+            nn.Conv2d(in_channels, base, 3, 1, 1, bias=False), nn.BatchNorm2d(base), nn.ReLU()
+        )
+        stages: list[nn.Module] = []
+        c_in = base
+        for i, n in enumerate(layers):
+            c = base * 2**i
+            for j in range(n):
+                stages.append(block(c_in, c, 2 if (j == 0 and i > 0) else 1))
+                c_in = c * block.expansion
+        self.stages = nn.Sequential(*stages)
+        self.pool = nn.Sequential(nn.AdaptiveAvgPool2d(1), nn.Flatten())
+        self.feature_dim = c_in
+
+    def forward(self, x):
+        return self.pool(self.stages(self.stem(x)))
+
+
+def resnet18(in_channels: int = 3, base: int = 64) -> ResNet:
+    """ResNet-18: basic blocks (2, 2, 2, 2)."""
+    return ResNet(_Basic, (2, 2, 2, 2), in_channels, base)
+
+
+def resnet50(in_channels: int = 3, base: int = 64) -> ResNet:
+    """ResNet-50: bottleneck blocks (3, 4, 6, 3)."""
+    return ResNet(_Bottleneck, (3, 4, 6, 3), in_channels, base)

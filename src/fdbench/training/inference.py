@@ -1,0 +1,173 @@
+"""Inference: float64 logits, MC-dropout samples, features and head outputs of a trained model."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import numpy as np
+import torch
+
+from ..data.studies import Experiment
+from ..models.network import Network
+from ..outputs import RunOutputs, SplitOutputs
+from .loader import image_tensor
+
+__all__ = ["predict_experiment", "predict_split"]
+
+#: Upper bound on rows × MC samples × feature dim held in one float64 MC-dropout chunk.
+_MC_CHUNK_ELEMENTS = 1 << 22
+
+
+def _split_seed(seed: int, index: int) -> int:
+    return int(np.random.SeedSequence([seed, index]).generate_state(1, dtype=np.uint64)[0] >> 1)
+
+
+@torch.inference_mode()
+def predict_split(
+    model: Network,
+    images: np.ndarray,
+    labels: np.ndarray,
+    *,
+    kind: str,
+    mc_samples: int = 50,
+    batch_size: int = 500,
+    seed: int = 0,
+) -> SplitOutputs:
+    """Outputs of ``model`` on one split (uint8 images N × H × W × C, int64 labels).
+
+    The body runs once per sample in float32 (eval mode); the final linear layer and the heads
+    then run in float64 on the features cast to float64, so ``logits`` are exact float64
+    functions of the features. MC dropout (Gal & Ghahramani 2016) samples only the head:
+    ``mcd_logits[:, s] = W · (m_s ⊙ f) / (1 − p) + b`` with Bernoulli(1 − p) masks ``m_s``
+    drawn from a generator seeded by ``seed``; it is omitted when ``mc_samples`` is 0 or the
+    model has no dropout. Heads: ``devries`` = sigmoid of the confidence branch,
+    ``dg_reservation`` = softmax probability of the reservation output, ``confidnet`` = sigmoid
+    of the ConfidNet MLP.
+    """
+    if mc_samples < 0:
+        raise ValueError(f"mc_samples must be >= 0, got {mc_samples}")
+    if batch_size < 1:
+        raise ValueError(f"batch_size must be >= 1, got {batch_size}")
+    labels = np.asarray(labels, dtype=np.int64)
+    x = image_tensor(images)
+    if len(x) != len(labels):
+        raise ValueError(f"images ({len(x)}) and labels ({len(labels)}) differ in length")
+    model = model.eval()
+    k = model.num_classes
+    weight = model.classifier.weight.detach().double()
+    bias = model.classifier.bias.detach().double()
+    p = float(model.dropout.p)
+    use_mc = mc_samples > 0 and p > 0
+    generator = torch.Generator().manual_seed(seed)
+    confidnet = copy.deepcopy(model.confidnet).double() if model.confidnet is not None else None
+    logits, mcd, feats = [], [], []
+    heads: dict[str, list[torch.Tensor]] = {}
+    for start in range(0, len(x), batch_size):
+        f = model.features(x[start : start + batch_size]).double()
+        out = f @ weight.T + bias
+        feats.append(f)
+        logits.append(out[:, :k])
+        if model.head == "deepgamblers":
+            heads.setdefault("dg_reservation", []).append(torch.softmax(out, dim=1)[:, k])
+        if model.devries is not None:
+            wd, bd = model.devries.weight.double(), model.devries.bias.double()
+            heads.setdefault("devries", []).append(torch.sigmoid(f @ wd.T + bd).squeeze(1))
+        if confidnet is not None:
+            fc = model.confidnet_features(x[start : start + batch_size], f).double()
+            heads.setdefault("confidnet", []).append(torch.sigmoid(confidnet(fc)))
+        if use_mc:
+            rows = max(1, _MC_CHUNK_ELEMENTS // (mc_samples * f.shape[1]))
+            for r in range(0, len(f), rows):
+                fr = f[r : r + rows]
+                keep = torch.full((len(fr), mc_samples, fr.shape[1]), 1.0 - p, dtype=torch.float64)
+                mask = torch.bernoulli(keep, generator=generator) / (1.0 - p)
+                mcd.append(((fr.unsqueeze(1) * mask) @ weight.T + bias)[:, :, :k])
+    d = model.feature_dim
+
+    def cat(parts: list[torch.Tensor], shape: tuple[int, ...]) -> np.ndarray:
+        if not parts:
+            return np.zeros(shape, dtype=np.float64)
+        return torch.cat(parts).numpy().astype(np.float64, copy=False)
+
+    return SplitOutputs(
+        labels=labels,
+        logits=cat(logits, (0, k)),
+        mcd_logits=cat(mcd, (0, mc_samples, k)) if use_mc else None,
+        features=cat(feats, (0, d)),
+        heads={name: cat(parts, (0,)) for name, parts in heads.items()},
+        kind=kind,
+    )
+
+
+def predict_experiment(
+    model: Network,
+    experiment: Experiment,
+    *,
+    mc_samples: int = 50,
+    batch_size: int = 500,
+    seed: int = 0,
+    max_train_samples: int | None = 10_000,
+    progress: bool = False,
+    meta: dict[str, Any] | None = None,
+) -> RunOutputs:
+    """Run ``model`` on every split of ``experiment`` and collect a :class:`RunOutputs`.
+
+    Splits: ``train`` (a uniform random subset of at most ``max_train_samples`` samples, drawn
+    with ``seed``, kept in the original order; all samples when ``None``), ``val`` and one per
+    study (named by ``Study.name``, kind ``Study.kind.value``). See :func:`predict_split` for
+    the arrays. ``meta`` gets the class names, ``fc_weight`` (K × D) and ``fc_bias`` (K) of the
+    final layer in float64 (for ViM), and the given entries. A rich progress bar over splits
+    is shown when ``progress``.
+    """
+    if not isinstance(model, Network):
+        raise TypeError(f"model must be a fdbench.models.Network, got {type(model).__name__}")
+    if not isinstance(experiment, Experiment):
+        raise TypeError(f"experiment must be a fdbench.data.Experiment, got {type(experiment)}")
+    if max_train_samples is not None and max_train_samples < 1:
+        raise ValueError(f"max_train_samples must be >= 1 or None, got {max_train_samples}")
+    if model.num_classes != len(experiment.class_names):
+        raise ValueError(
+            f"model has {model.num_classes} classes but experiment {experiment.name!r} "
+            f"has {len(experiment.class_names)}"
+        )
+    train = experiment.train
+    index = np.arange(len(train.labels))
+    if max_train_samples is not None and len(index) > max_train_samples:
+        rng = np.random.default_rng([seed, 2])
+        index = np.sort(rng.choice(len(index), size=max_train_samples, replace=False))
+    jobs = [
+        ("train", train.images[index], train.labels[index], "train"),
+        ("val", experiment.val.images, experiment.val.labels, "val"),
+    ]
+    jobs += [(s.name, s.images, s.labels, s.kind.value) for s in experiment.studies]
+    names = [j[0] for j in jobs]
+    if len(set(names)) != len(names):
+        raise ValueError(f"experiment {experiment.name!r} has repeated split names: {names}")
+    splits: dict[str, SplitOutputs] = {}
+    from rich.progress import Progress
+
+    with Progress(transient=True, disable=not progress) as bar:
+        task = bar.add_task(f"inference {experiment.name}", total=len(jobs))
+        for i, (name, images, labels, kind) in enumerate(jobs):
+            splits[name] = predict_split(
+                model,
+                images,
+                labels,
+                kind=kind,
+                mc_samples=mc_samples,
+                batch_size=batch_size,
+                seed=_split_seed(seed, i),
+            )
+            bar.advance(task)
+    k = model.num_classes
+    info: dict[str, Any] = {
+        "classes": list(experiment.class_names),
+        "experiment": experiment.name,
+        "fc_weight": model.classifier.weight.detach().double()[:k].numpy().copy(),
+        "fc_bias": model.classifier.bias.detach().double()[:k].numpy().copy(),
+        "mc_samples": int(mc_samples) if model.dropout.p > 0 else 0,
+        "dropout": float(model.dropout.p),
+    }
+    info.update(meta or {})
+    return RunOutputs(splits=splits, meta=info)

@@ -1,0 +1,144 @@
+"""Lightning modules of the training methods: ce, deepgamblers, devries and ConfidNet's stage 2."""
+
+from __future__ import annotations
+
+import lightning as L
+import torch
+import torch.nn.functional as F
+
+from ..models.network import ConfidNetHead, Network
+from .losses import confidnet_loss, devries_loss, gambler_loss, update_devries_lambda
+
+__all__ = ["ClassifierModule", "ConfidNetFinetuneModule", "ConfidNetModule"]
+
+KINDS = ("ce", "deepgamblers", "devries")
+
+
+class ClassifierModule(L.LightningModule):
+    """Trains a :class:`~fdbench.models.network.Network` end to end with one method's loss.
+
+    - ``ce``: cross-entropy;
+    - ``deepgamblers``: cross-entropy on the K class outputs for ``pretrain_epochs`` epochs,
+      then the gambler's loss with reward ``reward`` (Liu et al. 2019);
+    - ``devries``: the learned-confidence loss with hints on a Bernoulli(½) half of each batch
+      and λ adjusted after every step towards the budget β (DeVries & Taylor 2018).
+
+    Optimiser: SGD with momentum (optionally Nesterov) and weight decay; learning rate constant
+    or cosine-annealed to 0 over all steps.
+    """
+
+    def __init__(
+        self,
+        network: Network,
+        kind: str,
+        *,
+        lr: float,
+        momentum: float,
+        nesterov: bool,
+        weight_decay: float,
+        schedule: str,
+        reward: float = 2.2,
+        pretrain_epochs: int = 0,
+        budget: float = 0.3,
+        lambda_init: float = 0.1,
+    ) -> None:
+        super().__init__()
+        if kind not in KINDS:
+            raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
+        expected = {"ce": None, "deepgamblers": "deepgamblers", "devries": "devries"}[kind]
+        if network.head != expected:
+            raise ValueError(f"method {kind!r} needs a network with head {expected!r}")
+        if kind == "deepgamblers" and not 1.0 < reward <= network.num_classes:
+            raise ValueError(f"reward must lie in (1, K = {network.num_classes}], got {reward}")
+        if schedule not in ("cosine", "constant"):
+            raise ValueError(f"schedule must be 'cosine' or 'constant', got {schedule!r}")
+        self.network = network
+        self.kind = kind
+        self.lr, self.momentum, self.nesterov = lr, momentum, nesterov
+        self.weight_decay, self.schedule = weight_decay, schedule
+        self.reward, self.pretrain_epochs = reward, pretrain_epochs
+        self.budget = budget
+        self.lam = lambda_init
+
+    def training_step(self, batch: tuple[torch.Tensor, torch.Tensor], batch_idx: int):
+        x, y = batch
+        net = self.network
+        if self.kind == "ce":
+            return F.cross_entropy(net(x), y)
+        if self.kind == "deepgamblers":
+            out = net(x)
+            if self.current_epoch < self.pretrain_epochs:
+                return F.cross_entropy(out[:, :-1], y)
+            return gambler_loss(out, y, self.reward)
+        features = net.features(x)
+        logits = net.classifier(net.dropout(features))
+        confidence = net.devries(features).squeeze(-1)
+        hints = torch.bernoulli(torch.full_like(confidence, 0.5))
+        loss, conf_loss = devries_loss(logits, confidence, y, hints, self.lam)
+        self.lam = update_devries_lambda(self.lam, float(conf_loss.detach()), self.budget)
+        return loss
+
+    def configure_optimizers(self):
+        opt = torch.optim.SGD(
+            self.network.parameters(),
+            lr=self.lr,
+            momentum=self.momentum,
+            nesterov=self.nesterov and self.momentum > 0,
+            weight_decay=self.weight_decay,
+        )
+        if self.schedule == "constant":
+            return opt
+        steps = max(1, int(self.trainer.estimated_stepping_batches))
+        cosine = torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=steps)
+        return {"optimizer": opt, "lr_scheduler": {"scheduler": cosine, "interval": "step"}}
+
+
+class ConfidNetModule(L.LightningModule):
+    """ConfidNet's second stage (Corbière et al. 2019): fits the ConfidNet MLP ``head`` of a
+    network whose body and classifier stay frozen, by MSE to the true-class probability, with Adam.
+
+    Batches are ``(features, logits, labels)`` precomputed by the frozen network in eval mode,
+    so the body runs once per sample rather than once per epoch.
+    """
+
+    def __init__(self, head: ConfidNetHead, *, lr: float) -> None:
+        super().__init__()
+        if not isinstance(head, ConfidNetHead):
+            raise TypeError(f"head must be a ConfidNetHead, got {type(head).__name__}")
+        self.head = head
+        self.lr = lr
+
+    def training_step(self, batch: tuple[torch.Tensor, ...], batch_idx: int):
+        features, logits, y = batch
+        return confidnet_loss(self.head(features), logits, y)
+
+    def configure_optimizers(self):
+        return torch.optim.Adam(self.head.parameters(), lr=self.lr)
+
+
+class ConfidNetFinetuneModule(L.LightningModule):
+    """ConfidNet's optional fine-tuning stage (Corbière et al. 2019): the network's own ConfidNet
+    body (a copy of the classifier's body) and the MLP are trained together by MSE to the
+    true-class probability of the frozen classifier, with Adam.
+
+    Batches are ``(images, logits, labels)`` with the classifier's logits precomputed; the
+    caller keeps batch norm of the ConfidNet body in eval mode.
+    """
+
+    def __init__(self, network: Network, *, lr: float) -> None:
+        super().__init__()
+        if network.confidnet is None or network.confidnet_body is None:
+            raise ValueError("network must carry a ConfidNet head with its own body")
+        self.network = network
+        self.lr = lr
+
+    def training_step(self, batch: tuple[torch.Tensor, ...], batch_idx: int):
+        x, logits, y = batch
+        net = self.network
+        features = net.confidnet_body(net.normalize(x))
+        return confidnet_loss(net.confidnet(features), logits, y)
+
+    def configure_optimizers(self):
+        net = self.network
+        params = [*net.confidnet_body.parameters(), *net.confidnet.parameters()]
+        return torch.optim.Adam(params, lr=self.lr)

@@ -1,0 +1,122 @@
+"""Inference outputs: dtypes, shapes, float64 final layer, MC dropout and heads."""
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from fdbench.models import build_model  # noqa: E402
+from fdbench.outputs import validate_run  # noqa: E402
+from fdbench.training import predict_experiment, predict_split  # noqa: E402
+
+
+def _net(head=None, dropout=0.5):
+    torch.manual_seed(0)
+    return build_model(
+        "convnet", num_classes=3, dropout=dropout, head=head, width=2, feature_dim=6,
+        confidnet_hidden=4, confidnet_depth=2,
+    ).eval()  # fmt: skip
+
+
+def test_predict_experiment_shapes_and_dtypes(experiment):
+    run = predict_experiment(_net(), experiment, mc_samples=5, batch_size=16, max_train_samples=40)
+    validate_run(run)
+    assert list(run.splits) == ["train", "val", "iid", "corruption/noise/1", "new_class/noise"]
+    assert [s.kind for s in run.splits.values()] == [
+        "train", "val", "iid", "corruption", "new_class_nonsemantic",
+    ]  # fmt: skip
+    train = run.splits["train"]
+    assert train.n_samples == 40
+    assert set(train.labels) <= {0, 1, 2}
+    for name, split in run.splits.items():
+        n = len(split.labels)
+        assert split.logits.dtype == np.float64 and split.logits.shape == (n, 3), name
+        assert split.mcd_logits.dtype == np.float64 and split.mcd_logits.shape == (n, 5, 3)
+        assert split.features.dtype == np.float64 and split.features.shape == (n, 6)
+    np.testing.assert_array_equal(run.splits["new_class/noise"].labels, -1)
+    assert run.meta["fc_weight"].shape == (3, 6) and run.meta["fc_weight"].dtype == np.float64
+    assert run.meta["fc_bias"].shape == (3,)
+    assert run.meta["classes"] == ["a", "b", "c"]
+
+
+def test_logits_are_float64_linear_of_features(experiment):
+    net = _net()
+    run = predict_experiment(net, experiment, mc_samples=0, max_train_samples=None)
+    split = run.splits["iid"]
+    expected = split.features @ run.meta["fc_weight"].T + run.meta["fc_bias"]
+    np.testing.assert_allclose(split.logits, expected, rtol=1e-13, atol=1e-13)
+    with torch.no_grad():
+        x = torch.from_numpy(experiment.studies[0].images.transpose(0, 3, 1, 2).copy())
+        f32 = net(x).numpy()
+    np.testing.assert_allclose(split.logits, f32, rtol=1e-4, atol=1e-5)
+    assert split.mcd_logits is None
+    assert run.splits["train"].n_samples == len(experiment.train.labels)
+
+
+def test_mc_dropout_samples_differ_and_average_to_logits(experiment):
+    split = predict_split(
+        _net(dropout=0.5), experiment.val.images, experiment.val.labels, kind="val",
+        mc_samples=400, seed=3,
+    )  # fmt: skip
+    mcd = split.mcd_logits
+    assert not np.allclose(mcd[:, 0], mcd[:, 1])
+    # inverted dropout is unbiased: the sample mean approaches the deterministic logits
+    np.testing.assert_allclose(
+        mcd.mean(axis=1), split.logits, atol=0.25 * np.abs(split.logits).max()
+    )
+
+
+def test_eval_inference_is_deterministic_and_mc_is_seeded(experiment):
+    net = _net()
+    args = (experiment.val.images, experiment.val.labels)
+    a = predict_split(net, *args, kind="val", mc_samples=3, seed=1)
+    b = predict_split(net, *args, kind="val", mc_samples=3, seed=1)
+    c = predict_split(net, *args, kind="val", mc_samples=3, seed=2)
+    np.testing.assert_array_equal(a.logits, b.logits)
+    np.testing.assert_array_equal(a.mcd_logits, b.mcd_logits)
+    np.testing.assert_array_equal(a.logits, c.logits)
+    assert not np.array_equal(a.mcd_logits, c.mcd_logits)
+
+
+def test_no_mc_samples_without_dropout(experiment):
+    split = predict_split(_net(dropout=0.0), experiment.val.images, experiment.val.labels,
+                          kind="val", mc_samples=5)  # fmt: skip
+    assert split.mcd_logits is None
+
+
+def test_heads(experiment):
+    images, labels = experiment.val.images, experiment.val.labels
+    dg = predict_split(_net("deepgamblers"), images, labels, kind="val", mc_samples=2)
+    assert dg.logits.shape == (30, 3) and dg.mcd_logits.shape == (30, 2, 3)
+    res = dg.heads["dg_reservation"]
+    assert res.dtype == np.float64 and res.shape == (30,)
+    assert np.all((res > 0) & (res < 1))
+    dv = predict_split(_net("devries"), images, labels, kind="val", mc_samples=0)
+    cn = predict_split(_net("confidnet"), images, labels, kind="val", mc_samples=0)
+    for split, name in ((dv, "devries"), (cn, "confidnet")):
+        assert list(split.heads) == [name]
+        assert split.heads[name].dtype == np.float64
+        assert np.all((split.heads[name] > 0) & (split.heads[name] < 1))
+
+
+def test_reservation_is_softmax_of_extra_output(experiment):
+    net = _net("deepgamblers")
+    split = predict_split(net, experiment.val.images, experiment.val.labels, kind="val",
+                          mc_samples=0)  # fmt: skip
+    w = net.classifier.weight.detach().double().numpy()
+    b = net.classifier.bias.detach().double().numpy()
+    out = split.features @ w.T + b
+    p = np.exp(out - out.max(axis=1, keepdims=True))
+    p /= p.sum(axis=1, keepdims=True)
+    np.testing.assert_allclose(split.heads["dg_reservation"], p[:, 3], rtol=1e-12)
+    np.testing.assert_allclose(split.logits, out[:, :3], rtol=1e-12)
+
+
+def test_bad_arguments(experiment):
+    with pytest.raises(ValueError, match="mc_samples must be >= 0"):
+        predict_split(_net(), experiment.val.images, experiment.val.labels, kind="v",
+                      mc_samples=-1)  # fmt: skip
+    with pytest.raises(ValueError, match="model has 4 classes"):
+        predict_experiment(build_model("convnet", num_classes=4, width=2), experiment)
+    with pytest.raises(TypeError, match="model must be"):
+        predict_experiment(torch.nn.Linear(2, 2), experiment)
