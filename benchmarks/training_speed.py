@@ -1,6 +1,6 @@
 """Epoch time, inference time and i.i.d. accuracy of one ce run on a benchmark config.
 
-Usage: PYTHONPATH=src python benchmarks/training_speed.py configs/fashion_mnist.yaml \
+Usage: PYTHONPATH=src python benchmarks/training_speed.py src/fdbench/configs/fashion_mnist.yaml \
     [--experiment fashion_mnist] [--method ce_dropout] [--epochs N] [--width W] [--threads T]
 """
 

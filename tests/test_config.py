@@ -7,7 +7,7 @@ import yaml
 
 from fdbench.config import BenchmarkConfig, config_digest, load_config, parse_config
 
-CONFIGS = Path(__file__).resolve().parents[1] / "configs"
+CONFIGS = Path(__file__).resolve().parents[1] / "src" / "fdbench" / "configs"
 SHIPPED = [
     "fashion_mnist.yaml",
     "fashion_mnist_quick.yaml",

@@ -245,16 +245,40 @@ def run_benchmark(
         write_report_inputs(config, experiments, plan, run_dir, results)
         from fdbench.report import write_report
 
-        write_report(run_dir, results[results["protocol"] == Protocol.FAILURE_DETECTION.value])
+        write_report(run_dir, report_table(results))
     times["analysis_report_s"] = time.perf_counter() - start
     with atomic_path(run_dir / "times.json") as tmp:
         tmp.write_text(json.dumps(times, indent=2))
     return results
 
 
+def report_table(results: pd.DataFrame) -> pd.DataFrame:
+    """The failure-detection rows with the corruption studies condensed for reading.
+
+    ``corruption/<type>/<severity>`` studies are replaced by their mean over the corruption
+    types per severity, ``corruption/mean/<severity>`` (FD-Shifts reports corruption shift
+    per intensity); every other study is kept as it is.
+    """
+    table = results[results["protocol"] == Protocol.FAILURE_DETECTION.value]
+    parts = table["study"].str.extract(r"^corruption/(?P<type>[^/]+)/(?P<severity>\d+)$")
+    is_corruption = parts["severity"].notna()
+    keys = ["dataset", "method", "seed", "csf", "metric"]
+    condensed = (
+        table[is_corruption]
+        .assign(study="corruption/mean/" + parts.loc[is_corruption, "severity"])
+        .groupby([*keys, "study"], sort=False, as_index=False)
+        .agg(value=("value", "mean"), n_samples=("n_samples", "sum"))
+    )
+    return pd.concat([table[~is_corruption], condensed], ignore_index=True)
+
+
 def _pin_config(config: BenchmarkConfig, run_dir: Path) -> None:
-    """Write the resolved config into the run folder; refuse a folder made by another config."""
-    text = json.dumps(config.model_dump(mode="json"), indent=2, sort_keys=True)
+    """Write the resolved config into the run folder; refuse a folder made by another config.
+
+    The analysis settings are left out: they change the report, not the results.
+    """
+    settings = config.model_dump(mode="json", exclude={"analysis"})
+    text = json.dumps(settings, indent=2, sort_keys=True)
     path = run_dir / "config.json"
     if path.exists() and path.read_text() != text:
         raise ValueError(

@@ -11,6 +11,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 __all__ = [
+    "AnalysisConfig",
     "ArchitectureConfig",
     "BenchmarkConfig",
     "CEParams",
@@ -84,6 +85,25 @@ class SelectionConfig(_Strict):
     """Model selection on the validation split: the metric minimised over the grid."""
 
     metric: Literal["aurc", "augrc"] = "augrc"
+
+
+class AnalysisConfig(_Strict):
+    """What the benchmark's analysis and report cover (results themselves do not depend on it).
+
+    ``report_studies`` are glob patterns of the studies that get bootstrap rankings, curves,
+    calibration and SGR analysis (every study is always in the results table).
+    """
+
+    n_bootstrap: int = Field(default=200, ge=0)
+    bootstrap_seed: int = Field(default=0, ge=0)
+    report_studies: list[str] = Field(default_factory=lambda: ["*"], min_length=1)
+    curve_points: int = Field(default=300, ge=2)
+    sgr_target_risks: list[Annotated[float, Field(gt=0.0, lt=1.0)]] = Field(
+        default_factory=lambda: [0.01, 0.02, 0.05], min_length=1
+    )
+    sgr_delta: float = Field(default=0.001, gt=0.0, lt=1.0)
+    gallery_csfs: list[str] = Field(default_factory=lambda: ["MSR", "Mahalanobis"])
+    gallery_k: PositiveInt = 6
 
 
 class _MethodParams(_Strict):
@@ -182,7 +202,8 @@ class MethodConfig(_Strict):
 
 
 class BenchmarkConfig(_Strict):
-    """A whole benchmark: data, architecture, training, inference, selection and methods."""
+    """A whole benchmark: data, architecture, training, inference, selection, methods, the deep
+    ensembles formed from a method's seeds, and the analysis settings."""
 
     name: str = Field(pattern=r"^[A-Za-z0-9_\-]+$")
     data: DataConfig
@@ -191,6 +212,8 @@ class BenchmarkConfig(_Strict):
     inference: InferenceConfig = InferenceConfig()
     selection: SelectionConfig = SelectionConfig()
     methods: list[MethodConfig] = Field(min_length=1)
+    ensembles: list[str] = Field(default_factory=list)
+    analysis: AnalysisConfig = AnalysisConfig()
 
     @model_validator(mode="after")
     def _check_methods(self) -> BenchmarkConfig:
@@ -199,6 +222,12 @@ class BenchmarkConfig(_Strict):
         if dupes:
             raise ValueError(f"method names must be unique, repeated: {dupes}")
         by_name = {m.name: m for m in self.methods}
+        for name in self.ensembles:
+            if name not in by_name or len(by_name[name].seeds) < 2:
+                raise ValueError(
+                    f"ensembles: {name!r} must name a method of this config with at least two "
+                    f"seeds (the ensemble members); methods: {names}"
+                )
         for m in self.methods:
             if m.kind != "confidnet":
                 continue

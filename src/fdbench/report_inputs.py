@@ -36,9 +36,10 @@ def write_report_inputs(
     """Write ``bootstrap.parquet``, ``curves.parquet``, ``reliability.parquet``, ``sgr.csv``,
     ``gallery.npz`` and ``rounding.csv`` into ``run_dir`` (layout of docs/report.md).
 
-    The bootstrap covers every run on the studies matching ``config.analysis.bootstrap_studies``
-    (paired resamples across CSFs and seeds); curves, calibration after Platt scaling on
-    validation, SGR risk excess and the failure gallery use the lowest seed of each method.
+    Everything covers the studies matching ``config.analysis.report_studies``. The bootstrap
+    covers every run (paired resamples across CSFs and seeds); curves, calibration after Platt
+    scaling on validation, SGR risk excess and the failure gallery use the lowest seed of each
+    method (the gallery: of the first method, on studies of the kinds in ``GALLERY_KINDS``).
     """
     from fdbench.analysis import StudySamples, bootstrap_analysis, platt_calibration, risk_excess
     from fdbench.report import Gallery, curve_table, select_gallery
@@ -104,7 +105,7 @@ def write_report_inputs(
                             k=settings.gallery_k,
                         )
                     )
-    if tasks:
+    if tasks and settings.n_bootstrap:
         boot = bootstrap_analysis(
             tasks,
             n_resamples=settings.n_bootstrap,
