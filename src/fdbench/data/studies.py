@@ -66,12 +66,12 @@ class Experiment:
 
 
 #: Default sizes: (full, quick).
-N_TRAIN = (None, 12_000)  # None: all official training images of the training classes
+N_TRAIN = (None, 12_000, 1_500)  # None: all official training images of the training classes
 VAL_FRACTION = 0.1
-N_IID = (None, 2_000)
-N_PER_STUDY = (1_000, 200)  # corruption and non-semantic new-class studies
-N_SEMANTIC = (None, 1_000)
-N_SUBCLASS = (None, 1_000)
+N_IID = (None, 2_000, 300)
+N_PER_STUDY = (1_000, 200, 30)  # corruption and non-semantic new-class studies
+N_SEMANTIC = (None, 1_000, 150)
+N_SUBCLASS = (None, 1_000, 150)
 NONSEMANTIC_DATASETS = ("mnist", "animal_mnist", "digits", "textures", "noise")
 SEMANTIC_FRACTION = 0.4
 
@@ -106,7 +106,11 @@ def _train_val(
 
 
 def fashion_mnist_experiments(
-    *, seed: int = 0, quick: bool = False, data_dir: str | os.PathLike | None = None
+    *,
+    seed: int = 0,
+    quick: bool = False,
+    tiny: bool = False,
+    data_dir: str | os.PathLike | None = None,
 ) -> list[Experiment]:
     """The default benchmark: two Fashion-MNIST experiments covering every failure source.
 
@@ -123,10 +127,11 @@ def fashion_mnist_experiments(
     labelled with their super-class).
 
     ``quick`` caps training at 12 000 images (before the validation split), ``iid`` at 2000 and
-    the other studies at 200 (corruption, non-semantic) or 1000 (semantic, subclass) images.
-    Everything is a deterministic function of ``seed``.
+    the other studies at 200 (corruption, non-semantic) or 1000 (semantic, subclass) images;
+    ``tiny`` (for tests of the whole pipeline) at 1500 training images, ``iid`` 300, the other
+    studies 30 or 150. Everything is a deterministic function of ``seed``.
     """
-    q = int(bool(quick))
+    q = 2 if tiny else int(bool(quick))
     train_set = load_dataset("fashion_mnist", "train", data_dir=data_dir)
     test_set = load_dataset("fashion_mnist", "test", data_dir=data_dir)
     h, w, c = train_set.images.shape[1:]
