@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from fdbench import metrics as M
-from fdbench.evaluation import ensemble_log_probs, evaluate_ensemble, evaluate_run
+from fdbench.evaluation import ensemble_log_probs, evaluate_run
 from fdbench.outputs import RunOutputs, SplitOutputs
 
 
@@ -41,7 +41,7 @@ def test_ensemble_prediction_is_mean_softmax_argmax():
     logits = [m.splits["iid"].logits for m in members]
     probs = np.mean([np.exp(M.log_softmax(z)) for z in logits], axis=0)
     np.testing.assert_allclose(np.exp(ensemble_log_probs(logits)), probs, rtol=1e-12)
-    table = evaluate_ensemble(members)
+    table = evaluate_run(members)
     assert set(table["csf"]) == {"ENS-MSR", "ENS-PE", "ENS-EE", "ENS-MI"}
     residuals = (probs.argmax(axis=1) != members[0].splits["iid"].labels).astype(float)
     row = table.query("study == 'iid' and csf == 'ENS-MSR' and metric == 'aurc'")
@@ -51,4 +51,25 @@ def test_ensemble_prediction_is_mean_softmax_argmax():
 
 def test_ensemble_of_one_is_rejected():
     with pytest.raises(ValueError, match="at least 2"):
-        evaluate_ensemble([make_run(0)])
+        evaluate_run([make_run(0)])
+
+
+def test_mc_dropout_csfs_are_judged_with_the_mc_mean_prediction():
+    run = make_run(2)
+    rng = np.random.default_rng(5)
+    for split in run.splits.values():
+        n, k = split.logits.shape
+        split.mcd_logits = split.logits[:, None, :] + rng.normal(0, 2.0, size=(n, 7, k))
+    table = evaluate_run(run)
+    iid = run.splits["iid"]
+    mean = np.mean(
+        np.exp(np.stack([M.log_softmax(z) for z in np.moveaxis(iid.mcd_logits, 1, 0)])), 0
+    )
+    mcd_residuals = (mean.argmax(axis=1) != iid.labels).astype(float)
+    net_residuals = (iid.logits.argmax(axis=1) != iid.labels).astype(float)
+    assert not np.array_equal(mcd_residuals, net_residuals)
+    acc = table.query("study == 'iid' and metric == 'accuracy'").set_index("csf")["value"]
+    assert acc["MCD-MSR"] == pytest.approx(1 - mcd_residuals.mean())
+    assert acc["MSR"] == pytest.approx(1 - net_residuals.mean())
+    row = table.query("study == 'iid' and csf == 'MCD-MSR' and metric == 'aurc'")
+    assert row["value"].item() == pytest.approx(M.aurc(mcd_residuals, mean.max(axis=1)), abs=1e-14)

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
-from fdbench.evaluation import NON_TEST_SPLITS, ensemble_log_probs, evaluate_confidences
+from fdbench.evaluation import NON_TEST_SPLITS, evaluate_confidences, prediction_groups
 from fdbench.io import atomic_path, write_table
 from fdbench.protocol import Protocol, build_evaluation_set
 from fdbench.runner import Job, run_jobs
@@ -20,7 +20,6 @@ from fdbench.runner import Job, run_jobs
 if TYPE_CHECKING:
     from fdbench.config import BenchmarkConfig
     from fdbench.data.studies import Experiment
-    from fdbench.outputs import RunOutputs
 
 SCORES_FILE = "scores.npz"
 RESULTS_FILE = "results.parquet"
@@ -29,9 +28,12 @@ GALLERY_KINDS = ("iid", "subclass", "new_class_semantic", "new_class_nonsemantic
 
 @dataclass(frozen=True)
 class StudyScores:
-    """What one run yields on one study: residuals, every CSF's confidence, sample origin."""
+    """What one run yields on one study for one prediction group (``source``, see
+    :func:`fdbench.evaluation.prediction_groups`): residuals, each CSF's confidence, and where
+    each sample comes from."""
 
     study: str
+    source: str
     residuals: np.ndarray
     confidences: dict[str, np.ndarray]
     parts: tuple[tuple[str, np.ndarray], ...]
@@ -48,7 +50,12 @@ def save_scores(path: Path, scores: Sequence[StudyScores]) -> None:
         for j, (_, idx) in enumerate(s.parts):
             arrays[f"{i}/part{j}"] = idx
         index.append(
-            {"study": s.study, "csfs": list(s.confidences), "parts": [n for n, _ in s.parts]}
+            {
+                "study": s.study,
+                "source": s.source,
+                "csfs": list(s.confidences),
+                "parts": [n for n, _ in s.parts],
+            }
         )
     arrays["index"] = np.array(json.dumps(index))
     with atomic_path(path) as tmp, open(tmp, "wb") as fh:
@@ -62,6 +69,7 @@ def load_scores(path: Path) -> list[StudyScores]:
         return [
             StudyScores(
                 study=entry["study"],
+                source=entry["source"],
                 residuals=data[f"{i}/residuals"],
                 confidences={c: data[f"{i}/csf{j}"] for j, c in enumerate(entry["csfs"])},
                 parts=tuple((n, data[f"{i}/part{j}"]) for j, n in enumerate(entry["parts"])),
@@ -70,74 +78,54 @@ def load_scores(path: Path) -> list[StudyScores]:
         ]
 
 
-def _run_predictions(runs: Sequence[RunOutputs], split: str) -> tuple[np.ndarray, np.ndarray]:
-    if len(runs) == 1:
-        logits = np.asarray(runs[0].splits[split].logits)
-    else:
-        logits = ensemble_log_probs([np.asarray(r.splits[split].logits) for r in runs])
-    return logits, np.argmax(logits, axis=1)
-
-
 def evaluate_runs(stores: Sequence[Path], out_dir: Path, *, iid_split: str = "iid") -> Path:
     """Evaluate one run (one store) or a deep ensemble (several stores) into ``out_dir``.
 
     Writes ``results.parquet`` (both protocols: FD-Shifts failure detection on every study, and
     Kim et al.'s unknown detection on the studies with new-class samples) and ``scores.npz``
-    (per-study residuals and confidences under failure detection, plus the ``val`` split).
-    The results file is written last: its presence marks the job as done.
+    (per study and prediction group: residuals and confidences under failure detection, plus
+    the ``val`` split). The results file is written last: its presence marks the job as done.
     """
-    from fdbench.csf import compute_csfs
     from fdbench.outputs import read_outputs
 
     runs = [read_outputs(path) for path in stores]
     first = runs[0]
-    ensemble = len(runs) > 1
     studies = [s for s in first.splits if s not in NON_TEST_SPLITS]
     needed = [*studies, *(["val"] if "val" in first.splits else [])]
-    labels, logits, predictions, confidences = {}, {}, {}, {}
-    for split in needed:
-        labels[split] = first.splits[split].labels
-        logits[split], predictions[split] = _run_predictions(runs, split)
-        csfs = compute_csfs(first, split, ensemble=list(runs) if ensemble else None)
-        if ensemble:
-            csfs = {k: v for k, v in csfs.items() if k.startswith("ENS-")}
-        confidences[split] = csfs
+    groups = prediction_groups(runs, needed)
     info = {
         "dataset": first.meta.get("dataset", ""),
-        "method": f"ensemble({first.meta.get('method', '')})" if ensemble else first.meta["method"],
+        "method": f"ensemble({first.meta['method']})" if len(runs) > 1 else first.meta["method"],
         "seed": int(first.meta.get("seed", 0)),
     }
-    tables = []
-    for protocol in Protocol:
-        chosen = studies
-        if protocol is Protocol.UNKNOWN_DETECTION:
-            chosen = [s for s in studies if _has_new_class(labels, s)]
-        if chosen:
-            table = evaluate_confidences(
-                labels,
-                predictions,
-                confidences,
-                studies=chosen,
-                logits=logits,
-                protocol=protocol,
-                iid_split=iid_split,
-                run_info=info,
-            )
-            tables.append(table.assign(protocol=protocol.value))
-    scores = []
-    for study in [*studies, *(["val"] if "val" in labels else [])]:
-        es = build_evaluation_set(study, labels, predictions, iid_split=iid_split)
-        conf = {
-            c: es.gather({s: confidences[s][c] for s, _ in es.parts}) for c in confidences[study]
-        }
-        scores.append(StudyScores(study, es.residuals, conf, es.parts))
+    tables, scores = [], []
+    for group in groups:
+        for protocol in Protocol:
+            chosen = studies
+            if protocol is Protocol.UNKNOWN_DETECTION:
+                chosen = [s for s in studies if np.any(group.labels[s] == -1)]
+            if chosen:
+                table = evaluate_confidences(
+                    group.labels,
+                    group.predictions,
+                    group.confidences,
+                    studies=chosen,
+                    logits=group.logits,
+                    protocol=protocol,
+                    iid_split=iid_split,
+                    run_info=info,
+                )
+                tables.append(table.assign(protocol=protocol.value))
+        for study in needed:
+            es = build_evaluation_set(study, group.labels, group.predictions, iid_split=iid_split)
+            conf = {
+                c: es.gather({s: group.confidences[s][c] for s, _ in es.parts})
+                for c in group.confidences[study]
+            }
+            scores.append(StudyScores(study, group.source, es.residuals, conf, es.parts))
     out_dir.mkdir(parents=True, exist_ok=True)
     save_scores(out_dir / SCORES_FILE, scores)
     return write_table(pd.concat(tables, ignore_index=True), out_dir / RESULTS_FILE)
-
-
-def _has_new_class(labels: dict[str, np.ndarray], study: str) -> bool:
-    return bool(np.any(labels[study] == -1))
 
 
 @dataclass(frozen=True)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -200,102 +201,145 @@ def evaluate_table(
     )
 
 
+def csf_prediction_source(name: str) -> str:
+    """Which prediction a CSF is judged with: ``"mcd"`` for MC-dropout CSFs, else ``"logits"``.
+
+    FD-Shifts (Jaeger et al., ICLR 2023) evaluates MC-dropout CSFs (``MCD-*`` and the ``*-MCD``
+    heads) together with the MC-dropout classifier, whose prediction is the arg-max of the mean
+    softmax over the dropout samples; every other CSF goes with the deterministic network.
+    """
+    return "mcd" if name.startswith("MCD-") or name.endswith("-MCD") else "logits"
+
+
+@dataclass(frozen=True)
+class PredictionGroup:
+    """The inputs of :func:`evaluate_confidences` for the CSFs that share one classifier."""
+
+    source: str
+    labels: dict[str, np.ndarray]
+    logits: dict[str, np.ndarray]
+    predictions: dict[str, np.ndarray]
+    confidences: dict[str, dict[str, np.ndarray]]
+
+
+def prediction_groups(
+    runs: Sequence[RunOutputs], splits: Sequence[str], *, knn_k: int = 50
+) -> list[PredictionGroup]:
+    """Compute every CSF of one run (or of a deep ensemble of runs) on ``splits``, grouped by
+    the classifier that defines their failures.
+
+    One run gives the ``logits`` group (arg-max of the stored logits) and, when MC-dropout
+    logits are stored, the ``mcd`` group (arg-max of the mean MC softmax; see
+    :func:`csf_prediction_source`). Several runs give one ``ensemble`` group: the ensemble's
+    prediction (arg-max of the members' mean softmax) with the ENS-* CSFs.
+    """
+    from fdbench.csf import compute_csfs
+
+    if not runs:
+        raise ValueError("runs must hold at least one RunOutputs")
+    first = runs[0]
+    missing = [s for s in splits if s not in first.splits]
+    if missing:
+        raise ValueError(f"split(s) {missing} not in the outputs; available: {list(first.splits)}")
+    labels = {s: np.asarray(first.splits[s].labels) for s in splits}
+    if len(runs) > 1:
+        for member in runs[1:]:
+            for s in splits:
+                if not np.array_equal(np.asarray(member.splits[s].labels), labels[s]):
+                    raise ValueError(f"ensemble members disagree on the labels of split {s!r}")
+        logits = {
+            s: ensemble_log_probs([np.asarray(r.splits[s].logits) for r in runs]) for s in splits
+        }
+        confidences = {
+            s: {
+                k: v
+                for k, v in compute_csfs(first, s, ensemble=list(runs), knn_k=knn_k).items()
+                if k.startswith("ENS-")
+            }
+            for s in splits
+        }
+        return [_group("ensemble", labels, logits, confidences)]
+    all_csfs = {s: compute_csfs(first, s, knn_k=knn_k) for s in splits}
+    groups = []
+    for source in ("logits", "mcd"):
+        confidences = {
+            s: {k: v for k, v in all_csfs[s].items() if csf_prediction_source(k) == source}
+            for s in splits
+        }
+        if not all(confidences[s] for s in splits):
+            continue
+        if source == "logits":
+            logits = {s: np.asarray(first.splits[s].logits, dtype=np.float64) for s in splits}
+        else:
+            logits = {
+                s: ensemble_log_probs(np.moveaxis(np.asarray(first.splits[s].mcd_logits), 1, 0))
+                for s in splits
+            }
+        groups.append(_group(source, labels, logits, confidences))
+    return groups
+
+
+def _group(source, labels, logits, confidences) -> PredictionGroup:
+    predictions = {s: np.argmax(v, axis=1) for s, v in logits.items()}
+    return PredictionGroup(source, labels, logits, predictions, confidences)
+
+
+def _run_info(first: RunOutputs, ensemble: bool) -> dict[str, object]:
+    info = {k: first.meta[k] for k in ("dataset", "seed") if k in first.meta}
+    method = first.meta.get("method", "")
+    info["method"] = f"ensemble({method})" if ensemble else method
+    return info
+
+
 def evaluate_run(
-    run: RunOutputs,
+    run: RunOutputs | Sequence[RunOutputs],
     *,
     protocol: Protocol | str = Protocol.FAILURE_DETECTION,
     iid_split: str = "iid",
     studies: Sequence[str] | None = None,
     n_bootstrap: int = 0,
     seed: int = 0,
-    on_study: Callable[[str], None] | None = None,
 ) -> pd.DataFrame:
     """Compute every CSF the stored outputs allow and evaluate them on every test study.
 
-    The classifier's prediction is the arg-max of the stored logits; CSFs come from
-    :func:`fdbench.csf.compute_csfs` (fitted on the run's ``train``/``val`` splits where a CSF
-    needs it). Run metadata ``dataset``, ``method`` and ``seed`` fill the table's columns.
+    ``run`` is one run or the member runs of a deep ensemble (then the classifier is the
+    ensemble and the CSFs are ENS-*; the ``method`` column reads ``ensemble(<method>)``).
+    Failures are defined per CSF group by :func:`prediction_groups`: the network's arg-max for
+    most CSFs, the MC-dropout mean prediction for MC-dropout CSFs. Run metadata ``dataset``,
+    ``method`` and ``seed`` fill the table's columns.
     """
-    from fdbench.csf import compute_csfs
-
+    runs = [run] if not isinstance(run, Sequence) else list(run)
+    if isinstance(run, Sequence) and len(runs) < 2:
+        raise ValueError(f"an ensemble needs at least 2 members; got {len(runs)}")
+    first = runs[0]
     if studies is None:
-        studies = [s for s in run.splits if s not in NON_TEST_SPLITS]
-    needed = list(dict.fromkeys([*studies, *([iid_split] if iid_split in run.splits else [])]))
-    labels = {s: run.splits[s].labels for s in needed}
-    logits = {s: run.splits[s].logits for s in needed}
-    predictions = {s: np.argmax(v, axis=1) for s, v in logits.items()}
-    confidences = {s: compute_csfs(run, s) for s in needed}
-    info = {k: run.meta[k] for k in ("dataset", "method", "seed") if k in run.meta}
-    return evaluate_confidences(
-        labels,
-        predictions,
-        confidences,
-        studies=studies,
-        logits=logits,
-        protocol=protocol,
-        iid_split=iid_split,
-        n_bootstrap=n_bootstrap,
-        seed=seed,
-        run_info=info,
-        on_study=on_study,
-    )
+        studies = [s for s in first.splits if s not in NON_TEST_SPLITS]
+    needed = list(dict.fromkeys([*studies, *([iid_split] if iid_split in first.splits else [])]))
+    tables = [
+        evaluate_confidences(
+            group.labels,
+            group.predictions,
+            group.confidences,
+            studies=studies,
+            logits=group.logits,
+            protocol=protocol,
+            iid_split=iid_split,
+            n_bootstrap=n_bootstrap,
+            seed=seed,
+            run_info=_run_info(first, len(runs) > 1),
+        )
+        for group in prediction_groups(runs, needed)
+    ]
+    return pd.concat(tables, ignore_index=True)
 
 
-def ensemble_log_probs(member_logits: Sequence[np.ndarray]) -> np.ndarray:
+def ensemble_log_probs(member_logits: Sequence[np.ndarray] | np.ndarray) -> np.ndarray:
     """Log of the members' mean softmax, log((1/M) Σ_m softmax(z_m)), computed stably.
 
     Its arg-max is the deep ensemble's prediction (Lakshminarayanan et al., NeurIPS 2017), and
-    used as logits it gives the ensemble's NLL and Brier score.
+    used as logits it gives the ensemble's NLL and Brier score. MC-dropout samples (moved to
+    the first axis) give the MC-dropout classifier the same way.
     """
     stacked = np.stack([M.log_softmax(z) for z in member_logits])
     top = stacked.max(axis=0)
     return top + np.log(np.mean(np.exp(stacked - top), axis=0))
-
-
-def evaluate_ensemble(
-    members: Sequence[RunOutputs],
-    *,
-    protocol: Protocol | str = Protocol.FAILURE_DETECTION,
-    iid_split: str = "iid",
-    studies: Sequence[str] | None = None,
-    n_bootstrap: int = 0,
-    seed: int = 0,
-) -> pd.DataFrame:
-    """Evaluate a deep ensemble of runs: its prediction and its ENS-* CSFs on every study.
-
-    The classifier is the ensemble (arg-max of the mean softmax), so residuals differ from any
-    member's; the CSFs are those :func:`fdbench.csf.compute_csfs` derives from the members
-    (ENS-MSR, ENS-PE, ENS-EE, ENS-MI). The ``method`` column reads ``ensemble(<method>)``.
-    """
-    from fdbench.csf import compute_csfs
-
-    if len(members) < 2:
-        raise ValueError(f"an ensemble needs at least 2 members; got {len(members)}")
-    first = members[0]
-    if studies is None:
-        studies = [s for s in first.splits if s not in NON_TEST_SPLITS]
-    needed = list(dict.fromkeys([*studies, *([iid_split] if iid_split in first.splits else [])]))
-    labels, logits, confidences = {}, {}, {}
-    for split in needed:
-        labels[split] = first.splits[split].labels
-        for member in members[1:]:
-            if not np.array_equal(member.splits[split].labels, labels[split]):
-                raise ValueError(f"ensemble members disagree on the labels of split {split!r}")
-        logits[split] = ensemble_log_probs([m.splits[split].logits for m in members])
-        csfs = compute_csfs(first, split, ensemble=list(members))
-        confidences[split] = {k: v for k, v in csfs.items() if k.startswith("ENS-")}
-    predictions = {s: np.argmax(v, axis=1) for s, v in logits.items()}
-    info = {k: first.meta[k] for k in ("dataset", "seed") if k in first.meta}
-    info["method"] = f"ensemble({first.meta.get('method', '')})"
-    return evaluate_confidences(
-        labels,
-        predictions,
-        confidences,
-        studies=studies,
-        logits=logits,
-        protocol=protocol,
-        iid_split=iid_split,
-        n_bootstrap=n_bootstrap,
-        seed=seed,
-        run_info=info,
-    )

@@ -57,50 +57,55 @@ def write_report_inputs(
         key = run[:2]
         lowest[key] = min(lowest.get(key, run[2]), run[2])
     for (dataset, method, seed), path in runs:
-        scores = {s.study: s for s in load_scores(path)}
-        val = scores.pop("val", None)
-        for study, s in scores.items():
-            if _selected(study, settings.bootstrap_studies):
-                tasks.append(StudySamples(dataset, method, seed, study, s.residuals, s.confidences))
+        entries = load_scores(path)
+        val = {e.source: e for e in entries if e.study == "val"}
+        entries = [
+            e for e in entries if e.study != "val" and _selected(e.study, settings.report_studies)
+        ]
+        for e in entries:
+            tasks.append(StudySamples(dataset, method, seed, e.study, e.residuals, e.confidences))
         if seed != lowest[(dataset, method)]:
             continue
         info = {"dataset": dataset, "method": method, "seed": seed}
-        for study, s in scores.items():
+        for e in entries:
             curves.append(
                 curve_table(
-                    s.residuals, s.confidences, study=study, max_points=settings.curve_points
+                    e.residuals, e.confidences, study=e.study, max_points=settings.curve_points
                 ).assign(**info)
             )
-        if val is not None:
+        for source, v in val.items():
+            group = [e for e in entries if e.source == source]
+            if not group:
+                continue
             _, bins = platt_calibration(
-                val.residuals,
-                val.confidences,
-                {study: s.residuals for study, s in scores.items()},
-                {study: s.confidences for study, s in scores.items()},
+                v.residuals,
+                v.confidences,
+                {e.study: e.residuals for e in group},
+                {e.study: e.confidences for e in group},
             )
             reliability.append(bins.assign(**info))
-            for csf, conf in val.confidences.items():
+            for csf, conf in v.confidences.items():
                 table = risk_excess(
-                    (val.residuals, conf),
-                    {study: (s.residuals, s.confidences[csf]) for study, s in scores.items()},
+                    (v.residuals, conf),
+                    {e.study: (e.residuals, e.confidences[csf]) for e in group},
                     settings.sgr_target_risks,
                     settings.sgr_delta,
                 )
                 sgr.append(table.assign(csf=csf, **info))
         if method != config.methods[0].name:
             continue
-        for study, s in scores.items():
-            if kinds[dataset].get(study) not in GALLERY_KINDS:
+        for e in entries:
+            if kinds[dataset].get(e.study) not in GALLERY_KINDS:
                 continue
-            pictures = np.concatenate([images[dataset][name][idx] for name, idx in s.parts])
+            pictures = np.concatenate([images[dataset][name][idx] for name, idx in e.parts])
             for csf in settings.gallery_csfs:
-                if csf in s.confidences:
+                if csf in e.confidences:
                     galleries.append(
                         select_gallery(
                             pictures,
-                            s.residuals,
-                            s.confidences[csf],
-                            study=f"{dataset}: {study}",
+                            e.residuals,
+                            e.confidences[csf],
+                            study=f"{dataset}: {e.study}",
                             csf=csf,
                             k=settings.gallery_k,
                         )
