@@ -1,12 +1,13 @@
 """ECE, MCE and reliability bins against the brute-force binning of METRICS.md."""
 
-import metrics_brute as brute
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from fdbench import metrics as M
+
+from . import metrics_brute as brute
 
 
 @st.composite

@@ -1,14 +1,15 @@
 """AUROC_f, AP_f and FPR@TPR against scikit-learn and brute force; OOD variants."""
 
-import metrics_brute as brute
 import numpy as np
 import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from sklearn.metrics import average_precision_score, roc_auc_score, roc_curve
-from strategies import both_classes, samples
 
 from fdbench import metrics as M
+
+from . import metrics_brute as brute
+from .strategies import both_classes, samples
 
 SETTINGS = settings(max_examples=60, deadline=None)
 

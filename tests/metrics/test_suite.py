@@ -5,9 +5,10 @@ import warnings
 import numpy as np
 import pytest
 from hypothesis import given, settings
-from strategies import samples
 
 from fdbench import metrics as M
+
+from .strategies import samples
 
 
 def _single(r, c, w, binary, in_unit):
