@@ -2,14 +2,15 @@
 
 import warnings
 
-import metrics_brute as brute
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from strategies import samples
 
 from fdbench import metrics as M
+
+from . import metrics_brute as brute
+from .strategies import samples
 
 SETTINGS = settings(max_examples=60, deadline=None)
 
@@ -86,6 +87,18 @@ def test_risk_at_coverage_and_coverage_at_risk(data, x):
     assert M.coverage_at_risk(r, c, x, sample_weight=w) == pytest.approx(
         brute.coverage_at_risk(r, c, x, w), abs=1e-12
     )
+
+
+@pytest.mark.parametrize("n", [25, 29, 41, 49])
+def test_risk_at_coverage_exactly_on_a_curve_point(n):
+    # k / n * n can round above k (7 / 25 * 25 = 7.000000000000001): the coverage of a point
+    # must be compared as the definition states it, accepted weight / total >= coverage.
+    rng = np.random.default_rng(n)
+    r = (rng.random(n) < 0.4).astype(float)
+    c = rng.permutation(n).astype(float)
+    for k in range(1, n + 1):
+        x = k / n
+        assert M.selective_risk_at_coverage(r, c, x) == brute.risk_at_coverage(r, c, x), (k, n)
 
 
 @SETTINGS

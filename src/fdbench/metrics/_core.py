@@ -183,7 +183,7 @@ def fpr_at_tpr_from_cum(W: np.ndarray, L: np.ndarray, tpr: float, work: Work = N
 def risk_at_coverage_from_cum(W: np.ndarray, L: np.ndarray, coverage: float) -> np.ndarray:
     """Selective risk of the largest threshold whose coverage is >= ``coverage`` (in (0, 1])."""
     rows = np.arange(W.shape[0])
-    idx = np.argmax(W >= coverage * W[:, -1:], axis=1)
+    idx = np.argmax(W / W[:, -1:] >= coverage, axis=1)
     return L[rows, idx] / W[rows, idx]
 
 
