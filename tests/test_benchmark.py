@@ -128,7 +128,7 @@ def test_same_config_gives_identical_table_after_interruption(config, sequential
     calls = []
 
     def stop_after_first_job(stage, done, total):
-        calls.append((stage, done))
+        calls.append((stage, done, total))
         if stage == "training" and done == 2:
             raise Interrupt
 
@@ -138,7 +138,10 @@ def test_same_config_gives_identical_table_after_interruption(config, sequential
     results = run_benchmark(
         config, tmp_path, report=False, progress=lambda s, d, t: resumed.append((s, d, t))
     )
-    assert ("training", 2, 5) in resumed
+    total = calls[-1][2]
+    assert total > 2
+    first_training = next(call for call in resumed if call[0] == "training")
+    assert first_training == ("training", 2, total)
     pd.testing.assert_frame_equal(_sorted(results), _sorted(expected))
 
 

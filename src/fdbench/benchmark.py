@@ -250,7 +250,7 @@ def report_table(results: pd.DataFrame) -> pd.DataFrame:
     table = results[results["protocol"] == Protocol.FAILURE_DETECTION.value]
     parts = table["study"].str.extract(r"^corruption/(?P<type>[^/]+)/(?P<severity>\d+)$")
     is_corruption = parts["severity"].notna()
-    keys = ["dataset", "method", "seed", "csf", "metric"]
+    keys = ["dataset", "method", "seed", "csf", "metric", "protocol"]
     condensed = (
         table[is_corruption]
         .assign(study="corruption/mean/" + parts.loc[is_corruption, "severity"])
