@@ -16,12 +16,28 @@ def test_hand_computed_example():
     conf = np.array([0.9, 0.0, 0.1, 0.0, 0.5, 0.0, 0.3, 0.0, 0.7, 0.0])
     levels = cood_severity_levels(conf, labels, k=2, estimation_mask=est, percentiles=(0, 50, 100))
     # sorted classes 1 (0.1), 3 (0.3), 2 (0.5), 4 (0.7), 0 (0.9); windows of 2 → 4 windows
-    # scores 0.2, 0.4, 0.6, 0.8; positions round(p/100 · 3) = 0, 2 (1.5 → 2), 3
+    # scores 0.2, 0.4, 0.6, 0.8; positions min(floor(p/100 · 4), 3) = 0, 2, 3
     assert levels.groups == ((1, 3), (2, 4), (4, 0))
     np.testing.assert_allclose(levels.scores, [0.2, 0.6, 0.8])
     assert levels.test_indices[0].tolist() == [3, 7]
     assert levels.test_indices[2].tolist() == [1, 9]
     assert levels.class_scores == {0: 0.9, 1: 0.1, 2: 0.5, 3: 0.3, 4: 0.7}
+
+
+def test_default_percentiles_pick_windows_as_the_authors_code():
+    # Galil et al.'s percentile_severity_alg: window int(q · W) for q = 0, 0.1, …, 1, the last
+    # one moved to W − 1. Here W = 4 windows (5 classes, k = 2), so the 11 levels take windows
+    # 0 0 0 1 1 2 2 2 3 3 3 (q · W = 0, .4, .8, 1.2, 1.6, 2, 2.4, 2.8, 3.2, 3.6, 4 → 3).
+    labels = np.repeat(np.arange(5), 2)
+    est = np.tile([True, False], 5)
+    conf = np.array([0.9, 0.0, 0.1, 0.0, 0.5, 0.0, 0.3, 0.0, 0.7, 0.0])
+    levels = cood_severity_levels(conf, labels, k=2, estimation_mask=est)
+    windows = ((1, 3), (3, 2), (2, 4), (4, 0))
+    expected = [0, 0, 0, 1, 1, 2, 2, 2, 3, 3, 3]
+    assert levels.percentiles == tuple(range(0, 101, 10))
+    assert levels.groups == tuple(windows[w] for w in expected)
+    np.testing.assert_allclose(levels.scores, [(0.2, 0.4, 0.6, 0.8)[w] for w in expected])
+    assert np.all(np.diff(levels.scores) >= 0)
 
 
 def test_levels_increase_and_test_disjoint_from_estimation():

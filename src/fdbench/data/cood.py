@@ -37,10 +37,13 @@ def cood_severity_levels(
     and its application to ImageNet", ICLR 2023: the severity score of an OOD class is the
     model's mean confidence on its *estimation* samples; classes are sorted by score, every
     window of ``k`` consecutive classes is a candidate group scored by its mean class score, and
-    the level at percentile p is the window at position ``round(p/100 · (W − 1))`` of the W
-    windows (sorted by score, so p = 0 is the easiest group, p = 100 the hardest). Test samples
-    of a level are the non-estimation samples of its classes, disjoint from those that scored
-    it. Without ``estimation_mask`` a seeded ``estimation_fraction`` of each class estimates.
+    the level at percentile p is the window at position ``min(⌊p/100 · W⌋, W − 1)`` of the W
+    windows (sorted by score, so p = 0 is the easiest group, p = 100 the hardest). That index is
+    the one of the authors' implementation (``percentile_severity_alg`` of
+    github.com/mdabbah/COOD_benchmarking: ``int(q · W)`` for q = 0, 0.1, …, 1, the last one
+    moved to ``W − 1``). Test samples of a level are the non-estimation samples of its classes,
+    disjoint from those that scored it. Without ``estimation_mask`` a seeded
+    ``estimation_fraction`` of each class estimates.
     """
     confidence = np.asarray(confidence, dtype=np.float64)
     labels = np.asarray(labels)
@@ -79,7 +82,7 @@ def cood_severity_levels(
     window_scores = np.convolve(sorted_scores, np.ones(k) / k, mode="valid")
     groups, level_scores, tests = [], [], []
     for p in percentiles:
-        w = round(p / 100 * (n_windows - 1))
+        w = min(int(np.floor(p * n_windows / 100)), n_windows - 1)
         group = tuple(order[w : w + k])
         groups.append(group)
         level_scores.append(window_scores[w])
