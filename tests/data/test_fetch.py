@@ -5,6 +5,7 @@ from __future__ import annotations
 import gzip
 import os
 import pickle
+import sys
 
 import numpy as np
 import pytest
@@ -80,9 +81,44 @@ def test_all_sources_failing_gives_one_error_listing_them(tmp_path, monkeypatch)
     monkeypatch.setitem(
         fetch_module._SOURCES, "mnist", [("source A", broken), ("source B", broken)]
     )
-    with pytest.raises(fetch_module.FetchError, match=r"(?s)source A.*unreachable.*source B"):
+    with pytest.raises(fetch_module.FetchError) as info:
         fetch("mnist", data_dir=tmp_path, progress=False)
+    message = str(info.value)
+    assert "\n" not in message
+    assert "source A: OSError: unreachable; [2] source B: OSError: unreachable" in message
     assert not _cache.is_cached(tmp_path / "mnist")
+
+
+def test_failing_registry_client_reports_its_error(tmp_path):
+    with pytest.raises(RuntimeError, match=r"exited with 3: boom"):
+        with fetch_module._Reporter(False) as reporter:
+            fetch_module._run(
+                [sys.executable, "-c", "import sys; print('boom', file=sys.stderr); sys.exit(3)"],
+                tmp_path,
+                reporter,
+            )
+
+
+def test_missing_cached_file_is_a_clear_error_and_fetch_repairs_it(tmp_path):
+    folder = fetch("noise", data_dir=tmp_path, progress=False)
+    expected = load_dataset("noise", "test", data_dir=tmp_path)
+    (folder / "test_labels.npy").unlink()
+    with pytest.raises(_cache.CorruptedCacheError, match=r"test_labels\.npy is missing or corr"):
+        load_dataset("noise", "test", data_dir=tmp_path)
+    assert _cache.damaged_files(folder) == ["test_labels.npy"]
+    fetch("noise", data_dir=tmp_path, progress=False)  # no force: a damaged cache is rebuilt
+    assert _cache.damaged_files(folder) == []
+    np.testing.assert_array_equal(
+        load_dataset("noise", "test", data_dir=tmp_path).labels, expected.labels
+    )
+
+
+def test_unreadable_manifest_is_a_clear_error(tmp_path):
+    folder = fetch("noise", data_dir=tmp_path, progress=False)
+    (folder / _cache.MANIFEST).write_text('{"files": ')
+    with pytest.raises(_cache.CorruptedCacheError, match=r"manifest.*unreadable.*--force"):
+        load_dataset("noise", "train", data_dir=tmp_path)
+    assert _cache.damaged_files(folder) == [_cache.MANIFEST]
 
 
 def test_bad_names_and_splits(tmp_path):

