@@ -11,7 +11,6 @@ from fdbench.data._safe_pickle import load_array_pickle
 from fdbench.data.datasets import ImageDataset
 
 CIFAR_C_SEVERITIES = 5
-CIFAR_C_PER_SEVERITY = 10_000
 IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".bmp", ".gif", ".tif", ".tiff", ".webp")
 
 
@@ -36,8 +35,14 @@ def _names(values) -> tuple[str, ...]:
     return tuple(v.decode() if isinstance(v, bytes) else str(v) for v in values)
 
 
-def _cifar_images(data: np.ndarray) -> np.ndarray:
-    data = np.asarray(data, dtype=np.uint8)
+def _cifar_images(data: np.ndarray, n_labels: int, path: Path) -> np.ndarray:
+    """CIFAR rows (N×3072: the red, green and blue 32×32 planes, row-major) as N×32×32×3."""
+    data = np.asarray(data)
+    if data.dtype != np.uint8 or data.shape != (n_labels, 3072):
+        raise ValueError(
+            f"{path} must hold uint8 'data' of shape ({n_labels}, 3072) (one row per label); "
+            f"got {data.dtype} {data.shape}"
+        )
     return data.reshape(-1, 3, 32, 32).transpose(0, 2, 3, 1).copy()
 
 
@@ -48,9 +53,12 @@ def read_cifar10(path: str | os.PathLike, split: str = "train") -> ImageDataset:
     files = {"train": [f"data_batch_{i}" for i in range(1, 6)], "test": ["test_batch"]}
     if split not in files:
         raise ValueError(f"split must be 'train' or 'test'; got {split!r}")
-    batches = [_unpickle(folder / f) for f in files[split]]
-    images = np.concatenate([_cifar_images(b["data"]) for b in batches])
-    labels = np.concatenate([np.asarray(b["labels"], dtype=np.int64) for b in batches])
+    images, labels = [], []
+    for f in files[split]:
+        batch = _unpickle(folder / f)
+        labels.append(np.asarray(batch["labels"], dtype=np.int64))
+        images.append(_cifar_images(batch["data"], labels[-1].size, folder / f))
+    images, labels = np.concatenate(images), np.concatenate(labels)
     names = _names(_unpickle(folder / "batches.meta")["label_names"])
     return ImageDataset("cifar10", images, labels, names)
 
@@ -70,7 +78,8 @@ def read_cifar100(
     labels = np.asarray(batch[f"{label}_labels"], dtype=np.int64)
     names = _names(meta[f"{label}_label_names"])
     name = "cifar100" if label == "fine" else "cifar100_coarse"
-    return ImageDataset(name, _cifar_images(batch["data"]), labels, names)
+    images = _cifar_images(batch["data"], labels.size, folder / split)
+    return ImageDataset(name, images, labels, names)
 
 
 def read_svhn(path: str | os.PathLike, split: str = "train") -> ImageDataset:
@@ -85,8 +94,13 @@ def read_svhn(path: str | os.PathLike, split: str = "train") -> ImageDataset:
     if not file.is_file():
         raise FileNotFoundError(f"missing file {file}")
     mat = loadmat(file)
-    images = np.ascontiguousarray(np.asarray(mat["X"], dtype=np.uint8).transpose(3, 0, 1, 2))
-    labels = np.asarray(mat["y"], dtype=np.int64).reshape(-1) % 10
+    x, y = np.asarray(mat["X"]), np.asarray(mat["y"]).reshape(-1)
+    if x.ndim != 4 or x.shape[:3] != (32, 32, 3) or x.shape[3] != y.size:
+        raise ValueError(f"{file} must hold X of shape 32×32×3×N and N labels y; got {x.shape}")
+    if y.size and (y.min() < 1 or y.max() > 10):
+        raise ValueError(f"{file} must hold labels y in 1..10 (10 = digit 0)")
+    images = np.ascontiguousarray(x.astype(np.uint8).transpose(3, 0, 1, 2))
+    labels = y.astype(np.int64) % 10
     return ImageDataset("svhn", images, labels, tuple(str(d) for d in range(10)))
 
 
@@ -172,11 +186,20 @@ def read_cifar_c(
     folder = _folder(path, "CIFAR-C")
     if severity not in range(1, CIFAR_C_SEVERITIES + 1):
         raise ValueError(f"severity must be in 1..5; got {severity}")
+    if not isinstance(corruption, str) or not corruption or Path(corruption).name != corruption:
+        raise ValueError(f"corruption must be a file name such as 'fog'; got {corruption!r}")
     file = folder / f"{corruption}.npy"
     if not file.is_file():
         raise FileNotFoundError(f"missing file {file}")
     images = np.load(file, mmap_mode="r", allow_pickle=False)
-    labels = np.load(folder / "labels.npy", allow_pickle=False)
+    labels = np.load(folder / "labels.npy", mmap_mode="r", allow_pickle=False)
+    n_total = images.shape[0] if images.ndim == 4 else -1
+    if images.dtype != np.uint8 or labels.shape != (n_total,) or n_total % CIFAR_C_SEVERITIES:
+        raise ValueError(
+            f"{file} must hold uint8 N×H×W×C images and labels.npy N labels, N a multiple of "
+            f"{CIFAR_C_SEVERITIES} (one block per severity); got {images.dtype} {images.shape} "
+            f"and {labels.shape}"
+        )
     n = images.shape[0] // CIFAR_C_SEVERITIES
     block = slice((severity - 1) * n, severity * n)
     return ImageDataset(
