@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pytest
 
@@ -63,6 +65,45 @@ def test_severity_strictly_increases_mean_change_on_fashion_mnist(fetched):
     for name in CORRUPTIONS:
         change = [np.abs(grid[name, s].astype(np.float64) - images).mean() for s in SEVERITIES]
         assert np.all(np.diff(change) > 0), (name, change)
+
+
+def _natural_images(height: int, width: int) -> np.ndarray:
+    """scikit-image's bundled photographs (colour, and the cameraman repeated to RGB)."""
+    import skimage.data
+    from PIL import Image
+
+    photos = [
+        skimage.data.astronaut(),
+        skimage.data.chelsea(),
+        skimage.data.coffee(),
+        skimage.data.rocket(),
+        np.repeat(skimage.data.camera()[..., None], 3, axis=-1),
+    ]
+    return np.stack(
+        [np.asarray(Image.fromarray(p).resize((width, height), Image.BILINEAR)) for p in photos]
+    )
+
+
+@pytest.mark.parametrize(
+    ("height", "width", "channels"), [(24, 24, 3), (48, 64, 3), (16, 16, 1), (32, 32, 1)]
+)
+def test_severity_strictly_increases_mean_change_on_photographs(height, width, channels):
+    # Colour and grey photographs of several sizes: frost (whose image weight fell with
+    # severity) and pixelate (whose pixel counts repeated on 16 and 24 pixels) once failed here.
+    images = _natural_images(height, width)[..., :channels]
+    grid = corruption_grid(images, seed=0)
+    for name in CORRUPTIONS:
+        change = [np.abs(grid[name, s].astype(np.float64) - images).mean() for s in SEVERITIES]
+        assert np.all(np.diff(change) > 0), (name, change)
+
+
+def test_pixel_counts_fall_strictly():
+    from fdbench.data.corruptions import _pixel_counts
+
+    assert _pixel_counts(28) == (10, 7, 5, 4, 3)  # ImageNet-C's factors, unchanged
+    for n in range(1, 300):
+        counts = _pixel_counts(n)
+        assert all(a > b for a, b in itertools.pairwise(counts)) and counts[-1] >= 1
 
 
 def test_contrast_and_brightness_definitions():

@@ -5,7 +5,10 @@ batch and tuned for 28×28 images (spatial parameters scale with ``min(H, W) / 2
 corruption draws its random numbers in the same order at every severity, so with one seed the
 severities differ only by their parameters: the mean absolute pixel change grows strictly with
 severity. Frost uses seeded procedural textures (:func:`fdbench.data.procedural.frost_texture`)
-instead of the six frost photographs.
+instead of the six frost photographs, laid over the image as a translucent ice layer
+(``x + c · frost · (ice − x)``, a blend towards bluish white whose opacity grows with severity)
+rather than ImageNet-C's ``c₀ · x + c₁ · frost``, whose image weight c₀ falling with severity made
+the change shrink from one severity to the next on bright colour images.
 """
 
 from __future__ import annotations
@@ -60,7 +63,7 @@ PARAMS: dict[str, tuple] = {
         (0.25, 0.3, 2.25, 0.6, 6, 3.0, 0.85),
         (0.3, 0.3, 1.25, 0.65, 7, 4.0, 0.8),
     ),  # loc, scale, zoom, threshold, motion length, motion sigma, blend
-    "frost": ((1.0, 0.2), (1.0, 0.3), (0.9, 0.4), (0.85, 0.45), (0.75, 0.5)),  # image, frost weight
+    "frost": (0.2, 0.3, 0.4, 0.5, 0.6),  # opacity of the ice layer per unit frost density
     "fog": ((0.2, 3.0), (0.5, 3.0), (0.75, 2.5), (1.0, 2.0), (1.5, 1.75)),  # strength, decay
     "brightness": (0.1, 0.2, 0.3, 0.4, 0.5),  # added to HSV value
     "contrast": (0.6, 0.45, 0.3, 0.2, 0.1),  # contrast factor
@@ -136,10 +139,13 @@ def _zoom(x: np.ndarray, factor: float) -> np.ndarray:
 
 
 def _disk(radius: float, alias_blur: float) -> np.ndarray:
+    """Disk kernel of ``radius`` with an anti-aliased rim (each pixel weighted by how far inside
+    the circle its centre lies, clipped to [0, 1]), so the kernel grows continuously with the
+    radius even below a pixel; then ImageNet-C's Gaussian alias blur."""
     half = int(np.ceil(radius)) + 1
     grid = np.arange(-half, half + 1)
     yy, xx = np.meshgrid(grid, grid, indexing="ij")
-    kernel = ((yy**2 + xx**2) <= radius**2).astype(np.float64)
+    kernel = np.clip(radius + 0.5 - np.hypot(yy, xx), 0.0, 1.0)
     kernel = ndimage.gaussian_filter(kernel / kernel.sum(), alias_blur)
     return kernel / kernel.sum()
 
@@ -230,8 +236,8 @@ def _frost(x, c, rng):
         top[:, None, None] + np.arange(h)[None, :, None],
         left[:, None, None] + np.arange(w)[None, None, :],
     ][..., None]
-    tint = np.array([0.85, 0.93, 1.0]) if ch == 3 else np.ones(1)
-    return c[0] * x + c[1] * crops * tint
+    ice = np.array([0.85, 0.93, 1.0]) if ch == 3 else np.ones(1)  # bluish white
+    return x + c * crops * (ice - x)
 
 
 def _fog(x, c, rng):
@@ -281,11 +287,22 @@ def _elastic_transform(x, c, rng):
     return ndimage.map_coordinates(x, coords, order=1, mode="reflect")
 
 
+def _pixel_counts(n: int) -> tuple[int, ...]:
+    """Pixels kept along a side of ``n`` pixels at severities 1..5: ``round(n · factor)``, raised
+    where needed so that the counts fall strictly (at least 5 − s + 1 at severity s; on 28
+    pixels 10, 7, 5, 4, 3 as ImageNet-C's factors give)."""
+    counts = [max(round(n * f), len(SEVERITIES) - i) for i, f in enumerate(PARAMS["pixelate"])]
+    for i in range(len(counts) - 2, -1, -1):
+        counts[i] = max(counts[i], counts[i + 1] + 1)
+    return tuple(counts)
+
+
 def _pixelate(x, c, rng):
     from PIL import Image
 
     h, w = x.shape[1], x.shape[2]
-    small = (max(1, round(w * c)), max(1, round(h * c)))
+    level = PARAMS["pixelate"].index(c)
+    small = (_pixel_counts(w)[level], _pixel_counts(h)[level])
     return _pil_map(x, lambda im: im.resize(small, Image.BOX).resize((w, h), Image.BOX))
 
 

@@ -1,4 +1,4 @@
-"""Seeded procedural textures for corruptions: plasma fractals (fog) and frost crystals."""
+"""Seeded procedural textures for corruptions: plasma fractals (fog) and frost (ice on glass)."""
 
 from __future__ import annotations
 
@@ -41,32 +41,76 @@ def plasma_fractal(
     return maps / maps.max(axis=(1, 2), keepdims=True)
 
 
-def frost_texture(size: int, rng: np.random.Generator) -> np.ndarray:
-    """A ``size``×``size`` grey frost texture in [0, 1]: branching ice crystals over hoarfrost.
+#: Resolution at which frost is drawn before it is resized to the requested size, so that a
+#: texture looks the same (relative to its size) at any size, as ImageNet-C's frost photographs
+#: rescaled for CIFAR-10-C.
+FROST_DRAW_SIZE = 256
 
-    Replaces the six frost photographs of ImageNet-C with a seeded synthesis: a fine-grained
-    plasma fractal (hoarfrost haze) plus dendrites drawn as random branching line segments
-    (Pillow), lightly blurred. Mean intensity ≈ 0.45, like the photographs.
+
+def frost_texture(size: int, rng: np.random.Generator) -> np.ndarray:
+    """A ``size``×``size`` grey frost texture in [0, 1]: ice on a window pane.
+
+    Replaces the six frost photographs of ImageNet-C with a seeded synthesis drawn at
+    ``max(FROST_DRAW_SIZE, size)`` pixels and box-resized to ``size``: a coverage map (a plasma
+    fractal, clipped so that some of the pane stays clear) carries fine hoarfrost grain and
+    feathery dendrites — stems with side branches and sub-branches at ±60° (the hexagonal
+    habit of ice), drawn with Pillow where the coverage is high. Mean intensity ≈ 0.4.
     """
     from PIL import Image, ImageDraw, ImageFilter
+    from scipy import ndimage
 
-    haze = plasma_fractal(1, _next_pow2(size), 1.6, rng)[0, :size, :size]
-    canvas = Image.new("L", (size, size), 0)
+    if size < 1:
+        raise ValueError(f"size must be ≥ 1; got {size}")
+    n = max(FROST_DRAW_SIZE, size)
+    scale = n / FROST_DRAW_SIZE
+    cover = plasma_fractal(1, _next_pow2(n), 1.8, rng)[0, :n, :n]
+    cover = np.clip((cover - 0.25) / 0.55, 0.0, 1.0)
+    grain = ndimage.gaussian_filter(rng.random((n, n)), 0.7 * scale)
+    grain = np.clip((grain - grain.mean()) / grain.std() * 0.5 + 0.5, 0.0, 1.0) ** 3
+    canvas = Image.new("L", (n, n), 0)
     draw = ImageDraw.Draw(canvas)
-    n_crystals = max(4, size * size // 600)
-    for _ in range(n_crystals):
-        stack = [(*rng.uniform(0, size, 2), rng.uniform(0, 2 * np.pi), size / 6.0, 0)]
-        while stack:
-            x, y, angle, length, depth = stack.pop()
-            x2, y2 = x + length * np.cos(angle), y + length * np.sin(angle)
-            draw.line([(x, y), (x2, y2)], fill=int(rng.uniform(150, 255)), width=1)
-            if depth < 3:
-                for t in rng.uniform(0.3, 1.0, 2):
-                    bx, by = x + t * (x2 - x), y + t * (y2 - y)
-                    turn = rng.choice([-1.0, 1.0]) * rng.uniform(0.5, 1.1)
-                    stack.append((bx, by, angle + turn, length * 0.55, depth + 1))
-    crystals = np.asarray(canvas.filter(ImageFilter.GaussianBlur(0.6)), dtype=np.float64) / 255
-    return np.clip(0.45 * haze + 1.2 * crystals + 0.15, 0.0, 1.0)
+    starts = rng.choice(n * n, size=round(45 * scale**2), p=cover.ravel() / cover.sum())
+    for start in starts:
+        _dendrite(draw, *divmod(float(start), n)[::-1], n, scale, rng)
+    crystals = np.asarray(canvas.filter(ImageFilter.GaussianBlur(0.5 * scale)), np.float64) / 255
+    texture = 0.1 + 0.35 * cover + 0.6 * grain * cover + 0.9 * crystals * (0.5 + 0.5 * cover)
+    texture = np.clip(texture, 0.0, 1.0).astype(np.float32)
+    if n != size:
+        texture = np.asarray(Image.fromarray(texture, mode="F").resize((size, size), Image.BOX))
+    return np.clip(texture.astype(np.float64), 0.0, 1.0)
+
+
+def _dendrite(draw, x: float, y: float, n: int, scale: float, rng: np.random.Generator) -> None:
+    """Draw one ice dendrite from (x, y): a slightly curving stem of ten segments, each with a
+    side branch on both sides at ±60° (shorter towards the tip), each side branch with two
+    pairs of sub-branches at ±60°."""
+    angle = rng.uniform(0.0, 2.0 * np.pi)
+    length = rng.uniform(0.06, 0.2) * n
+    shade = rng.uniform(140.0, 255.0)
+    steps = 10
+    for k in range(steps):
+        angle += rng.normal(0.0, 0.08)
+        x2, y2 = x + length / steps * np.cos(angle), y + length / steps * np.sin(angle)
+        draw.line([(x, y), (x2, y2)], fill=int(shade), width=max(1, round(scale)))
+        for side in (-1.0, 1.0):
+            a = angle + side * np.pi / 3 + rng.normal(0.0, 0.1)
+            branch = 0.45 * length * (1 - k / steps) * rng.uniform(0.6, 1.0)
+            draw.line(
+                [(x, y), (x + branch * np.cos(a), y + branch * np.sin(a))],
+                fill=int(0.85 * shade),
+                width=1,
+            )
+            for t in (0.35, 0.7):
+                px, py = x + t * branch * np.cos(a), y + t * branch * np.sin(a)
+                twig = 0.3 * branch * (1 - t)
+                for side2 in (-1.0, 1.0):
+                    a2 = a + side2 * np.pi / 3
+                    draw.line(
+                        [(px, py), (px + twig * np.cos(a2), py + twig * np.sin(a2))],
+                        fill=int(0.7 * shade),
+                        width=1,
+                    )
+        x, y = x2, y2
 
 
 def _next_pow2(n: int) -> int:
