@@ -64,9 +64,25 @@ def test_semantic_split_and_relabel():
 def test_kim_split_cifar40_60():
     inside, near = kim_split(cifar100_superclasses(drop=()), per_superclass=2, seed=0)
     assert inside.size == 40 and near.size == 60
-    assert not set(inside) & set(near)
+    assert not set(inside) & set(near) and set(inside) | set(near) == set(range(100))
     for classes in cifar100_superclasses(drop=()).values():
         assert len(set(classes) & set(inside)) == 2
+
+
+def test_splits_reproducible_from_seed_and_seed_dependent():
+    supers = cifar100_superclasses(drop=())
+    for seed in (0, 7):
+        first = (*kim_split(supers, seed=seed), *semantic_split(100, seed=seed))
+        second = (*kim_split(supers, seed=seed), *semantic_split(100, seed=seed))
+        for a, b in zip(first, second, strict=True):
+            np.testing.assert_array_equal(a, b)
+        assert (
+            subclass_shift(supers, 100, seed=seed).held_out
+            == subclass_shift(supers, 100, seed=seed).held_out
+        )
+    assert len({tuple(kim_split(supers, seed=s)[0]) for s in range(5)}) == 5
+    assert len({tuple(semantic_split(100, seed=s)[1]) for s in range(5)}) == 5
+    assert len({subclass_shift(supers, 100, seed=s).held_out for s in range(5)}) == 5
 
 
 def test_to_format():
