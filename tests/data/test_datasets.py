@@ -40,3 +40,48 @@ def test_digits_values_scaled_to_uint8(tmp_path):
     digits = load_dataset("digits", "train", data_dir=tmp_path)
     assert digits.images.max() == 255 and digits.images.min() == 0
     assert len(digits) + len(load_dataset("digits", "test", data_dir=tmp_path)) == 1797
+
+
+#: The documented table of :func:`fdbench.data.load_dataset`: (train, test) sizes, H×W×C, classes.
+DOCUMENTED = {
+    "fashion_mnist": ((60_000, 10_000), (28, 28, 1), 10),
+    "mnist": ((60_000, 10_000), (28, 28, 1), 10),
+    "animal_mnist": ((8_000, 2_000), (28, 28, 1), 10),
+    "digits": ((1_347, 450), (8, 8, 1), 10),
+    "textures": ((1_500, 1_500), (32, 32, 1), 5),
+    "noise": ((1_000, 1_000), (28, 28, 1), 4),
+}
+
+
+@pytest.mark.parametrize("name", sorted(DOCUMENTED))
+def test_every_dataset_has_documented_shape_dtype_classes_and_checksum(fetched, name):
+    from fdbench.data.datasets import CONTENT_SHA256, DATASETS, content_sha256
+
+    sizes, shape, n_classes = DOCUMENTED[name]
+    assert set(DOCUMENTED) == set(DATASETS) == set(CONTENT_SHA256)
+    for split, size in zip(("train", "test"), sizes, strict=True):
+        ds = fetched(name, split)
+        assert ds.images.shape == (size, *shape) and ds.images.dtype == np.uint8
+        assert ds.labels.dtype == np.int64 and len(ds.class_names) == n_classes
+        assert set(np.unique(ds.labels)) == set(range(n_classes))
+        assert content_sha256(ds) == CONTENT_SHA256[name][split], (name, split)
+
+
+@pytest.mark.parametrize("name", ["fashion_mnist", "mnist"])
+def test_cached_idx_datasets_are_the_official_files(fetched, name):
+    # Re-encode the loaded arrays as IDX files: their SHA-256 are the pinned official ones.
+    import hashlib
+
+    from fdbench.data.fetching import SHA256
+
+    for split, prefix in (("train", "train"), ("test", "t10k")):
+        ds = fetched(name, split)
+        images = ds.images[..., 0]
+        idx_images = bytes([0, 0, 8, 3]) + np.array(images.shape, ">i4").tobytes()
+        idx_labels = bytes([0, 0, 8, 1]) + np.array([len(ds)], ">i4").tobytes()
+        files = {
+            f"{prefix}-images-idx3-ubyte": idx_images + images.tobytes(),
+            f"{prefix}-labels-idx1-ubyte": idx_labels + ds.labels.astype(np.uint8).tobytes(),
+        }
+        for file, data in files.items():
+            assert hashlib.sha256(data).hexdigest() == SHA256[name][file], file

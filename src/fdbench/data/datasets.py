@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -59,6 +60,38 @@ DATASETS: dict[str, tuple[str, ...]] = {
 }
 SPLITS = ("train", "test")
 
+#: Documented content of every dataset split: SHA-256 of the image bytes (uint8, C order)
+#: followed by the label bytes (int64, little-endian), as :func:`content_sha256` computes it.
+#: The downloaded datasets are the official files (their own SHA-256 are pinned in
+#: :data:`fdbench.data.fetching.SHA256`); the generated ones are part of the benchmark
+#: definition, so a library update that changed them would show here.
+CONTENT_SHA256: dict[str, dict[str, str]] = {
+    "fashion_mnist": {
+        "train": "1f243a60b4b748a44c48b9a6f6907be2a08bee3e4e226f0e86fbde8e147b745a",
+        "test": "9a494dc49efeb996f4076c469b31cd058152067b1594ba6ab85dd739fce3775e",
+    },
+    "mnist": {
+        "train": "d18cfd466eb143ac1097fde604dba9eec4116885869d04cc648b510949f9e88c",
+        "test": "a0863a96c44e5666edbb30c4071ee79ca0514c621e6349c5967fc78e7305c891",
+    },
+    "animal_mnist": {
+        "train": "2c07c898772210a85b96c2155252c52ab7b9cc60f7e6b929019d702e9a794004",
+        "test": "0a8b55e94c573075c2386a3ec1d09817e1cb8a734a9794d4008798e3032d4772",
+    },
+    "digits": {
+        "train": "0b49c6212b6882b94658116e7f7c21ea63cf976800892043fa8157d431ffbf22",
+        "test": "ee376be1b3a3d5c23a4455c1a4cac34006de3a756d0f243645642b12d4ccb552",
+    },
+    "textures": {
+        "train": "8650af411cdc6a6bae6ef84b660c4ba33e5af10c7d1f183ac77db072a534d6ae",
+        "test": "cb2530577485ed833086b25130f17c6e9b0c681a4002695c856cff1cb7ed82fb",
+    },
+    "noise": {
+        "train": "b45b1b8de0f0eaaeef738f93c0d289dadcb2ff6b46c42d53e7c83bc2d518a106",
+        "test": "b5c7cf31ca361c0b11962da4a0e5e330ce69f3193c32fbd8b33063d3e4902eaf",
+    },
+}
+
 
 @dataclass(frozen=True)
 class ImageDataset:
@@ -93,6 +126,14 @@ class ImageDataset:
         return ImageDataset(self.name, self.images[index], self.labels[index], self.class_names)
 
 
+def content_sha256(dataset: ImageDataset) -> str:
+    """Hex SHA-256 of ``dataset``'s image bytes followed by its label bytes (see
+    :data:`CONTENT_SHA256`)."""
+    digest = hashlib.sha256(np.ascontiguousarray(dataset.images).tobytes())
+    digest.update(np.ascontiguousarray(dataset.labels, dtype="<i8").tobytes())
+    return digest.hexdigest()
+
+
 def _describe(x: object) -> str:
     return f"{type(x).__name__} of dtype {x.dtype}" if hasattr(x, "dtype") else type(x).__name__
 
@@ -102,14 +143,25 @@ def load_dataset(
 ) -> ImageDataset:
     """Load ``split`` ("train" or "test") of dataset ``name`` from the cache, fetching it first.
 
-    Names: ``fashion_mnist``, ``mnist`` (60 000/10 000, 28×28×1), ``animal_mnist`` (8 000/2 000,
-    28×28×1, the last 200 images of each class are the test split), ``digits`` (scikit-learn's
-    8×8×1 digits scaled 0..16 → 0..255, last 25 % of each class for test), ``textures``
-    (32×32×1 patches at seeded random positions of scikit-image's bundled texture images, train
-    patches from the top half of each image and test patches from the bottom half, 300 per class)
-    and ``noise`` (28×28×1 synthetic noise images of four kinds, 250 per class, fixed seeds).
-    The cache is ``data_dir``, else ``$FDBENCH_DATA``, else ``~/.cache/fdbench``; each cached
-    file is verified against the SHA-256 written with it.
+    Images are uint8 N×H×W×C, labels int64 indexing ``class_names``::
+
+        name           train / test     H×W×C    classes
+        fashion_mnist  60 000 / 10 000  28×28×1  10
+        mnist          60 000 / 10 000  28×28×1  10
+        animal_mnist    8 000 /  2 000  28×28×1  10
+        digits          1 347 /    450   8×8×1   10
+        textures        1 500 /  1 500  32×32×1   5
+        noise           1 000 /  1 000  28×28×1   4
+
+    ``animal_mnist``: the last 200 images of each class are the test split; ``digits``:
+    scikit-learn's digits scaled 0..16 → 0..255, last 25 % of each class for test;
+    ``textures``: patches at seeded random positions of scikit-image's bundled texture images,
+    train patches from the top half of each image and test patches from the bottom half, 300 per
+    class; ``noise``: synthetic noise images of four kinds, 250 per class, fixed seeds. The
+    content of every split has the SHA-256 in :data:`CONTENT_SHA256`. The cache is
+    ``data_dir``, else ``$FDBENCH_DATA``, else ``~/.cache/fdbench``; each cached file is verified
+    against the SHA-256 written with it, and a missing or altered file raises
+    :class:`~fdbench.data._cache.CorruptedCacheError`.
     """
     from fdbench.data.fetching import fetch
 
