@@ -294,7 +294,8 @@ def import_fd_shifts(
     if (ext is not None or ext_dist is not None) and ext_confid_name not in FD_SHIFTS_HEADS:
         raise ValueError(
             f"ext_confid_name must be one of {sorted(FD_SHIFTS_HEADS)} when external confidences "
-            f"are present, got {ext_confid_name!r}"
+            f"are present, got {ext_confid_name!r} (FD-Shifts' eval.ext_confid_name; config "
+            f"{'read from ' + repr(str(config_path)) if settings else 'not found'})"
         )
     if ext_confid_name is not None:
         head = FD_SHIFTS_HEADS[ext_confid_name]
