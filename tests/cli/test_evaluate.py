@@ -115,6 +115,19 @@ def _bad_npz(tmp_path: Path, **overrides) -> Path:
     return synthetic_npz(tmp_path / "bad.npz", **overrides)
 
 
+def _truncated(path: Path) -> Path:
+    path.write_bytes(path.read_bytes()[: path.stat().st_size // 2])
+    return path
+
+
+def _truncated_fd_shifts_run(tmp_path: Path) -> Path:
+    from ..outputs.fd_shifts_layout import write_fd_shifts_run
+
+    write_fd_shifts_run(tmp_path / "exp", np.random.default_rng(0))
+    _truncated(tmp_path / "exp" / "test_results" / "raw_logits.npz")
+    return tmp_path / "exp" / "test_results"
+
+
 @pytest.mark.parametrize(
     ("make", "needle"),
     [
@@ -123,8 +136,18 @@ def _bad_npz(tmp_path: Path, **overrides) -> Path:
         (lambda p: _bad_npz(p, logits=np.full((500, 5), np.nan)), "logits"),
         (lambda p: _bad_npz(p, labels=np.full(500, 9)), "label"),
         (lambda p: _bad_npz(p, logits=np.zeros(500)), "logits"),
+        (lambda p: _truncated(_bad_npz(p)), "cannot read npz file"),
+        (lambda p: _truncated_fd_shifts_run(p), "cannot read FD-Shifts file"),
     ],
-    ids=["missing-file", "wrong-length", "nan-logits", "label-out-of-range", "1d-logits"],
+    ids=[
+        "missing-file",
+        "wrong-length",
+        "nan-logits",
+        "label-out-of-range",
+        "1d-logits",
+        "truncated-npz",
+        "truncated-fd-shifts",
+    ],
 )
 def test_bad_npz_is_one_clear_line(tmp_path, make, needle):
     result = run_cli("evaluate", str(make(tmp_path)))
