@@ -38,6 +38,18 @@ def _fill_normal(rng: np.random.Generator, shape: tuple[int, ...], rows: int) ->
     return out
 
 
+def _summary_csfs(summary: csf.mcdropout.MCDSummary) -> list[np.ndarray]:
+    """The CSFs ``compute_csfs`` derives from one MC-dropout/ensemble summary."""
+    predictive = summary.predictive_entropy
+    return [
+        summary.mean_probs.max(axis=1),
+        -predictive,
+        -summary.mean_entropy,
+        summary.mean_entropy - predictive,
+        summary.max_mean_logit,
+    ]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n", type=int, default=100_000, help="test samples")
@@ -112,11 +124,13 @@ def main() -> None:
         ),
         (
             "MC-dropout CSFs (MSR, PE, EE, MI, MLS; one shared pass)",
-            lambda: (csf.mcdropout.mcd_summary(mcd_logits),),
+            lambda: _summary_csfs(csf.mcdropout.mcd_summary(mcd_logits)),
         ),
         (
             f"ensemble CSFs ({args.members} members: MSR, PE, EE, MI)",
-            lambda: csf.mcdropout.mcd_summary(csf.ensemble.stack_members(members)),
+            lambda: _summary_csfs(
+                csf.mcdropout.mcd_summary(csf.ensemble.stack_members(members))
+            ),
         ),
         (
             "learned heads (DeVries, DG-Res, ConfidNet)",

@@ -115,6 +115,19 @@ def _bad_npz(tmp_path: Path, **overrides) -> Path:
     return synthetic_npz(tmp_path / "bad.npz", **overrides)
 
 
+def _truncated(path: Path) -> Path:
+    path.write_bytes(path.read_bytes()[: path.stat().st_size // 2])
+    return path
+
+
+def _truncated_fd_shifts_run(tmp_path: Path) -> Path:
+    from ..outputs.fd_shifts_layout import write_fd_shifts_run
+
+    write_fd_shifts_run(tmp_path / "exp", np.random.default_rng(0))
+    _truncated(tmp_path / "exp" / "test_results" / "raw_logits.npz")
+    return tmp_path / "exp" / "test_results"
+
+
 @pytest.mark.parametrize(
     ("make", "needle"),
     [
@@ -123,8 +136,18 @@ def _bad_npz(tmp_path: Path, **overrides) -> Path:
         (lambda p: _bad_npz(p, logits=np.full((500, 5), np.nan)), "logits"),
         (lambda p: _bad_npz(p, labels=np.full(500, 9)), "label"),
         (lambda p: _bad_npz(p, logits=np.zeros(500)), "logits"),
+        (lambda p: _truncated(_bad_npz(p)), "cannot read npz file"),
+        (lambda p: _truncated_fd_shifts_run(p), "cannot read FD-Shifts file"),
     ],
-    ids=["missing-file", "wrong-length", "nan-logits", "label-out-of-range", "1d-logits"],
+    ids=[
+        "missing-file",
+        "wrong-length",
+        "nan-logits",
+        "label-out-of-range",
+        "1d-logits",
+        "truncated-npz",
+        "truncated-fd-shifts",
+    ],
 )
 def test_bad_npz_is_one_clear_line(tmp_path, make, needle):
     result = run_cli("evaluate", str(make(tmp_path)))
@@ -172,3 +195,57 @@ def test_precision_report_prints_each_precision(tmp_path):
     assert "float precision of the softmax on iid" in result.stdout
     for precision in ("float16", "float32", "float64"):
         assert precision in result.stdout
+
+
+def _aurc_from_definition(residuals: np.ndarray, confidence: np.ndarray) -> float:
+    """AURC as METRICS.md defines it: one point per distinct threshold, then coverage 0."""
+    coverage, risk = [], []
+    for tau in np.unique(confidence):
+        accepted = confidence >= tau
+        coverage.append(accepted.mean())
+        risk.append(residuals[accepted].mean())
+    coverage.append(0.0)
+    risk.append(risk[-1])
+    steps = zip(risk, risk[1:], coverage, coverage[1:], strict=False)
+    return float(sum((r0 + r1) / 2 * (c0 - c1) for r0, r1, c0, c1 in steps))
+
+
+def test_evaluate_fd_shifts_run_reproduces_metrics_from_the_arrays(tmp_path):
+    from sklearn.metrics import roc_auc_score
+
+    from ..outputs.fd_shifts_layout import write_fd_shifts_run
+
+    arrays = write_fd_shifts_run(tmp_path / "exp", np.random.default_rng(7))
+    out = tmp_path / "results.parquet"
+    result = run_cli("evaluate", str(tmp_path / "exp" / "test_results"), "--out", str(out))
+    assert result.returncode == 0, result.stderr
+    table = pd.read_parquet(out).set_index(["csf", "study", "metric"])["value"]
+    assert set(table.index.get_level_values("study")) == {"iid", "corrupt_cifar10", "svhn"}
+    assert {"MSR", "DG-Res", "MCD-MSR", "Mahalanobis", "ViM", "DG-Res-MCD"} <= set(
+        table.index.get_level_values("csf")
+    )
+
+    raw = arrays["raw"].astype(np.float64)
+    logits, labels, idx = raw[:, :-2], raw[:, -2], raw[:, -1]
+    z = logits - logits.max(axis=1, keepdims=True)
+    msr = np.exp(z).max(axis=1) / np.exp(z).sum(axis=1)
+    wrong = (logits.argmax(axis=1) != labels).astype(float)
+    dg = arrays["ext"].astype(np.float64)
+    mcd = arrays["dist"].astype(np.float64)
+    mcd_p = np.exp(mcd - mcd.max(axis=1, keepdims=True))
+    mcd_p = (mcd_p / mcd_p.sum(axis=1, keepdims=True)).mean(axis=2)
+    mcd_wrong = (mcd_p.argmax(axis=1) != labels).astype(float)
+    iid, corrupt, ood = idx == 1, idx == 2, idx == 3
+    # new-class study (FD-Shifts protocol): correct i.i.d. samples + every new-class sample
+    new_class = (iid & (wrong == 0)) | ood
+    cases = [
+        ("MSR", "iid", msr, wrong, iid),
+        ("MSR", "corrupt_cifar10", msr, wrong, corrupt),
+        ("MSR", "svhn", msr, np.where(ood, 1.0, wrong), new_class),
+        ("DG-Res", "iid", dg, wrong, iid),
+        ("MCD-MSR", "iid", mcd_p.max(axis=1), mcd_wrong, iid),
+    ]
+    for csf, study, confidence, residuals, mask in cases:
+        c, r = confidence[mask], residuals[mask]
+        assert table[(csf, study, "aurc")] == pytest.approx(_aurc_from_definition(r, c), rel=1e-9)
+        assert table[(csf, study, "auroc_f")] == pytest.approx(roc_auc_score(1 - r, c), rel=1e-9)

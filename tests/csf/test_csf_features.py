@@ -104,6 +104,32 @@ def test_trust_score_matches_brute_force(monkeypatch):
         fit_trust_score(train, np.zeros(60, dtype=np.int64))
 
 
+def test_trust_score_alpha_filtering_matches_brute_force():
+    rng = np.random.default_rng(7)
+    train = np.concatenate([rng.normal(size=(40, 2)), rng.normal(size=(40, 2)) + 3.0])
+    labels = np.repeat([0, 1], 40)
+    train[[3, 45]] += 25.0  # one far outlier per class, dropped by the filter
+    test = rng.normal(size=(30, 2)) * 3 + 1.5
+    pred = rng.integers(0, 2, 30)
+    alpha, k = 0.1, 10
+
+    def high_density(points):
+        dists = np.linalg.norm(points[:, None] - points[None], axis=-1)
+        radius = np.sort(dists, axis=1)[:, k - 1]  # the point itself is its first neighbour
+        return points[radius <= np.percentile(radius, (1 - alpha) * 100)]
+
+    kept = {c: high_density(train[labels == c]) for c in (0, 1)}
+    assert len(kept[0]) == 36 and not np.any(np.abs(kept[0]).max(axis=1) > 20)
+    d = np.stack([np.linalg.norm(test[:, None] - kept[c][None], axis=-1).min(1) for c in (0, 1)])
+    expected = d[1 - pred, np.arange(30)] / (d[pred, np.arange(30)] + 1e-12)
+    fit = fit_trust_score(train, labels, alpha=alpha, k=k)
+    np.testing.assert_allclose(trust_score(test, pred, fit), expected, rtol=1e-9)
+    plain = trust_score(test, pred, fit_trust_score(train, labels))
+    assert not np.allclose(plain, expected)
+    with pytest.raises(ValueError, match="alpha must be"):
+        fit_trust_score(train, labels, alpha=1.0)
+
+
 def test_vim_matches_svd_computation():
     rng = np.random.default_rng(5)
     d, k, dim = 10, 4, 6

@@ -70,9 +70,7 @@ def test_properties(z):
     assert np.all((p <= 1e-12) & (p >= -math.log(k) - 1e-12))
     d = doctor(z)
     assert np.all((d <= 0) & (d >= 1 - k - 1e-9))
-    t = 0.37
-    assert np.array_equal(np.argmax(z / t, axis=1), np.argmax(z, axis=1))
-    np.testing.assert_allclose(temp_msr(z, t), msr(z / t), rtol=1e-15)
+    np.testing.assert_allclose(temp_msr(z, 0.37), msr(z / 0.37), rtol=1e-15)
 
 
 def test_temperature_recovers_generating_temperature():
@@ -85,6 +83,27 @@ def test_temperature_recovers_generating_temperature():
     grid = np.exp(np.linspace(np.log(1.5), np.log(4), 1001))
     nll = [np.mean(logsumexp(z / g, axis=1) - z[np.arange(len(z)), labels] / g) for g in grid]
     assert t == pytest.approx(grid[int(np.argmin(nll))], rel=2e-3)
+
+
+@pytest.mark.parametrize("case", ["noisy", "separable", "constant"])
+def test_fitted_temperature_keeps_the_predicted_class(case):
+    # T > 0 only rescales the logits: the scaled softmax has the same arg-max, and TEMP-MSR is
+    # the scaled probability of that (unchanged) predicted class.
+    rng = np.random.default_rng(3)
+    z = rng.normal(size=(200, 5)) * 3
+    labels = rng.integers(0, 5, 200)
+    if case == "separable":  # every prediction right: the NLL falls as T -> 0 (lower bound)
+        labels = np.argmax(z, axis=1)
+    elif case == "constant":
+        z = np.zeros_like(z)
+    t = fit_temperature(z, labels)
+    assert np.isfinite(t) and t > 0
+    pred = np.argmax(z, axis=1)
+    scaled = np.array([_naive_softmax(row / t) for row in z])
+    if case != "constant":
+        np.testing.assert_array_equal(np.argmax(scaled, axis=1), pred)
+    np.testing.assert_allclose(temp_msr(z, t), scaled[np.arange(200), pred], rtol=1e-12)
+    np.testing.assert_allclose(temp_mls(z, t), z[np.arange(200), pred] / t, rtol=1e-15)
 
 
 def test_temperature_scaled_csfs_keep_argmax_and_validate():

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 from scipy.special import softmax
@@ -26,6 +28,7 @@ def test_rounding_rates_and_metrics():
     z, y = _logits(rng)
     table = precision_diagnostics(z, y).set_index(["precision", "stage"])
     assert list(table.columns) == [
+        "overflow_rate",
         "msr_one_rate",
         "n_distinct",
         "accuracy",
@@ -61,3 +64,21 @@ def test_softmax_in_precision_dtype_and_validation():
         softmax_in_precision(z, "bfloat16")
     with pytest.raises(ValueError, match="labels must lie"):
         precision_diagnostics(z, np.array([5]))
+
+
+def test_logits_beyond_float16_range_give_nan_row_not_an_error():
+    # float16 holds |z| <= 65504: a larger logit becomes inf and its softmax NaN, so the
+    # float16 'computed' stage has no metrics; every other stage is still measured.
+    rng = np.random.default_rng(1)
+    z, y = _logits(rng, n=50)
+    z[3, 0] = 7e4
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        table = precision_diagnostics(z, y).set_index(["precision", "stage"])
+    assert table.loc[("float16", "computed"), "overflow_rate"] == pytest.approx(1 / 50)
+    assert table.loc[("float16", "computed"), ["msr_one_rate", "aurc", "auroc_f"]].isna().all()
+    others = table.drop(index=[("float16", "computed")])
+    assert (others["overflow_rate"] == 0).all()
+    assert others[["msr_one_rate", "accuracy", "aurc", "auroc_f"]].notna().all().all()
+    with pytest.raises(ValueError, match="logits exceed the float16 range"):
+        softmax_in_precision(z, "float16")

@@ -76,6 +76,7 @@ def test_compute_all_csfs_agree_with_functions(tmp_path):
     )
     np.testing.assert_array_equal(out["DG-Res"], 1 - s.heads["dg_reservation"])
     np.testing.assert_array_equal(out["DeVries"], s.heads["devries"])
+    np.testing.assert_array_equal(out["ConfidNet"], s.heads["confidnet"])
     # ensemble given with run included yields the same members
     again = compute_csfs(run, "iid", ensemble=[run, *others])
     np.testing.assert_array_equal(again["ENS-PE"], out["ENS-PE"])

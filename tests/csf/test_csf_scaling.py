@@ -29,6 +29,9 @@ def test_platt_preserves_order_and_stays_below_one():
     assert np.all(np.diff(p) >= 0)
     assert np.all(np.diff(p[:101]) > 0)
     assert np.all(np.diff(PlattScaling(a=-2.0, b=0.0)(c[:101])) < 0)
+    with np.errstate(all="raise"):
+        extreme = scaling(np.array([-1.7e308, 0.0, 1.7e308]))
+    assert 0.0 < extreme[0] < extreme[1] < extreme[2] < 1.0
 
 
 def test_fit_platt_matches_sklearn_sigmoid_calibration():
@@ -51,3 +54,20 @@ def test_fit_platt_constant_and_validation():
         fit_platt(np.arange(3.0), np.array([0, 2, 1]))
     with pytest.raises(ValueError, match="shape"):
         fit_platt(np.arange(3.0), np.array([0, 1]))
+
+
+@pytest.mark.parametrize("scale", [1e6, 1e150, 1e250, 1e306])
+def test_fit_platt_handles_huge_confidences(scale):
+    # Unbounded CSFs (distances, logits) can take huge values; the fit must not overflow into
+    # a degenerate constant map, and the mapped values must stay strictly inside (0, 1).
+    rng = np.random.default_rng(1)
+    c = rng.normal(size=300)
+    correct = (c > 0) ^ (rng.random(300) < 0.1)
+    reference = fit_platt(c, correct)
+    with np.errstate(all="raise"):
+        fit = fit_platt(c * scale, correct)
+        p = fit(c * scale)
+    assert fit.a * scale == pytest.approx(reference.a, rel=1e-6)
+    assert fit.b == pytest.approx(reference.b, rel=1e-6, abs=1e-9)
+    np.testing.assert_allclose(p, reference(c), rtol=1e-6)
+    assert np.all((p > 0.0) & (p < 1.0))

@@ -8,56 +8,22 @@ from scipy.special import softmax
 from sklearn.metrics import roc_auc_score
 
 from fdbench.csf import compute_csfs
-from fdbench.outputs import import_fd_shifts, import_npz, read_outputs, write_outputs
+from fdbench.outputs import (
+    import_fd_shifts,
+    import_npz,
+    read_fd_shifts_config,
+    read_outputs,
+    write_outputs,
+)
 
-K, S, D = 5, 4, 8
-
-
-def _fd_shifts_dir(tmp_path, rng):
-    """Write a test_results directory exactly as FD-Shifts' ConfidMonitor does (float16)."""
-    sizes = {0: 30, 1: 40, 2: 25, 3: 20}  # val, iid, corruption set, new-class set
-    dataset_idx = np.concatenate([np.full(n, i) for i, n in sizes.items()])
-    n = dataset_idx.size
-    labels = rng.integers(0, K, n)
-    logits = rng.normal(size=(n, K)) * 3
-    logits[np.arange(n), labels] += rng.normal(1.0, 1.0, n)
-    raw = np.concatenate([logits, labels[:, None], dataset_idx[:, None]], axis=1)
-    np.savez_compressed(tmp_path / "raw_logits.npz", raw.astype(np.float16))
-    dist = (logits[:, :, None] + rng.normal(size=(n, K, S))).astype(np.float16)
-    np.savez_compressed(tmp_path / "raw_logits_dist.npz", dist)
-    ext = rng.random(n).astype(np.float16)
-    np.savez_compressed(tmp_path / "external_confids.npz", ext)
-    ext_dist = rng.random((n, S)).astype(np.float16)
-    np.savez_compressed(tmp_path / "external_confids_dist.npz", ext_dist)
-    feats = rng.normal(size=(n, D))
-    np.savez_compressed(
-        tmp_path / "encoded_output.npz",
-        np.concatenate([feats, dataset_idx[:, None]], axis=1).astype(np.float16),
-    )
-    train_labels = np.repeat(np.arange(K), 12)
-    train = rng.normal(size=(train_labels.size, D)) + train_labels[:, None]
-    np.savez_compressed(
-        tmp_path / "train_features.npz",
-        np.concatenate([train, train_labels[:, None]], axis=1).astype(np.float16),
-    )
-    w, b = rng.normal(size=(K, D)), rng.normal(size=K)
-    np.savez(tmp_path / "last_layer.npz", w, b)
-    return {
-        "raw": raw.astype(np.float16),
-        "dist": dist,
-        "ext": ext,
-        "ext_dist": ext_dist,
-        "w": w,
-        "b": b,
-        "train": train.astype(np.float16),
-    }
+from .fd_shifts_layout import write_fd_shifts_run
 
 
 def test_fd_shifts_import_matches_arrays(tmp_path):
     rng = np.random.default_rng(3)
-    arrays = _fd_shifts_dir(tmp_path, rng)
+    arrays = write_fd_shifts_run(tmp_path, rng, config=False)
     run = import_fd_shifts(
-        tmp_path,
+        tmp_path / "test_results",
         dataset_names=["cifar10_c", "svhn"],
         kinds={"cifar10_c": "corruption", "svhn": "new_class_semantic"},
         ext_confid_name="dg",
@@ -166,3 +132,110 @@ def test_npz_import_errors(tmp_path):
     np.savez(tmp_path / "c.npz", logits=np.zeros((2, 2)), labels=np.array([0, 7]))
     with pytest.raises(ValueError, match="labels must lie"):
         import_npz(tmp_path / "c.npz")
+
+
+def test_fd_shifts_hydra_config_gives_names_kinds_and_head(tmp_path):
+    # FD-Shifts writes its config to <experiment>/hydra/config.yaml; without arguments the
+    # importer takes val_tuning, ext_confid_name, dataset names and study kinds from there.
+    arrays = write_fd_shifts_run(tmp_path, np.random.default_rng(4))
+    run = import_fd_shifts(tmp_path / "test_results")
+    assert list(run.splits) == ["val", "iid", "corrupt_cifar10", "svhn", "train"]
+    kinds = {name: split.kind for name, split in run.splits.items()}
+    assert kinds == {
+        "val": "val",
+        "iid": "iid",
+        "corrupt_cifar10": "corruption",
+        "svhn": "new_class_nonsemantic",
+        "train": "train",
+    }
+    raw = arrays["raw"].astype(np.float64)
+    corrupt = raw[:, -1] == 2
+    np.testing.assert_array_equal(run.splits["corrupt_cifar10"].labels, raw[corrupt, -2])
+    assert (run.splits["svhn"].labels == -1).all()
+    ext = arrays["ext"].astype(np.float64)
+    dg = run.splits["iid"].heads["dg_reservation"]
+    np.testing.assert_array_equal(dg, 1 - ext[raw[:, -1] == 1])
+    # explicit arguments override the config
+    other = import_fd_shifts(
+        tmp_path / "test_results",
+        dataset_names=["c10c", "ood"],
+        kinds={"ood": "new_class_semantic"},
+        ext_confid_name="devries",
+    )
+    assert list(other.splits)[2:4] == ["c10c", "ood"]
+    assert other.splits["ood"].kind == "new_class_semantic"
+    assert other.splits["c10c"].kind == "iid"
+    assert set(other.splits["iid"].heads) == {"devries", "devries_mcd"}
+
+
+def test_read_fd_shifts_config(tmp_path):
+    config = tmp_path / "config.yaml"
+    config.write_text(
+        "eval:\n"
+        "  ext_confid_name: ???\n"
+        "  val_tuning: false\n"
+        "  query_studies:\n"
+        "    iid_study: cifar100\n"
+        "    in_class_study: [cifar100_sub]\n"
+        "    new_class_study: [cifar10, {dataset: tinyimagenet_resize}]\n"
+    )
+    assert read_fd_shifts_config(config) == {
+        "val_tuning": False,
+        "ext_confid_name": None,
+        "dataset_names": ["cifar100_sub", "cifar10", "tinyimagenet_resize"],
+        "kinds": {
+            "cifar100_sub": "subclass",
+            "cifar10": "new_class_semantic",
+            "tinyimagenet_resize": "new_class_nonsemantic",
+        },
+    }
+    config.write_text("eval:\n  query_studies:\n    iid_study: ${data.dataset}\n")
+    with pytest.raises(ValueError, match=r"cannot resolve '\$\{data.dataset\}'"):
+        read_fd_shifts_config(config)
+    config.write_text("eval: [unclosed\n")
+    with pytest.raises(ValueError, match="cannot read FD-Shifts config"):
+        read_fd_shifts_config(config)
+    with pytest.raises(FileNotFoundError, match="no FD-Shifts config"):
+        import_fd_shifts(tmp_path, config=tmp_path / "missing.yaml")
+
+
+def _truncate(path):
+    path.write_bytes(path.read_bytes()[: path.stat().st_size // 2])
+
+
+def _flip_byte(path):
+    data = bytearray(path.read_bytes())
+    data[len(data) // 2] ^= 0xFF
+    path.write_bytes(bytes(data))
+
+
+@pytest.mark.parametrize(
+    "damage", [_truncate, _flip_byte, lambda p: p.write_bytes(b""), lambda p: p.write_text("x")]
+)
+@pytest.mark.parametrize("name", ["raw_logits.npz", "raw_logits_dist.npz", "last_layer.npz"])
+def test_damaged_fd_shifts_file_gives_clear_error(tmp_path, name, damage):
+    write_fd_shifts_run(tmp_path, np.random.default_rng(5))
+    damage(tmp_path / "test_results" / name)
+    with pytest.raises(ValueError, match=f"cannot read FD-Shifts file .*{name}"):
+        import_fd_shifts(tmp_path / "test_results")
+
+
+@pytest.mark.parametrize("damage", [_truncate, _flip_byte, lambda p: p.write_bytes(b"")])
+def test_damaged_npz_gives_clear_error(tmp_path, damage):
+    path = tmp_path / "out.npz"
+    np.savez_compressed(path, logits=np.arange(600.0).reshape(200, 3), labels=np.zeros(200, int))
+    damage(path)
+    with pytest.raises(ValueError, match="cannot read npz file"):
+        import_npz(path)
+
+
+def test_fd_shifts_shapes_of_last_layer_and_train_features_are_checked(tmp_path):
+    arrays = write_fd_shifts_run(tmp_path, np.random.default_rng(6))
+    results = tmp_path / "test_results"
+    np.savez(results / "last_layer.npz", arrays["w"][:, :-1], arrays["b"])
+    with pytest.raises(ValueError, match=r"last_layer\.npz must hold W \(5 × D\)"):
+        import_fd_shifts(results)
+    np.savez(results / "last_layer.npz", arrays["w"], arrays["b"])
+    np.savez_compressed(results / "train_features.npz", arrays["train"][:, :-2])
+    with pytest.raises(ValueError, match=r"train_features\.npz must have shape M × 9"):
+        import_fd_shifts(results)

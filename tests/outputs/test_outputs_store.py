@@ -222,3 +222,76 @@ def test_not_a_store(tmp_path):
     zarr.open_group(str(tmp_path / "other"), mode="w", zarr_format=3)
     with pytest.raises(ValueError, match="not an fdbench outputs store"):
         read_outputs(tmp_path / "other")
+
+
+@pytest.mark.parametrize(
+    "relative",
+    [
+        "splits/0002/mcd_logits/zarr.json",
+        "splits/0002/features/zarr.json",
+        "meta_arrays/fc_weight/zarr.json",
+    ],
+)
+def test_deleted_array_metadata_is_an_error_not_a_missing_array(tmp_path, relative):
+    # Without the array's metadata zarr no longer lists the array; the store must not read back
+    # as if the optional array (MC logits, features, fc weights) had never been written.
+    write_outputs(tmp_path / "run", _run())
+    (tmp_path / "run" / relative).unlink()
+    with pytest.raises(ValueError, match="is corrupted"):
+        read_outputs(tmp_path / "run")
+
+
+def test_lazy_read_detects_missing_chunk_at_open(tmp_path):
+    # A deleted chunk would read back as the fill value (zeros) when sliced.
+    write_outputs(tmp_path / "run", _run())
+    _chunk_file(tmp_path / "run").unlink()
+    with pytest.raises(ValueError, match="chunk\\(s\\) missing"):
+        read_outputs(tmp_path / "run", lazy=True)
+
+
+_KILLED_WRITER = """
+import os, sys
+import numpy as np
+import zarr
+from fdbench.outputs import RunOutputs, SplitOutputs, write_outputs
+
+calls = {"n": 0}
+original = zarr.Array.__setitem__
+
+def dying_setitem(self, key, value):
+    calls["n"] += 1
+    if calls["n"] == 3:
+        os._exit(9)  # the process dies: no exception handler, no cleanup
+    return original(self, key, value)
+
+zarr.Array.__setitem__ = dying_setitem
+rng = np.random.default_rng(0)
+split = SplitOutputs(labels=np.zeros(50, np.int64), logits=rng.normal(size=(50, 3)),
+                     mcd_logits=rng.normal(size=(50, 4, 3)), features=rng.normal(size=(50, 2)))
+write_outputs(sys.argv[1], RunOutputs(splits={"iid": split}, meta={}))
+"""
+
+
+@pytest.mark.parametrize("existing", [False, True])
+def test_killed_writer_leaves_previous_store_or_nothing(tmp_path, existing):
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    target = tmp_path / "run"
+    if existing:
+        old = _run(seed=1)
+        write_outputs(target, old)
+    src = Path(__file__).resolve().parents[2] / "src"
+    env = {**os.environ, "PYTHONPATH": str(src)}
+    done = subprocess.run(
+        [sys.executable, "-c", _KILLED_WRITER, str(target)], env=env, capture_output=True
+    )
+    assert done.returncode == 9, done.stderr
+    if existing:
+        _assert_same(old, read_outputs(target))
+    else:
+        assert not target.exists()
+    # only the abandoned temporary directory is left beside the target
+    leftovers = [p.name for p in tmp_path.iterdir() if p.name != "run"]
+    assert len(leftovers) == 1 and leftovers[0].startswith(".run.tmp-")

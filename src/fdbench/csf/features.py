@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import ArrayLike
+from scipy.spatial import cKDTree
 from scipy.special import logsumexp
 
 from ._validation import as_float_array, as_label_array
@@ -159,9 +160,35 @@ class TrustScoreFit:
     starts: np.ndarray
 
 
-def fit_trust_score(train_features: ArrayLike, train_labels: ArrayLike) -> TrustScoreFit:
-    """Group the training features by class (the plain variant, without α-density filtering)."""
+def _high_density(x: np.ndarray, alpha: float, k: int) -> np.ndarray:
+    """Mask of the α-high-density set: points whose k-NN radius is within the (1-α) quantile."""
+    radii = cKDTree(x).query(x, k=min(k, x.shape[0]))[0]
+    radii = radii.reshape(x.shape[0], -1)[:, -1]
+    return radii <= np.percentile(radii, (1.0 - alpha) * 100.0)
+
+
+def fit_trust_score(
+    train_features: ArrayLike, train_labels: ArrayLike, *, alpha: float = 0.0, k: int = 10
+) -> TrustScoreFit:
+    """Group the training features by class, optionally keeping each class's α-high-density set.
+
+    Jiang et al., NeurIPS 2018, Algorithm 1: for each class c the points whose k-NN radius
+    r_k(x) (distance to the k-th nearest point of the class, x itself counted first) exceeds
+    the (1-α) quantile of the class's radii are removed. ``alpha = 0`` (default, as in the
+    authors' reference code) keeps every point; a class with fewer than k points uses all of
+    them as neighbours.
+    """
+    if not isinstance(alpha, (int, float, np.floating)) or not 0.0 <= alpha < 1.0:
+        raise ValueError(f"alpha must be a float in [0, 1), got {alpha!r}")
+    if not isinstance(k, (int, np.integer)) or k < 1:
+        raise ValueError(f"k must be a positive int, got {k!r}")
     x, y = _train_inputs(train_features, train_labels)
+    if alpha > 0:
+        keep = np.zeros(y.shape[0], dtype=bool)
+        for c in np.unique(y):
+            members = np.flatnonzero(y == c)
+            keep[members] = _high_density(x[members], float(alpha), int(k))
+        x, y = x[keep], y[keep]
     order = np.argsort(y, kind="stable")
     classes, starts = np.unique(y[order], return_index=True)
     if classes.size < 2:
@@ -174,9 +201,11 @@ def trust_score(features: ArrayLike, predictions: ArrayLike, fit: TrustScoreFit)
     """TrustScore: ``d(x, nearest other class) / (d(x, predicted class) + 1e-12)``.
 
     Jiang et al., "To trust or not to trust a classifier", NeurIPS 2018. d(x, c) is the
-    Euclidean distance to the nearest training sample of class c; the plain per-class nearest
-    neighbour is used (α = 0, no high-density filtering). A predicted class without training
-    samples gets score 0.
+    Euclidean distance to the nearest training sample of class c kept by
+    :func:`fit_trust_score` (all of them unless ``alpha > 0``), the paper's d(x, Ĥ_α(f_c)).
+    (The authors' reference code queries the second nearest neighbour, to skip a training point
+    itself; the paper's definition, the nearest, is used here.) A predicted class without
+    training samples gets score 0.
     """
     x = _check_dim(features, fit.features.shape[1])
     pred = as_label_array(predictions, "predictions", x.shape[0])

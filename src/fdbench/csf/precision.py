@@ -18,15 +18,32 @@ __all__ = ["PRECISIONS", "precision_diagnostics", "softmax_in_precision"]
 PRECISIONS = ("float16", "float32", "float64")
 
 
+def _cast_logits(z: np.ndarray, dtype: np.dtype) -> tuple[np.ndarray, np.ndarray]:
+    """``z`` cast to ``dtype`` and, per sample, whether a logit overflowed its finite range."""
+    with np.errstate(over="ignore"):
+        cast = z.astype(dtype)
+    return cast, ~np.isfinite(cast).all(axis=1)
+
+
+def _softmax_cast(z: np.ndarray, dtype: np.dtype) -> np.ndarray:
+    e = np.exp(z - z.max(axis=1, keepdims=True))
+    return e / e.sum(axis=1, keepdims=True, dtype=dtype)
+
+
 def softmax_in_precision(logits: ArrayLike, precision: str) -> np.ndarray:
     """Softmax computed entirely in ``precision``: logits cast, max-shifted, exponentiated, summed.
 
-    Returns the probabilities in that dtype.
+    Returns the probabilities in that dtype. Raises ``ValueError`` when a logit lies outside the
+    precision's finite range (e.g. |z| > 65504 for float16), where the softmax is undefined.
     """
     dtype = _dtype(precision)
-    z = np.asarray(logits).astype(dtype)
-    e = np.exp(z - z.max(axis=1, keepdims=True))
-    return e / e.sum(axis=1, keepdims=True, dtype=dtype)
+    z, overflow = _cast_logits(as_float_array(logits, "logits", 2), dtype)
+    if overflow.any():
+        raise ValueError(
+            f"logits exceed the {precision} range (|z| <= {float(np.finfo(dtype).max):g}) in "
+            f"{int(overflow.sum())} sample(s); their softmax cannot be computed in {precision}"
+        )
+    return _softmax_cast(z, dtype)
 
 
 def _dtype(precision: str) -> np.dtype:
@@ -52,9 +69,12 @@ def precision_diagnostics(
     - ``stored``: softmax computed in float64, then stored (cast) in the precision;
       predictions are the argmax of the float64 logits.
 
-    Columns: ``precision``, ``stage``, ``msr_one_rate`` (fraction of samples whose MSR is exactly
-    1.0), ``n_distinct`` (distinct MSR values), ``accuracy``, ``aurc`` and ``auroc_f``
-    (``fdbench.metrics``, residual = prediction != label; label -1 is always a failure).
+    Columns: ``precision``, ``stage``, ``overflow_rate`` (``computed``: fraction of samples with a
+    logit outside the precision's finite range, e.g. |z| > 65504 in float16, whose cast logit is
+    infinite and softmax undefined, so such a row has NaN metrics; always 0 for ``stored``),
+    ``msr_one_rate`` (fraction of samples whose MSR is exactly 1.0), ``n_distinct`` (distinct MSR
+    values), ``accuracy``, ``aurc`` and ``auroc_f`` (``fdbench.metrics``, residual = prediction
+    != label; label -1 is always a failure).
     """
     z = as_float_array(logits, "logits", 2)
     y = np.asarray(labels)
@@ -66,21 +86,35 @@ def precision_diagnostics(
     rows = []
     p64 = np.exp(log_softmax(z))
     pred64 = np.argmax(z, axis=1)
+    nan = float("nan")
     for precision in precisions:
         dtype = _dtype(precision)
-        computed = softmax_in_precision(z, precision)
-        pred_computed = np.argmax(z.astype(dtype), axis=1)
+        cast, overflow = _cast_logits(z, dtype)
         stored = p64.astype(dtype)
-        for stage, probs, pred in (
-            ("computed", computed, pred_computed),
-            ("stored", stored, pred64),
-        ):
+        stages = [("stored", stored, pred64)]
+        if overflow.any():
+            rows.append(
+                {
+                    "precision": precision,
+                    "stage": "computed",
+                    "overflow_rate": float(overflow.mean()),
+                    "msr_one_rate": nan,
+                    "n_distinct": 0,
+                    "accuracy": nan,
+                    "aurc": nan,
+                    "auroc_f": nan,
+                }
+            )
+        else:
+            stages.insert(0, ("computed", _softmax_cast(cast, dtype), np.argmax(cast, axis=1)))
+        for stage, probs, pred in stages:
             confidence = probs.max(axis=1).astype(np.float64)
             residuals = (pred != y).astype(np.float64)
             rows.append(
                 {
                     "precision": precision,
                     "stage": stage,
+                    "overflow_rate": 0.0,
                     "msr_one_rate": float(np.mean(confidence == 1.0)),
                     "n_distinct": int(np.unique(confidence).size),
                     "accuracy": float(1.0 - residuals.mean()),

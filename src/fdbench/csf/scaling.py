@@ -44,7 +44,9 @@ class PlattScaling:
     def __call__(self, confidence: ArrayLike) -> np.ndarray:
         """Map confidences to probabilities of correctness strictly inside (0, 1)."""
         c = as_float_array(confidence, "confidence", 1)
-        return safe_sigmoid(self.a * c + self.b)
+        with np.errstate(over="ignore"):  # a·c beyond float64 is ±inf, which safe_sigmoid clips
+            z = self.a * c + self.b
+        return safe_sigmoid(z)
 
 
 def _loss(params: np.ndarray, c: np.ndarray, t: np.ndarray) -> tuple[float, np.ndarray]:
@@ -59,7 +61,8 @@ def fit_platt(confidence: ArrayLike, correct: ArrayLike) -> PlattScaling:
 
     Platt, "Probabilistic outputs for support vector machines", 1999, with his regularised
     targets t+ = (N+ + 1)/(N+ + 2), t- = 1/(N- + 2) (as scikit-learn's sigmoid calibration, used
-    by FD-Shifts). Fitted on standardised confidences with L-BFGS and mapped back to ``a``, ``b``.
+    by FD-Shifts). Fitted on standardised confidences (divided by max |c| first, so that huge
+    values cannot overflow) with L-BFGS and mapped back to ``a``, ``b``.
     A constant confidence gets ``a = 0``.
     """
     c = as_float_array(confidence, "confidence", 1)
@@ -71,10 +74,13 @@ def fit_platt(confidence: ArrayLike, correct: ArrayLike) -> PlattScaling:
     y = y.astype(bool)
     n_pos, n_neg = int(y.sum()), int((~y).sum())
     t = np.where(y, (n_pos + 1.0) / (n_pos + 2.0), 1.0 / (n_neg + 2.0))
-    constant = bool(np.ptp(c) == 0)
-    mean = float(c.mean())
-    scale = 1.0 if constant else float(c.std())
-    cs = (c - mean) / scale
+    # Divide by max |c| first so that the mean and standard deviation cannot overflow.
+    magnitude = float(np.max(np.abs(c))) or 1.0
+    unit = c / magnitude
+    constant = bool(np.ptp(unit) == 0)
+    mean = float(unit.mean())
+    scale = 1.0 if constant else float(unit.std())
+    cs = (unit - mean) / scale
     result = minimize(
         _loss,
         np.zeros(2),
@@ -86,4 +92,4 @@ def fit_platt(confidence: ArrayLike, correct: ArrayLike) -> PlattScaling:
     a_std, b_std = (float(v) for v in result.x)
     if constant:
         a_std = 0.0
-    return PlattScaling(a=a_std / scale, b=b_std - a_std * mean / scale)
+    return PlattScaling(a=a_std / scale / magnitude, b=b_std - a_std * mean / scale)

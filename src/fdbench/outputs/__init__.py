@@ -1,6 +1,6 @@
 """The outputs store: schema, readers, writers and importers of other tools' formats."""
 
-from .importers import FD_SHIFTS_HEADS, import_fd_shifts, import_npz
+from .importers import FD_SHIFTS_HEADS, import_fd_shifts, import_npz, read_fd_shifts_config
 from .load import load_outputs
 from .schema import RunOutputs, SplitOutputs, validate_run, validate_split
 from .store import FORMAT_VERSION, iter_sample_chunks, read_outputs, write_outputs
@@ -14,6 +14,7 @@ __all__ = [
     "import_npz",
     "iter_sample_chunks",
     "load_outputs",
+    "read_fd_shifts_config",
     "read_outputs",
     "validate_run",
     "validate_split",

@@ -3,18 +3,45 @@
 from __future__ import annotations
 
 import os
+import re
+import zipfile
+import zlib
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+import yaml
 
 from .schema import RunOutputs, SplitOutputs, validate_run
 
-__all__ = ["FD_SHIFTS_HEADS", "import_fd_shifts", "import_npz"]
+__all__ = ["FD_SHIFTS_HEADS", "import_fd_shifts", "import_npz", "read_fd_shifts_config"]
 
 #: FD-Shifts ``eval.ext_confid_name`` -> fdbench head name.
 FD_SHIFTS_HEADS = {"devries": "devries", "tcp": "confidnet", "dg": "dg_reservation"}
+
+#: FD-Shifts ``eval.query_studies`` key -> fdbench study kind (new-class studies: see
+#: :func:`read_fd_shifts_config`).
+_FD_SHIFTS_STUDY_KINDS = {
+    "iid_study": "iid",
+    "noise_study": "corruption",
+    "in_class_study": "subclass",
+}
+_INTERPOLATION = re.compile(r"^\$\{([A-Za-z0-9_.]+)\}$")
+#: What reading a damaged ``.npz`` raises (truncated zip, bad deflate stream, empty file, ...).
+_NPZ_ERRORS = (OSError, ValueError, EOFError, KeyError, zipfile.BadZipFile, zlib.error)
+
+
+def _read_npz(path: Path, what: str) -> dict[str, np.ndarray]:
+    """All arrays of the ``.npz`` archive at ``path``; a damaged file raises one ``ValueError``."""
+    try:
+        loaded = np.load(path, allow_pickle=False)
+        if not isinstance(loaded, np.lib.npyio.NpzFile):
+            raise ValueError("not an .npz archive")
+        with loaded as npz:
+            return {key: np.asarray(npz[key]) for key in npz.files}
+    except _NPZ_ERRORS as err:
+        raise ValueError(f"cannot read {what} {str(path)!r}: {err}") from err
 
 
 def _labels_from_float(values: np.ndarray, what: str) -> np.ndarray:
@@ -48,11 +75,7 @@ def import_npz(
     new-class samples only, else ``"iid"``).
     """
     file = Path(path)
-    try:
-        with np.load(file, allow_pickle=False) as npz:
-            data = {key: npz[key] for key in npz.files}
-    except (OSError, ValueError) as err:
-        raise ValueError(f"cannot read npz file {str(file)!r}: {err}") from err
+    data = _read_npz(file, "npz file")
     for key in ("logits", "labels"):
         if key not in data:
             raise ValueError(f"npz file {str(file)!r} lacks the required array {key!r}")
@@ -101,25 +124,107 @@ def import_npz(
 
 
 def _load_arr0(path: Path) -> np.ndarray | None:
+    """The array ``arr_0`` (else the first array) of an FD-Shifts file; None if it is absent."""
     if not path.is_file():
         return None
+    arrays = _read_npz(path, "FD-Shifts file")
+    if not arrays:
+        raise ValueError(f"cannot read FD-Shifts file {str(path)!r}: it holds no array")
+    return arrays.get("arr_0", next(iter(arrays.values())))
+
+
+def _resolve(value: Any, config: Mapping[str, Any], what: str) -> Any:
+    """Resolve an OmegaConf interpolation ``${a.b}`` that names another key of ``config``."""
+    match = _INTERPOLATION.match(value) if isinstance(value, str) else None
+    if match is None:
+        return value
+    node: Any = config
+    for key in match.group(1).split("."):
+        if not isinstance(node, Mapping) or key not in node:
+            raise ValueError(f"{what}: cannot resolve {value!r} in the FD-Shifts config")
+        node = node[key]
+    return _resolve(node, config, what)
+
+
+def _dataset_name(entry: Any, config: Mapping[str, Any], what: str) -> str:
+    entry = _resolve(entry, config, what)
+    if isinstance(entry, Mapping):
+        entry = _resolve(entry.get("dataset"), config, what)
+    if not isinstance(entry, str) or not entry:
+        raise ValueError(f"{what} must name datasets (str or {{dataset: str}}), got {entry!r}")
+    return entry
+
+
+def read_fd_shifts_config(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """Read what :func:`import_fd_shifts` needs from an FD-Shifts run's ``hydra/config.yaml``.
+
+    Returns ``val_tuning`` (``eval.val_tuning``, default True), ``ext_confid_name``
+    (``eval.ext_confid_name``; None when unset or ``???``), ``dataset_names`` (the datasets of
+    ``eval.query_studies`` after the i.i.d. one, flattened in config order as FD-Shifts'
+    ``ExperimentData.dataset_name_to_idx`` does) and ``kinds`` (split name -> study kind:
+    ``noise_study`` -> ``corruption``, ``in_class_study`` -> ``subclass``, ``new_class_study`` ->
+    ``new_class_semantic`` when both the i.i.d. and the new dataset are CIFAR sets, else
+    ``new_class_nonsemantic``, the s-ncs / ns-ncs split of FD-Shifts' reporting). Simple
+    interpolations ``${a.b}`` (e.g. ``iid_study: ${data.dataset}``) are resolved.
+    """
+    file = Path(path)
     try:
-        with np.load(path, allow_pickle=False) as npz:
-            return np.asarray(npz[npz.files[0]])
-    except (OSError, ValueError, IndexError) as err:
-        raise ValueError(f"cannot read FD-Shifts file {str(path)!r}: {err}") from err
+        config = yaml.safe_load(file.read_text())
+    except (OSError, yaml.YAMLError) as err:
+        raise ValueError(f"cannot read FD-Shifts config {str(file)!r}: {err}") from err
+    evaluation = config.get("eval") if isinstance(config, Mapping) else None
+    if not isinstance(evaluation, Mapping):
+        raise ValueError(f"FD-Shifts config {str(file)!r} has no 'eval' section")
+    what = f"{str(file)!r}: eval.query_studies"
+    studies = _resolve(evaluation.get("query_studies") or {}, config, what)
+    if not isinstance(studies, Mapping):
+        raise ValueError(f"{what} must be a mapping, got {type(studies).__name__}")
+    flat: list[tuple[str, str]] = []
+    for study, datasets in studies.items():
+        datasets = _resolve(datasets, config, what)
+        if datasets is None:
+            continue
+        entries = datasets if isinstance(datasets, list) else [datasets]
+        flat += [(str(study), _dataset_name(e, config, f"{what}.{study}")) for e in entries]
+    if not flat or flat[0][0] != "iid_study":
+        raise ValueError(f"{what} must start with iid_study")
+    iid = flat[0][1]
+    kinds = {}
+    for study, name in flat[1:]:
+        if study == "new_class_study":
+            semantic = "cifar" in iid and "cifar" in name
+            kinds[name] = "new_class_semantic" if semantic else "new_class_nonsemantic"
+        else:
+            kinds[name] = _FD_SHIFTS_STUDY_KINDS.get(study, "iid")
+    ext = _resolve(evaluation.get("ext_confid_name"), config, f"{str(file)!r}: ext_confid_name")
+    val_tuning = _resolve(evaluation.get("val_tuning", True), config, str(file))
+    if not isinstance(val_tuning, bool):
+        raise ValueError(f"{str(file)!r}: eval.val_tuning must be a bool, got {val_tuning!r}")
+    return {
+        "val_tuning": val_tuning,
+        "ext_confid_name": None if ext in (None, "???") else str(ext),
+        "dataset_names": [name for _, name in flat[1:]],
+        "kinds": kinds,
+    }
 
 
 def import_fd_shifts(
     directory: str | os.PathLike[str],
     *,
+    config: str | os.PathLike[str] | None = None,
     dataset_names: Sequence[str] | None = None,
-    val_tuning: bool = True,
+    val_tuning: bool | None = None,
     kinds: Mapping[str, str] | None = None,
     ext_confid_name: str | None = None,
     meta: Mapping[str, Any] | None = None,
 ) -> RunOutputs:
     """Import an FD-Shifts ``test_results`` directory (github.com/IML-DKFZ/fd-shifts).
+
+    The run's settings come from its Hydra config (``config``, by default
+    ``<directory>/../hydra/config.yaml`` where FD-Shifts writes it, read with
+    :func:`read_fd_shifts_config`): ``val_tuning``, ``ext_confid_name``, the dataset names and
+    the study kinds. Arguments given explicitly override the config; without a config
+    ``val_tuning`` defaults to True, names to ``dataset_<i>`` and kinds to ``"iid"``.
 
     Layout, as written by FD-Shifts' ``ConfidMonitor.on_test_end`` and read by
     ``fd_shifts.analysis.ExperimentData.from_experiment`` (arrays stored as ``arr_0``, often in
@@ -154,6 +259,17 @@ def import_fd_shifts(
     root = Path(directory)
     if not root.is_dir():
         raise FileNotFoundError(f"no FD-Shifts output directory at {str(root)!r}")
+    config_path = root.parent / "hydra" / "config.yaml" if config is None else Path(config)
+    if config is not None and not config_path.is_file():
+        raise FileNotFoundError(f"no FD-Shifts config at {str(config_path)!r}")
+    settings = read_fd_shifts_config(config_path) if config_path.is_file() else {}
+    if val_tuning is None:
+        val_tuning = settings.get("val_tuning", True)
+    if ext_confid_name is None:
+        ext_confid_name = settings.get("ext_confid_name")
+    if dataset_names is None:
+        dataset_names = settings.get("dataset_names")
+    kinds = {**settings.get("kinds", {}), **(kinds or {})}
     raw = _load_arr0(root / "raw_logits.npz")
     if raw is None:
         raise ValueError(f"{str(root)!r} lacks raw_logits.npz (FD-Shifts logits)")
@@ -178,7 +294,8 @@ def import_fd_shifts(
     if (ext is not None or ext_dist is not None) and ext_confid_name not in FD_SHIFTS_HEADS:
         raise ValueError(
             f"ext_confid_name must be one of {sorted(FD_SHIFTS_HEADS)} when external confidences "
-            f"are present, got {ext_confid_name!r}"
+            f"are present, got {ext_confid_name!r} (FD-Shifts' eval.ext_confid_name; config "
+            f"{'read from ' + repr(str(config_path)) if settings else 'not found'})"
         )
     if ext_confid_name is not None:
         head = FD_SHIFTS_HEADS[ext_confid_name]
@@ -200,13 +317,22 @@ def import_fd_shifts(
     run_meta: dict[str, Any] = dict(meta or {})
     last = root / "last_layer.npz"
     if last.is_file():
-        with np.load(last, allow_pickle=False) as npz:
-            weight, bias = (np.asarray(npz[key], dtype=np.float64) for key in npz.files[:2])
+        layer = list(_read_npz(last, "FD-Shifts file").values())
+        if len(layer) < 2:
+            raise ValueError(f"last_layer.npz must hold W and b, found {len(layer)} array(s)")
+        weight, bias = (np.asarray(a, dtype=np.float64) for a in layer[:2])
+        dim = weight.shape[1] if weight.ndim == 2 else -1
+        if weight.shape != (k, dim) or bias.shape != (k,) or (
+            features is not None and dim != features.shape[1]
+        ):
+            raise ValueError(
+                f"last_layer.npz must hold W ({k} × D) and b ({k},) with D the feature dimension; "
+                f"got {weight.shape} and {bias.shape}"
+            )
         run_meta["fc_weight"], run_meta["fc_bias"] = weight, bias
 
     names = list(dataset_names or [])
     offset = 1 if val_tuning else 0
-    kinds = dict(kinds or {})
     splits: dict[str, SplitOutputs] = {}
     for index in np.unique(dataset_idx):
         i = int(index)
@@ -221,6 +347,8 @@ def import_fd_shifts(
             else:
                 name = f"dataset_{i}"
             kind = kinds.get(name, "iid")
+        if name in splits:
+            raise ValueError(f"dataset index {i} maps to split {name!r}, which is already taken")
         mask = dataset_idx == i
         split_labels = labels[mask]
         if kind.startswith("new_class"):
@@ -237,6 +365,12 @@ def import_fd_shifts(
     train = _load_arr0(root / "train_features.npz")
     if train is not None and "fc_weight" in run_meta:
         train = train.astype(np.float64)
+        columns = run_meta["fc_weight"].shape[1] + 1
+        if train.ndim != 2 or train.shape[1] != columns:
+            raise ValueError(
+                f"train_features.npz must have shape M × {columns} (features, label), "
+                f"got {train.shape}"
+            )
         train_features = train[:, :-1]
         splits["train"] = SplitOutputs(
             labels=_labels_from_float(train[:, -1], "train_features.npz label column"),

@@ -84,11 +84,12 @@ def write_outputs(path: str | os.PathLike[str], run: RunOutputs) -> None:
             split = run.splits[name]
             group = root.create_group(f"splits/{index:04d}")
             heads = list(split.heads)
-            group.attrs.update({"name": name, "kind": split.kind, "heads": heads})
-            for array_name in _SPLIT_ARRAYS:
-                value = getattr(split, array_name)
-                if value is not None:
-                    _write_array(group, array_name, np.ascontiguousarray(value))
+            present = [a for a in _SPLIT_ARRAYS if getattr(split, a) is not None]
+            group.attrs.update(
+                {"name": name, "kind": split.kind, "heads": heads, "arrays": present}
+            )
+            for array_name in present:
+                _write_array(group, array_name, np.ascontiguousarray(getattr(split, array_name)))
             for h_index, head in enumerate(heads):
                 _write_array(group, f"heads/{h_index:04d}", split.heads[head])
         meta_group = root.create_group("meta_arrays")
@@ -161,10 +162,10 @@ def _split_groups(root: zarr.Group, path: Path) -> list[tuple[str, zarr.Group]]:
 def _load(group: zarr.Group, key: str, split: str, lazy: bool, path: Path) -> Any:
     try:
         array = group[key]
-        if lazy:
-            return array
         if array.nchunks_initialized != array.nchunks:
             raise ValueError(f"{array.nchunks - array.nchunks_initialized} chunk(s) missing")
+        if lazy:
+            return array
         return array[...]
     except Exception as err:
         raise ValueError(
@@ -187,7 +188,14 @@ def read_outputs(path: str | os.PathLike[str], *, lazy: bool = False) -> RunOutp
     splits: dict[str, SplitOutputs] = {}
     for name, group in _split_groups(root, target):
         attrs = dict(group.attrs)
-        present = set(group.array_keys())
+        found = set(group.array_keys())
+        present = set(attrs.get("arrays", found))
+        missing = sorted(present - found)
+        if missing:
+            raise ValueError(
+                f"outputs store {str(target)!r} is corrupted: split {name!r} lacks the stored "
+                f"array(s) {missing}"
+            )
         arrays = {
             key: _load(group, key, name, lazy, target) if key in present else None
             for key in _SPLIT_ARRAYS
@@ -209,9 +217,8 @@ def read_outputs(path: str | os.PathLike[str], *, lazy: bool = False) -> RunOutp
             kind=attrs.get("kind", ""),
         )
     meta = dict(root.attrs.get("meta", {}))
-    meta_group = root["meta_arrays"] if root.attrs.get("meta_arrays") else None
     for key in root.attrs.get("meta_arrays", []):
-        meta[key] = _load(meta_group, key, "meta", False, target)
+        meta[key] = _load(root, f"meta_arrays/{key}", "meta", False, target)
     run = RunOutputs(splits=splits, meta=meta)
     try:
         validate_run(run, check_values=not lazy)
