@@ -40,8 +40,11 @@ def _blocks(n: int, columns: int) -> Iterator[slice]:
 
 def _squared_distances(a: np.ndarray, b: np.ndarray, b_sq: np.ndarray) -> np.ndarray:
     """``‖a_i - b_j‖²`` via ``‖a‖² - 2 a·b + ‖b‖²``, clipped at 0."""
-    d = np.einsum("ij,ij->i", a, a)[:, None] - 2.0 * (a @ b.T) + b_sq[None, :]
-    return np.maximum(d, 0.0)
+    d = a @ b.T
+    d *= -2.0
+    d += np.einsum("ij,ij->i", a, a)[:, None]
+    d += b_sq[None, :]
+    return np.maximum(d, 0.0, out=d)
 
 
 def _train_inputs(features: ArrayLike, labels: ArrayLike | None) -> tuple[np.ndarray, np.ndarray]:
@@ -143,10 +146,11 @@ def knn_score(features: ArrayLike, fit: KNNFit, k: int = 50) -> np.ndarray:
     x = _normalize(_check_dim(features, train.shape[1]))
     kk = int(min(k, train.shape[0]))
     out = np.empty(x.shape[0])
+    kth = train.shape[0] - kk
     for rows in _blocks(x.shape[0], train.shape[0]):
-        neg_sim = -(x[rows] @ train.T)
-        kth = np.partition(neg_sim, kk - 1, axis=1)[:, kk - 1]
-        out[rows] = -np.sqrt(np.maximum(2.0 + 2.0 * kth, 0.0))
+        sim = x[rows] @ train.T
+        sim.partition(kth, axis=1)
+        out[rows] = -np.sqrt(np.maximum(2.0 - 2.0 * sim[:, kth], 0.0))
     return out
 
 
