@@ -1,7 +1,9 @@
 """Wall time of every training job of a benchmark config, run serially as the lead's
 orchestration would (ConfidNet after its base), plus the i.i.d. accuracy of each run.
 
-Usage: PYTHONPATH=src python benchmarks/config_wall_time.py src/fdbench/configs/fashion_mnist_quick.yaml OUT
+Usage:
+    PYTHONPATH=src python benchmarks/config_wall_time.py \
+        src/fdbench/configs/fashion_mnist_quick.yaml OUT
 """
 
 from __future__ import annotations
