@@ -91,6 +91,17 @@ def test_rank_csfs_direction():
     assert ranks.to_dict() == {"c": 3.0, "a": 2.0, "b": 1.0}
 
 
+def test_every_metric_of_the_engine_has_a_direction():
+    from fdbench.metrics import LABEL_KEYS, LOGIT_KEYS, METRIC_KEYS, SOFT_METRIC_KEYS
+
+    lower = {"risk@95cov", "mean_residual", "aurc_ba", "augrc_ba", "nll", "brier", "mce"}
+    higher = {"coverage@risk5", "balanced_accuracy", "ap_f_success"}
+    keys = {*METRIC_KEYS, *SOFT_METRIC_KEYS, *LABEL_KEYS, *LOGIT_KEYS}
+    assert lower | higher <= keys
+    for key in keys:
+        assert higher_is_better(key) == (key in higher or key.startswith(("auroc", "ap_", "acc")))
+
+
 def test_directions_and_errors(bootstrap_table):
     assert not higher_is_better("aurc") and not higher_is_better("fpr@95tpr")
     assert not higher_is_better("eaugrc") and not higher_is_better("brier")
