@@ -471,7 +471,10 @@ def write_report(
     maps and Kendall τ (AURC vs AUGRC) from ``bootstrap``; risk-coverage and generalized-risk
     curves from ``curves``; ECE and reliability diagrams after scaling from ``reliability``; the
     failure gallery; the float-precision table ``rounding``; the SGR risk-excess table and plot
-    from ``sgr``. A section whose input is absent is left out. Images are base64 PNG inside the
+    from ``sgr``. Every dataset × method gets its own tables and figures; curves, reliability,
+    ECE after scaling and SGR show its lowest seed. A section whose input is absent is left
+    out; an input lacking a required column (``REQUIRED_COLUMNS``) raises ValueError naming
+    it. Images are base64 PNG inside the
     page (no network, no JavaScript). Every table is also written as CSV and booktabs LaTeX to
     ``run_dir/tables``, every figure as PNG to ``run_dir/figures``; ``report_manifest.json``
     lists them.
