@@ -238,13 +238,36 @@ def report(
             "mean AURC).",
         ),
     ] = None,
+    screenshot: Annotated[
+        Path | None,
+        typer.Option(
+            help="Also render the page in headless Chromium and save the top of it as this PNG "
+            "(1400 px wide)."
+        ),
+    ] = None,
+    screenshot_height: Annotated[
+        int, typer.Option(min=200, help="Height of the screenshot in pixels.")
+    ] = 2400,
 ) -> None:
     """Build RUN_DIR/report.html (self-contained) and export every table as CSV and LaTeX."""
-    from fdbench.report import write_report
+    from dataclasses import fields
+
+    from fdbench.report import read_run_inputs, write_report
 
     if not run_dir.is_dir():
         raise NotADirectoryError(f"run folder {run_dir} does not exist or is not a directory")
-    typer.echo(f"wrote {write_report(run_dir, curve_csfs=curve_csf, title=title)}")
+    inputs = read_run_inputs(run_dir)
+    if inputs.results is not None and {"protocol", "n_samples"} <= set(inputs.results.columns):
+        from fdbench.benchmark import report_table
+
+        inputs.results = report_table(inputs.results)
+    given = {f.name: getattr(inputs, f.name) for f in fields(inputs)}
+    path = write_report(run_dir, **given, curve_csfs=curve_csf, title=title, read_files=False)
+    typer.echo(f"wrote {path}")
+    if screenshot is not None:
+        from fdbench.report.browser import screenshot_page
+
+        typer.echo(f"wrote {screenshot_page(path, screenshot, height=screenshot_height)}")
 
 
 def _seed_means(table: pd.DataFrame) -> pd.DataFrame:

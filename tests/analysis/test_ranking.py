@@ -10,6 +10,7 @@ from scipy import stats
 from fdbench.analysis import (
     bootstrap_ranks,
     higher_is_better,
+    overall_bootstrap_ranks,
     overall_ranks,
     rank_csfs,
     rank_distribution,
@@ -72,6 +73,15 @@ def test_rank_distribution_and_overall(bootstrap_table):
     expected = pd.concat(direct, axis=1).mean(axis=1)
     got = overall.set_index("csf").mean_rank.sort_index()
     np.testing.assert_allclose(got.to_numpy(), expected.sort_index().to_numpy())
+    per_resample = overall_bootstrap_ranks(ranks)
+    for resample in (0, 17, 39):
+        part = per_resample[per_resample["resample"] == resample].set_index("csf")["rank"]
+        pd.testing.assert_series_equal(
+            part.sort_index(), direct[resample].sort_index(), check_names=False
+        )
+    overall_dist = rank_distribution(per_resample, by=())
+    assert set(overall_dist.csf) == {"MSR", "MLS", "PE", "DOCTOR"}
+    np.testing.assert_allclose(overall_dist.groupby("csf").frequency.sum().to_numpy(), 1.0)
 
 
 def test_rank_csfs_direction():
@@ -89,6 +99,17 @@ def test_rank_csfs_direction():
     table["metric"] = "aurc"
     ranks = rank_csfs(table, "aurc").set_index("csf")["rank"]
     assert ranks.to_dict() == {"c": 3.0, "a": 2.0, "b": 1.0}
+
+
+def test_every_metric_of_the_engine_has_a_direction():
+    from fdbench.metrics import LABEL_KEYS, LOGIT_KEYS, METRIC_KEYS, SOFT_METRIC_KEYS
+
+    lower = {"risk@95cov", "mean_residual", "aurc_ba", "augrc_ba", "nll", "brier", "mce"}
+    higher = {"coverage@risk5", "balanced_accuracy", "ap_f_success"}
+    keys = {*METRIC_KEYS, *SOFT_METRIC_KEYS, *LABEL_KEYS, *LOGIT_KEYS}
+    assert lower | higher <= keys
+    for key in keys:
+        assert higher_is_better(key) == (key in higher or key.startswith(("auroc", "ap_", "acc")))
 
 
 def test_directions_and_errors(bootstrap_table):

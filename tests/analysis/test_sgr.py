@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from scipy import stats
+from scipy import optimize, stats
 
 from fdbench.analysis import risk_excess, risk_upper_bound, selective_outcome, sgr_threshold
 
@@ -15,6 +15,52 @@ def test_bound_inverts_the_binomial_tail(errors, n, delta):
     assert stats.binom.cdf(errors, n, b) == pytest.approx(delta, rel=1e-8)
     assert b > errors / n
     assert risk_upper_bound(n, n, delta) == 1.0
+
+
+def _algorithm1(r, c, target, delta):
+    """Geifman & El-Yaniv (2017), Algorithm 1, written out with 1-based z and the bound solved
+    numerically: returns every (θ_i, b*_i) the binary search tests."""
+    order = np.argsort(c, kind="stable")
+    m = len(c)
+    k = int(np.ceil(np.log2(m)))
+    z_min, z_max = 1, m
+    tested = []
+    for _ in range(k):
+        z = int(np.ceil((z_min + z_max) / 2))
+        theta = c[order[z - 1]]
+        accepted = c >= theta
+        n, e = int(accepted.sum()), int(r[accepted].sum())
+        if e == n:
+            bound = 1.0
+        else:
+            bound = optimize.brentq(
+                lambda b, e=e, n=n: stats.binom.cdf(e, n, b) - delta / k, e / n, 1.0, xtol=1e-14
+            )
+        tested.append((theta, bound))
+        if bound <= target:
+            z_max = z
+        else:
+            z_min = z
+    return tested
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_sgr_follows_algorithm_1(seed):
+    rng = np.random.default_rng(seed)
+    m = int(rng.integers(50, 3000))
+    c = rng.uniform(size=m).round(int(rng.integers(2, 5)))  # ties for some seeds
+    r = (rng.uniform(size=m) < 0.25 * (1 - c)).astype(np.float64)
+    target, delta = float(rng.uniform(0.06, 0.15)), float(rng.uniform(0.01, 0.2))
+    tested = _algorithm1(r, c, target, delta)
+    fit = sgr_threshold(r, c, target, delta)
+    passing = [(theta, b) for theta, b in tested if b <= target]
+    assert passing and passing != tested  # the search both accepts and rejects thresholds
+    # the last passing threshold of the search is the one with the largest coverage
+    theta, bound = passing[-1]
+    assert fit.feasible and fit.threshold == theta
+    assert fit.bound == pytest.approx(bound, rel=1e-9)
+    assert fit.coverage == np.mean(c >= theta)
+    assert fit.risk == r[c >= theta].mean()
 
 
 def _draw(rng, n):

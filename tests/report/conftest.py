@@ -7,58 +7,77 @@ import pandas as pd
 import pytest
 
 from fdbench import metrics as M
-from fdbench.analysis import StudySamples, bootstrap_analysis, calibration_analysis, risk_excess
+from fdbench.analysis import StudySamples, bootstrap_analysis, platt_calibration, risk_excess
 from fdbench.report import Gallery, curve_table, select_gallery
 
 STUDIES = ("iid", "corruption/noise/3", "new_class/svhn")
-CSFS = ("MSR", "MLS", "PE", "DOCTOR")
+# two methods of one dataset (the second with a CSF of its own), as a benchmark run has them
+METHODS = {"ce": ("MSR", "MLS", "PE", "DOCTOR"), "dg": ("MSR", "MLS", "PE", "DG-Res")}
+SEEDS = (0, 1)
 
 
-def _study_data(study: int, seed: int, n: int = 300):
-    rng = np.random.default_rng([study, seed])
-    residuals = (rng.uniform(size=n) < 0.1 + 0.1 * study).astype(np.float64)
+def _study_data(method: int, study: int, seed: int, n: int = 300):
+    rng = np.random.default_rng([method, study, seed])
+    residuals = (rng.uniform(size=n) < 0.1 + 0.1 * study + 0.05 * method).astype(np.float64)
+    csfs = list(METHODS.values())[method]
     confidences = {
-        csf: rng.normal(size=n) - (0.6 + 0.4 * k) * residuals for k, csf in enumerate(CSFS)
+        csf: rng.normal(size=n) - (0.6 + 0.4 * k) * residuals for k, csf in enumerate(csfs)
     }
     return residuals, confidences
 
 
 def build_inputs() -> dict[str, object]:
-    rows, tasks, curves, galleries = [], [], [], []
-    scaled, residual_by_study, sgr_studies = {}, {}, {}
-    for s, study in enumerate(STUDIES):
-        for seed in range(2):
-            residuals, confidences = _study_data(s, seed)
-            tasks.append(StudySamples("cifar10", "ce", seed, study, residuals, confidences))
-            for csf, conf in confidences.items():
-                values = {
-                    "aurc": M.aurc(residuals, conf),
-                    "augrc": M.augrc(residuals, conf),
-                    "auroc_f": M.auroc_f(residuals, conf),
-                    "accuracy": 1 - residuals.mean(),
-                    "ece": M.ece(residuals, 1 / (1 + np.exp(-conf))),
-                }
-                for metric, value in values.items():
-                    rows.append(("cifar10", "ce", seed, csf, study, metric, value))
-            if seed == 0:
-                curves.append(curve_table(residuals, confidences, study=study))
-                residual_by_study[study] = residuals
-                scaled[study] = {c: 1 / (1 + np.exp(-2 * v)) for c, v in confidences.items()}
-                sgr_studies[study] = (residuals, confidences["DOCTOR"])
-                images = np.random.default_rng(s).integers(0, 256, (300, 8, 8, 3), dtype=np.uint8)
-                for csf in ("MSR", "DOCTOR"):
-                    galleries.append(
-                        select_gallery(
-                            images, residuals, confidences[csf], study=study, csf=csf, k=3
-                        )
+    rows, tasks, curves, galleries, reliability, sgr = [], [], [], [], [], []
+    for m, method in enumerate(METHODS):
+        for seed in SEEDS:
+            info = {"dataset": "cifar10", "method": method, "seed": seed}
+            by_study = {}
+            for s, study in enumerate(STUDIES):
+                residuals, confidences = _study_data(m, s, seed)
+                by_study[study] = residuals, confidences
+                tasks.append(StudySamples("cifar10", method, seed, study, residuals, confidences))
+                for csf, conf in confidences.items():
+                    values = {
+                        "aurc": M.aurc(residuals, conf),
+                        "augrc": M.augrc(residuals, conf),
+                        "auroc_f": M.auroc_f(residuals, conf),
+                        "accuracy": 1 - residuals.mean(),
+                        "ece": M.ece(residuals, 1 / (1 + np.exp(-conf))),
+                    }
+                    for metric, value in values.items():
+                        rows.append(("cifar10", method, seed, csf, study, metric, value))
+                curves.append(curve_table(residuals, confidences, study=study).assign(**info))
+                if seed == 0 and m == 0:
+                    images = np.random.default_rng(s).integers(
+                        0, 256, (300, 8, 8, 3), dtype=np.uint8
                     )
+                    for csf in ("MSR", "DOCTOR"):
+                        galleries.append(
+                            select_gallery(
+                                images, residuals, confidences[csf], study=study, csf=csf, k=3
+                            )
+                        )
+            val_r, val_c = _study_data(m, 0, 10 + seed, n=2000)
+            _, bins = platt_calibration(
+                val_r,
+                val_c,
+                {s: by_study[s][0] for s in STUDIES},
+                {s: by_study[s][1] for s in STUDIES},
+                n_bins=10,
+            )
+            reliability.append(bins.assign(**info))
+            for csf, conf in val_c.items():
+                table = risk_excess(
+                    (val_r, conf),
+                    {s: (by_study[s][0], by_study[s][1][csf]) for s in STUDIES},
+                    [0.05, 0.1, 0.2],
+                    0.1,
+                )
+                sgr.append(table.assign(csf=csf, **info))
     results = pd.DataFrame(
         rows, columns=["dataset", "method", "seed", "csf", "study", "metric", "value"]
     )
     bootstrap = bootstrap_analysis(tasks, metrics=("aurc", "augrc"), n_resamples=30, seed=0)
-    _, reliability = calibration_analysis(residual_by_study, scaled, n_bins=10)
-    val_r, val_c = _study_data(0, 5, n=2000)
-    sgr = risk_excess((val_r, val_c["DOCTOR"]), sgr_studies, [0.05, 0.1, 0.2], 0.1)
     rounding = pd.DataFrame(
         {
             "precision": ["float16", "float32", "float64"],
@@ -70,11 +89,20 @@ def build_inputs() -> dict[str, object]:
         "results": results,
         "bootstrap": bootstrap,
         "curves": pd.concat(curves, ignore_index=True),
-        "reliability": reliability,
+        "reliability": pd.concat(reliability, ignore_index=True),
         "gallery": Gallery.concat(galleries),
         "rounding": rounding,
-        "sgr": sgr,
+        "sgr": pd.concat(sgr, ignore_index=True),
     }
+
+
+def write_run_folder(folder, inputs) -> None:
+    """Store ``inputs`` in ``folder`` as a benchmark run folder holds them (docs/report.md)."""
+    for name in ("results", "bootstrap", "curves", "reliability"):
+        inputs[name].to_parquet(folder / f"{name}.parquet")
+    inputs["rounding"].to_csv(folder / "rounding.csv", index=False)
+    inputs["sgr"].to_csv(folder / "sgr.csv", index=False)
+    inputs["gallery"].save(folder / "gallery.npz")
 
 
 @pytest.fixture(scope="session")
@@ -90,11 +118,7 @@ def full_report(tmp_path_factory, report_inputs):
     from fdbench.report import write_report
 
     folder = tmp_path_factory.mktemp("run")
-    for name in ("results", "bootstrap", "curves", "reliability"):
-        report_inputs[name].to_parquet(folder / f"{name}.parquet")
-    report_inputs["rounding"].to_csv(folder / "rounding.csv", index=False)
-    report_inputs["sgr"].to_csv(folder / "sgr.csv", index=False)
-    report_inputs["gallery"].save(folder / "gallery.npz")
+    write_run_folder(folder, report_inputs)
     path = write_report(folder)
     manifest = json.loads((folder / "report_manifest.json").read_text())
     return folder, path, manifest

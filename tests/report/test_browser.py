@@ -102,19 +102,7 @@ def test_report_renders_in_chromium(full_report, tmp_path):
         assert f"fig-{name}" in dom.ids
     for section in manifest["sections"]:
         assert section in dom.ids
-    shot = tmp_path / "report.png"
-    subprocess.run(
-        [
-            _browser(),
-            *FLAGS,
-            f"--user-data-dir={tmp_path / 'profile2'}",
-            "--hide-scrollbars",
-            "--window-size=1400,3000",
-            f"--screenshot={shot}",
-            path.as_uri(),
-        ],
-        capture_output=True,
-        timeout=120,
-        check=True,
-    )
+    from fdbench.report.browser import screenshot_page
+
+    shot = screenshot_page(path, tmp_path / "report.png", width=1400, height=3000)
     assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

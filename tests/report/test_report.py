@@ -56,10 +56,26 @@ def test_full_report_has_every_section_table_and_image(full_report):
     ]
     assert page.tables == manifest["tables"]
     assert [img["data-report-figure"] for img in page.images] == manifest["figures"]
-    # 5 metric tables, 2 ranking tables, Kendall τ, ECE after scaling, precision, SGR
-    assert len(page.tables) == 11
-    # rank distribution + significance per metric, 3 curve plots, 3 reliability, 1 SGR, tiles
-    assert sum(not f.startswith("gallery") for f in manifest["figures"]) == 2 * 2 + 3 + 3 + 1
+    runs = ("cifar10-ce", "cifar10-dg")
+    per_run = [
+        *(f"{m}_{r}" for r in runs for m in ("aurc", "augrc", "accuracy", "auroc_f", "ece")),
+        *(f"rank_{m}_{r}" for m in ("aurc", "augrc") for r in runs),
+        "kendall_tau_aurc_augrc",
+        *(f"ece_after_scaling_{r}" for r in runs),
+        "float_precision",
+        *(f"sgr_{r}" for r in runs),
+    ]
+    assert manifest["tables"] == per_run
+    # one figure per run: rank distribution and significance per metric, curves, reliability,
+    # SGR; every dataset × method is drawn apart, never pooled
+    figures = [f for f in manifest["figures"] if not f.startswith("gallery")]
+    assert figures == [
+        *(f"{kind}_{m}_{r}" for m in ("aurc", "augrc") for r in runs
+          for kind in ("rank_distribution", "significance")),
+        *(f"curves_{r}" for r in runs),
+        *(f"reliability_{r}" for r in runs),
+        *(f"sgr_risk_excess_{r}" for r in runs),
+    ]
     assert sum(f.startswith("gallery") for f in manifest["figures"]) == 3 * 2 * 6
     for img in page.images:
         assert img["src"].startswith("data:image/png;base64,")
@@ -73,14 +89,94 @@ def test_full_report_has_every_section_table_and_image(full_report):
     for name in manifest["figures"]:
         if not name.startswith("gallery"):
             assert (folder / "figures" / f"{name}.png").exists()
-    assert (folder / "tables" / "significance_aurc.csv").exists()
+    for name in ("significance_aurc", "rank_then_aggregate_augrc", "sgr_thresholds"):
+        assert (folder / "tables" / f"{name}.csv").exists()
+
+
+def test_calibration_is_per_run_and_matches_the_engine(full_report):
+    from fdbench.analysis import platt_calibration
+
+    from .conftest import STUDIES, _study_data
+
+    folder, _, _ = full_report
+    for m, method in enumerate(("ce", "dg")):
+        path = folder / "tables" / f"ece_after_scaling_cifar10-{method}.csv"
+        table = pd.read_csv(path, index_col=0)
+        val_r, val_c = _study_data(m, 0, 10, n=2000)
+        data = [_study_data(m, s, 0) for s in range(len(STUDIES))]
+        ece, _ = platt_calibration(
+            val_r,
+            val_c,
+            dict(zip(STUDIES, (d[0] for d in data), strict=True)),
+            dict(zip(STUDIES, (d[1] for d in data), strict=True)),
+            n_bins=10,
+        )
+        expected = ece.pivot(index="csf", columns="study", values="value")
+        pd.testing.assert_frame_equal(
+            table.sort_index()[list(STUDIES)],
+            expected.sort_index()[list(STUDIES)],
+            check_names=False,
+            rtol=1e-12,
+        )
+
+
+def test_sgr_summary_counts_the_runs_thresholds(full_report, report_inputs):
+    folder, _, _ = full_report
+    sgr = report_inputs["sgr"]
+    for method in ("ce", "dg"):
+        table = pd.read_csv(folder / "tables" / f"sgr_cifar10-{method}.csv", index_col=0)
+        rows = sgr[(sgr.method == method) & (sgr.seed == 0)]
+        for target in (0.05, 0.1, 0.2):
+            for study in table.index:
+                part = rows[(rows.study == study) & (rows.target_risk == target)]
+                fitted = part[part.feasible]
+                head = f"r*={target:g}"
+                assert table.loc[study, f"{head}: CSFs with a threshold"] == len(fitted)
+                if len(fitted):
+                    share = (fitted.excess > 0).mean()
+                    assert table.loc[study, f"{head}: share exceeding"] == pytest.approx(share)
+                    assert table.loc[study, f"{head}: median excess"] == pytest.approx(
+                        fitted.excess.median()
+                    )
+
+
+def test_curves_use_each_runs_own_csfs(tmp_path, report_inputs):
+    write_report(tmp_path, curves=report_inputs["curves"], results=report_inputs["results"])
+    manifest = json.loads((tmp_path / "report_manifest.json").read_text())
+    assert [f for f in manifest["figures"] if f.startswith("curves")] == [
+        "curves_cifar10-ce",
+        "curves_cifar10-dg",
+    ]
+    write_report(tmp_path / "b", curves=report_inputs["curves"], curve_csfs=["DG-Res"])
+    manifest = json.loads((tmp_path / "b" / "report_manifest.json").read_text())
+    assert manifest["figures"] == ["curves_cifar10-dg"]
+
+
+def test_kendall_table_has_one_row_per_run(full_report, report_inputs):
+    from fdbench.analysis import ranking_agreement
+
+    folder, _, _ = full_report
+    table = pd.read_csv(folder / "tables" / "kendall_tau_aurc_augrc.csv", index_col=0)
+    assert list(table.index) == ["cifar10/ce", "cifar10/dg"]
+    direct = ranking_agreement(report_inputs["results"], "aurc", "augrc")
+    for row in direct.itertuples():
+        assert table.loc[f"cifar10/{row.method}", row.study] == pytest.approx(row.tau)
+
+
+def test_bad_inputs_name_the_input(tmp_path, report_inputs):
+    with pytest.raises(ValueError, match="results lacks column"):
+        write_report(tmp_path, report_inputs["results"].drop(columns="metric"))
+    with pytest.raises(ValueError, match="sgr lacks column"):
+        write_report(tmp_path, sgr=report_inputs["sgr"].drop(columns="excess"))
+    with pytest.raises(TypeError, match="gallery"):
+        write_report(tmp_path, gallery=np.zeros(3))
 
 
 def test_metric_table_values_and_best_mark(full_report, report_inputs):
     folder, _, _ = full_report
     table = pd.read_csv(folder / "tables" / "aurc_cifar10-ce.csv", index_col=0)
     results = report_inputs["results"]
-    aurc = results[results.metric == "aurc"]
+    aurc = results[(results.metric == "aurc") & (results.method == "ce")]
     expected = aurc.groupby(["csf", "study"]).value.mean().unstack() * 1000
     pd.testing.assert_frame_equal(
         table.sort_index().sort_index(axis=1),
@@ -115,6 +211,10 @@ def test_report_degrades_without_inputs(tmp_path, report_inputs):
     page = _parse(reliability_only)
     assert page.sections == ["calibration"]
     manifest = json.loads((tmp_path / "c" / "report_manifest.json").read_text())
+    assert manifest["tables"] == ["ece_after_scaling_cifar10-ce", "ece_after_scaling_cifar10-dg"]
+    bare = report_inputs["reliability"].drop(columns=["dataset", "method", "seed"])
+    write_report(tmp_path / "d", reliability=bare[bare["study"] == "iid"])
+    manifest = json.loads((tmp_path / "d" / "report_manifest.json").read_text())
     assert manifest["tables"] == ["ece_after_scaling"]
     with pytest.raises(NotADirectoryError):
         write_report(tmp_path / "a" / "report.html")

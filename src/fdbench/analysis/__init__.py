@@ -16,6 +16,7 @@ from fdbench.analysis.calibration import (
 from fdbench.analysis.directions import higher_is_better
 from fdbench.analysis.ranking import (
     bootstrap_ranks,
+    overall_bootstrap_ranks,
     overall_ranks,
     rank_csfs,
     rank_distribution,
@@ -43,6 +44,7 @@ __all__ = [
     "calibration_analysis",
     "higher_is_better",
     "holm",
+    "overall_bootstrap_ranks",
     "overall_ranks",
     "pairwise_wilcoxon",
     "platt_calibration",

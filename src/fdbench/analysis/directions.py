@@ -15,6 +15,8 @@ LOWER_IS_BETTER_PREFIXES = (
     "fpr@",
     "fpr_",
     "selective_risk",
+    "risk@",
+    "mean_residual",
 )
 HIGHER_IS_BETTER_PREFIXES = (
     "auroc",
@@ -22,6 +24,7 @@ HIGHER_IS_BETTER_PREFIXES = (
     "accuracy",
     "balanced_accuracy",
     "coverage_at_risk",
+    "coverage@",
 )
 
 
@@ -29,9 +32,11 @@ def higher_is_better(metric: str) -> bool:
     """Return True if larger values of ``metric`` are better, False if smaller ones are.
 
     Risk-type metrics (AURC, AUGRC and their excess/normalised variants, ECE, MCE, NLL, Brier,
-    FPR@TPR, selective risk) are lower-is-better; AUROC_f, AP_f, accuracy and coverage at a risk
-    are higher-is-better, as in FD-Shifts (Jaeger et al., ICLR 2023) and Traub et al. (NeurIPS
-    2024). Names are matched by prefix, so ``aurc_ba`` and ``fpr@95tpr`` are covered.
+    FPR@TPR, selective risk at a coverage, mean residual) are lower-is-better; AUROC_f, AP_f,
+    accuracy and coverage at a risk are higher-is-better, as in FD-Shifts (Jaeger et al., ICLR
+    2023) and Traub et al. (NeurIPS 2024). Names are matched by prefix, so every key of
+    ``fdbench.metrics.evaluate_all`` (``aurc_ba``, ``fpr@95tpr``, ``risk@95cov``,
+    ``coverage@risk5``, …) is covered.
     """
     if not isinstance(metric, str):
         raise TypeError(f"metric must be a str; got {type(metric).__name__}")

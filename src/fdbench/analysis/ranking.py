@@ -79,27 +79,41 @@ def rank_then_aggregate(
     return _summarise(ranks, keys)
 
 
-def overall_ranks(ranks: pd.DataFrame, *, over: Sequence[str] = ("study",)) -> pd.DataFrame:
-    """Aggregate per-resample ranks across groups (e.g. studies), then over resamples.
+def overall_bootstrap_ranks(
+    ranks: pd.DataFrame, *, over: Sequence[str] = ("study",)
+) -> pd.DataFrame:
+    """The overall ranking of every resample: mean rank across groups (e.g. studies), re-ranked.
 
-    For each resample, a CSF's ranks in the groups named by ``over`` are averaged; the averages
-    are ranked again (average ranks for ties) so every resample yields one overall ranking, which
-    is summarised as in :func:`rank_then_aggregate`. ``ranks`` is the output of
-    :func:`bootstrap_ranks`.
+    For each resample, a CSF's ranks in the groups named by ``over`` are averaged (``value``)
+    and the averages are ranked again (rank 1 = lowest mean rank; ties get average ranks), so
+    every resample yields one overall ranking. ``ranks`` is the output of
+    :func:`bootstrap_ranks`. Returns the remaining key columns, ``resample``, ``csf``, ``value``
+    and ``rank``.
     """
     require_columns(ranks, ("resample", "csf", "rank", *over), "ranks")
     keys = [c for c in ranks.columns if c not in {*over, "resample", "csf", "value", "rank"}]
     mean = ranks.groupby([*keys, "resample", "csf"], sort=True)["rank"].mean().reset_index()
     mean = mean.rename(columns={"rank": "value"})
     mean["rank"] = mean.groupby([*keys, "resample"], sort=False)["value"].rank(method="average")
-    return _summarise(mean, keys)
+    return mean
+
+
+def overall_ranks(ranks: pd.DataFrame, *, over: Sequence[str] = ("study",)) -> pd.DataFrame:
+    """Aggregate per-resample ranks across groups (e.g. studies), then over resamples.
+
+    Every resample's overall ranking (:func:`overall_bootstrap_ranks`) is summarised as in
+    :func:`rank_then_aggregate`. ``ranks`` is the output of :func:`bootstrap_ranks`.
+    """
+    overall = overall_bootstrap_ranks(ranks, over=over)
+    keys = [c for c in overall.columns if c not in {"resample", "csf", "value", "rank"}]
+    return _summarise(overall, keys)
 
 
 def rank_distribution(ranks: pd.DataFrame, *, by: Sequence[str] = GROUP_COLUMNS) -> pd.DataFrame:
     """Fraction of resamples in which each CSF takes each rank.
 
     Ranks of tied CSFs are fractional (e.g. 1.5); they are counted as they are. ``ranks`` is the
-    output of :func:`bootstrap_ranks` (or of :func:`overall_ranks`' input). Returns the ``by``
+    output of :func:`bootstrap_ranks` or :func:`overall_bootstrap_ranks`. Returns the ``by``
     columns present, ``csf``, ``rank`` and ``frequency`` (summing to 1 per group and CSF).
     """
     require_columns(ranks, ("resample", "csf", "rank"), "ranks")

@@ -62,6 +62,13 @@ def sgr_threshold(
     with the largest coverage whose bound is <= r* is returned; if none qualifies the result is
     infeasible (threshold ``inf``, coverage 0).
 
+    The search itself is Algorithm 1 step for step (z = ⌈(z_min + z_max)/2⌉ on the ascending
+    order, test b*_i <= r* as in the authors' code). Algorithm 1 outputs the last tested θ_k
+    with its bound b*_k, which exceeds r* when the last test fails; returning the last *passing*
+    threshold instead (every pass moves the search to lower thresholds, so it has the largest
+    coverage of the passing ones) keeps the guarantee at r* itself, as the risk-excess analysis
+    of FD-Shifts needs.
+
     ``residuals`` must be 0/1 (1 = failure).
     """
     r = np.asarray(residuals, dtype=np.float64)

@@ -39,8 +39,13 @@ def pairwise_wilcoxon(values: np.ndarray, metric: str) -> np.ndarray:
     ``values`` is a CSFs × resamples array of paired values (the same resample index is the same
     bootstrap sample for every CSF). Entry (a, b) tests whether CSF a is better than CSF b:
     ``scipy.stats.wilcoxon(values[a] - values[b], alternative=...)`` with 'less' for a
-    lower-is-better metric and 'greater' for a higher-is-better one. A pair whose differences are
-    all zero gets p = 1; the diagonal is NaN.
+    lower-is-better metric and 'greater' for a higher-is-better one, and scipy's defaults
+    otherwise: ``zero_method='wilcox'`` (zero differences, resamples where the two CSFs tie, are
+    dropped before ranking; Wilcoxon 1945), tied absolute differences get average ranks, and
+    ``method='auto'`` (exact null distribution for at most 50 differences without zeros, the
+    normal approximation otherwise, as always with 500 resamples). A pair whose differences are
+    all zero (e.g. MLS and a temperature-scaled MLS, which order samples identically) gets
+    p = 1; the diagonal is NaN.
     """
     v = np.asarray(values, dtype=np.float64)
     if v.ndim != 2:

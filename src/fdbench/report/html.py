@@ -19,16 +19,21 @@ body { font-family: system-ui, sans-serif; margin: 2em; color: #222; max-width: 
 h1 { font-size: 1.6em; } h2 { border-bottom: 1px solid #ccc; margin-top: 2em; }
 h3 { font-size: 1.05em; margin-bottom: 0.3em; }
 table { border-collapse: collapse; font-size: 0.85em; margin: 0.5em 0 1.2em 0; }
-th, td { padding: 0.25em 0.6em; border: 1px solid #ddd; text-align: right; }
-th { background: #f3f3f3; } td.label, th.label { text-align: left; }
+th, td { padding: 0.25em 0.5em; border: 1px solid #ddd; text-align: right; }
+th { background: #f3f3f3; vertical-align: bottom; max-width: 9em; }
+td.label, th.label { text-align: left; white-space: nowrap; }
+td { white-space: nowrap; }
 td.best { font-weight: bold; outline: 2px solid #333; outline-offset: -2px; }
-.scroll { overflow-x: auto; } img.figure { max-width: 100%; display: block; margin: 0.5em 0; }
-.gallery { display: flex; flex-wrap: wrap; gap: 6px; margin-bottom: 0.8em; }
+.scroll { overflow-x: auto; } img.figure { max-width: 100%; display: block; margin: 0.5em 0 1.5em; }
+.gallery-grid { display: grid; grid-template-columns: max-content 1fr 1fr; gap: 4px 18px;
+  align-items: start; margin-bottom: 1em; }
+.gallery-head { font-weight: bold; font-size: 0.85em; border-bottom: 1px solid #ccc; }
+.gallery-csf { font-size: 0.85em; padding-top: 1.6em; white-space: nowrap; }
+.gallery { display: flex; flex-wrap: wrap; gap: 6px; }
 .gallery figure { margin: 0; text-align: center; font-size: 0.7em; }
 .gallery img { width: 64px; height: 64px; image-rendering: pixelated; border: 1px solid #bbb; }
-nav ul { columns: 3; } .note { color: #666; font-size: 0.85em; }
+nav ul { columns: 3; } .note { color: #555; font-size: 0.85em; max-width: 75em; }
 """
-
 
 def heat_colour(goodness: float) -> str:
     """CSS colour for a goodness in [0, 1]: red (worst) through yellow to green (best)."""
@@ -55,7 +60,9 @@ def table_html(table: ReportTable) -> str:
     heat = table.heat()
     best = table.best_cells()
     frame = table.frame
-    head = "".join(f"<th>{html.escape(str(c))}</th>" for c in frame.columns)
+    head = "".join(
+        f"<th>{html.escape(str(c)).replace('/', '/<wbr>')}</th>" for c in frame.columns
+    )
     index_name = html.escape(str(frame.index.name or ""))
     rows = []
     for i, label in enumerate(frame.index):

@@ -19,11 +19,15 @@ _ESCAPES = {
     "}": r"\}",
     "~": r"\textasciitilde{}",
     "^": r"\textasciicircum{}",
+    "<": r"\textless{}",
+    ">": r"\textgreater{}",
+    "|": r"\textbar{}",
 }
 
 
 def escape_latex(text: object) -> str:
-    """``text`` as LaTeX source with the ten special characters escaped."""
+    """``text`` as LaTeX source with the ten special characters escaped, and ``<``, ``>``, ``|``
+    (which the default OT1 font encoding prints as other glyphs)."""
     return "".join(_ESCAPES.get(ch, ch) for ch in str(text))
 
 

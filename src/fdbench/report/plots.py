@@ -20,10 +20,14 @@ def _pyplot():
 
 
 def figure_png(fig) -> bytes:
-    """PNG bytes of a matplotlib figure (closed afterwards)."""
+    """PNG bytes of a matplotlib figure (closed afterwards).
+
+    The figures of this module use the constrained layout, which already fits titles, labels
+    and outside legends into the figure (a tight bounding box would draw everything twice).
+    """
     plt = _pyplot()
     buffer = io.BytesIO()
-    fig.savefig(buffer, format="png", dpi=100, bbox_inches="tight")
+    fig.savefig(buffer, format="png", dpi=100)
     plt.close(fig)
     return buffer.getvalue()
 
@@ -42,52 +46,110 @@ def image_png(image: np.ndarray) -> bytes:
     return buffer.getvalue()
 
 
-def _grid(n: int, columns: int, size: float = 3.2):
+def _grid(n: int, columns: int, width: float, height: float):
+    """A figure of ``n`` panels, ``columns`` per row, each ``width`` × ``height`` inches."""
     plt = _pyplot()
-    cols = min(columns, n)
+    cols = max(1, min(columns, n))
     rows = math.ceil(n / cols)
-    fig, axes = plt.subplots(rows, cols, figsize=(size * cols, size * rows), squeeze=False)
+    fig, axes = plt.subplots(
+        rows, cols, figsize=(width * cols, height * rows), squeeze=False, layout="constrained"
+    )
     for ax in axes.flat[n:]:
         ax.set_visible(False)
     return fig, list(axes.flat[:n])
 
 
-def curves_figure(curves: pd.DataFrame, study: str, csfs: Sequence[str]) -> bytes:
-    """Risk-coverage and generalized-risk-coverage curves of ``csfs`` on one study.
+def _colours(n: int) -> list[tuple[float, ...]]:
+    cmap = _pyplot().get_cmap("tab10" if n <= 10 else "tab20")
+    return [cmap(i % cmap.N) for i in range(n)]
 
-    ``curves`` has columns study, csf, coverage, selective_risk, generalized_risk (the arrays of
-    ``fdbench.metrics.risk_coverage_curve``).
+
+def _legend_handles(labels: Sequence[str], colours: Sequence[tuple[float, ...]]) -> list:
+    from matplotlib.lines import Line2D
+
+    pairs = zip(labels, colours, strict=True)
+    return [Line2D([], [], color=colour, lw=2.5, label=str(label)) for label, colour in pairs]
+
+
+def curves_figure(curves: pd.DataFrame, csfs: Sequence[str], title: str) -> bytes:
+    """Risk-coverage and generalized-risk-coverage curves of ``csfs`` on every study of one run.
+
+    ``curves`` holds the curves of one run (one dataset, method and seed) with columns study,
+    csf, coverage, selective_risk, generalized_risk (the arrays of
+    ``fdbench.metrics.risk_coverage_curve``). Each study gets two panels side by side; a CSF
+    has the same colour in every panel.
     """
-    plt = _pyplot()
-    fig, (left, right) = plt.subplots(1, 2, figsize=(10, 3.8))
-    part = curves[curves["study"] == study]
-    for csf in csfs:
-        line = part[part["csf"] == csf]
-        if line.empty:
-            continue
-        left.plot(line["coverage"], line["selective_risk"], label=csf, lw=1.3)
-        right.plot(line["coverage"], line["generalized_risk"], label=csf, lw=1.3)
-    left.set(xlabel="coverage", ylabel="selective risk", title=f"{study}: risk-coverage")
-    right.set(xlabel="coverage", ylabel="generalized risk", title=f"{study}: generalized risk")
-    for ax in (left, right):
-        ax.set_xlim(0, 1)
-        ax.grid(alpha=0.3)
-    right.legend(fontsize=7, loc="upper left")
+    studies = list(dict.fromkeys(curves["study"]))
+    fig, axes = _grid(2 * len(studies), columns=4, width=3.25, height=2.75)
+    colours = _colours(len(csfs))
+    for i, study in enumerate(studies):
+        pair = axes[2 * i], axes[2 * i + 1]
+        part = curves[curves["study"] == study]
+        for csf, colour in zip(csfs, colours, strict=True):
+            line = part[part["csf"] == csf]
+            if line.empty:
+                continue
+            pair[0].plot(line["coverage"], line["selective_risk"], lw=1.2, color=colour)
+            pair[1].plot(line["coverage"], line["generalized_risk"], lw=1.2, color=colour)
+        for ax, risk in zip(pair, ("selective risk", "generalized risk"), strict=True):
+            ax.set_title(f"{study}: {risk}", fontsize=9)
+            ax.set_xlabel("coverage", fontsize=8)
+            ax.set_ylabel(risk, fontsize=8)
+            ax.set_xlim(0, 1)
+            ax.set_ylim(bottom=0)
+            ax.tick_params(labelsize=7)
+            ax.grid(alpha=0.3)
+    fig.legend(
+        handles=_legend_handles(csfs, colours),
+        loc="outside lower center",
+        ncol=min(len(csfs), 6),
+        fontsize=9,
+        frameon=False,
+    )
+    fig.suptitle(title, fontsize=11)
     return figure_png(fig)
 
 
-def rank_distribution_figure(distribution: pd.DataFrame, order: Sequence[str], title: str) -> bytes:
-    """Heat map of how often each CSF (rows, in ``order``) takes each rank (columns)."""
+def rank_distribution_figure(ranks: pd.DataFrame, order: Sequence[str], title: str) -> bytes:
+    """Heat map of how often each CSF (rows, in ``order``) takes each overall rank (columns).
+
+    ``ranks`` has one rank per CSF and resample (columns csf, resample, rank; e.g.
+    ``fdbench.analysis.overall_bootstrap_ranks``). A tied rank between two integers (x.5) is
+    split evenly between them, so the columns are the ranks 1..k; the cells show the share of
+    resamples in percent, the row labels the CSF's mean rank.
+    """
     plt = _pyplot()
-    table = distribution.pivot_table(
-        index="csf", columns="rank", values="frequency", aggfunc="sum", fill_value=0.0
-    ).reindex(index=list(order), fill_value=0.0)
-    fig, ax = plt.subplots(figsize=(1.2 + 0.45 * table.shape[1], 0.9 + 0.32 * table.shape[0]))
-    image = ax.imshow(table.to_numpy(), cmap="Blues", vmin=0, vmax=1, aspect="auto")
-    ax.set_xticks(range(table.shape[1]), [f"{r:g}" for r in table.columns], fontsize=7)
-    ax.set_yticks(range(table.shape[0]), table.index, fontsize=8)
-    ax.set(xlabel="rank", title=title)
-    fig.colorbar(image, ax=ax, label="share of resamples", fraction=0.05)
+    order = list(order)
+    k = len(order)
+    share = np.zeros((k, k))
+    n_resamples = ranks["resample"].nunique()
+    position = {c: i for i, c in enumerate(order)}
+    for csf, rank in zip(ranks["csf"], ranks["rank"].to_numpy(np.float64), strict=True):
+        if csf not in position:
+            continue
+        low, high = math.floor(rank), math.ceil(rank)
+        low, high = min(max(low, 1), k), min(max(high, 1), k)
+        weight = 0.5 if low != high else 1.0
+        share[position[csf], low - 1] += weight
+        if low != high:
+            share[position[csf], high - 1] += weight
+    share /= max(n_resamples, 1)
+    fig, ax = plt.subplots(figsize=(2.2 + 0.42 * k, 1.0 + 0.3 * k), layout="constrained")
+    image = ax.imshow(share, cmap="Blues", vmin=0, vmax=1, aspect="auto")
+    for i in range(k):
+        for j in range(k):
+            if share[i, j] >= 0.05:
+                colour = "white" if share[i, j] > 0.55 else "black"
+                ax.text(j, i, f"{100 * share[i, j]:.0f}", ha="center", va="center",
+                        fontsize=6.5, color=colour)
+    means = ranks.groupby("csf")["rank"].mean()
+    labels = [f"{c} ({means[c]:.2f})" if c in means.index else c for c in order]
+    ax.set_xticks(range(k), [str(r) for r in range(1, k + 1)], fontsize=7)
+    ax.set_yticks(range(k), labels, fontsize=8)
+    ax.set_xlabel("overall rank (1 = best)", fontsize=9)
+    ax.set_ylabel("CSF (mean rank)", fontsize=9)
+    ax.set_title(title, fontsize=10)
+    fig.colorbar(image, ax=ax, label="share of bootstrap resamples", fraction=0.04)
     return figure_png(fig)
 
 
@@ -97,79 +159,122 @@ def significance_figure(
     """Per-study significance maps: cell (a, b) filled where CSF a is significantly better than b.
 
     ``significance`` is the output of ``fdbench.analysis.significance_matrix``; ``orders`` maps
-    each study to its CSFs sorted by mean rank.
+    each study to its CSFs sorted by mean rank (best first, top and left).
     """
+    from matplotlib.colors import ListedColormap
+
     studies = list(orders)
-    fig, axes = _grid(len(studies), columns=4)
+    k = max((len(v) for v in orders.values()), default=1)
+    size = max(3.0, 1.3 + 0.14 * k)
+    fig, axes = _grid(len(studies), columns=max(1, int(13.5 // size)), width=size, height=size)
+    cmap = ListedColormap(["#f2f2f2", "#2b8a3e"]).with_extremes(bad="#bdbdbd")
     for ax, study in zip(axes, studies, strict=True):
         csfs = orders[study]
         part = significance[significance["study"] == study]
         matrix = np.full((len(csfs), len(csfs)), np.nan)
         position = {c: i for i, c in enumerate(csfs)}
-        for row in part.itertuples():
-            if row.csf_a in position and row.csf_b in position:
-                matrix[position[row.csf_a], position[row.csf_b]] = float(row.significant)
-        ax.imshow(matrix, cmap="Greens", vmin=0, vmax=1.4)
-        ax.set_xticks(range(len(csfs)), csfs, rotation=90, fontsize=6)
-        ax.set_yticks(range(len(csfs)), csfs, fontsize=6)
-        ax.set_title(study, fontsize=8)
-    fig.suptitle(title, fontsize=10, y=1.03)
+        for a, b, s in zip(part["csf_a"], part["csf_b"], part["significant"], strict=True):
+            if a in position and b in position:
+                matrix[position[a], position[b]] = float(s)
+        ax.imshow(np.ma.masked_invalid(matrix), cmap=cmap, vmin=0, vmax=1)
+        ax.set_xticks(range(len(csfs)), csfs, rotation=90, fontsize=6.5)
+        ax.set_yticks(range(len(csfs)), csfs, fontsize=6.5)
+        ax.set_title(study, fontsize=9)
+    fig.supxlabel("CSF b (column)", fontsize=9)
+    fig.supylabel("CSF a (row)", fontsize=9)
+    fig.suptitle(f"{title}\ngreen: a significantly better than b (Holm-corrected)", fontsize=10)
     return figure_png(fig)
 
 
-def reliability_figure(reliability: pd.DataFrame, study: str) -> bytes:
-    """Reliability diagrams (accuracy and mean confidence per bin) of every CSF on one study."""
-    part = reliability[reliability["study"] == study]
-    csfs = list(dict.fromkeys(part["csf"]))
-    fig, axes = _grid(len(csfs), columns=5, size=2.6)
-    for ax, csf in zip(axes, csfs, strict=True):
-        bins = part[part["csf"] == csf]
-        width = (bins["upper"] - bins["lower"]).to_numpy()
-        ax.bar(
-            bins["lower"],
-            bins["accuracy"].fillna(0),
-            width=width,
-            align="edge",
-            color="#4c72b0",
-            edgecolor="white",
-            label="accuracy",
-        )
-        accuracy = bins["accuracy"].fillna(0).to_numpy()
-        confidence = bins["confidence"].fillna(0).to_numpy()
-        ax.bar(
-            bins["lower"],
-            np.abs(confidence - accuracy),
-            width=width,
-            bottom=np.minimum(confidence, accuracy),
-            align="edge",
-            fill=False,
-            edgecolor="#c44e52",
-            hatch="//",
-            label="gap to confidence",
-        )
+def reliability_figure(reliability: pd.DataFrame, title: str) -> bytes:
+    """Reliability diagrams of every CSF of one run: accuracy over mean confidence per bin.
+
+    ``reliability`` holds one run (columns study, csf, count, confidence, accuracy; the bins of
+    ``fdbench.analysis.reliability_table``). One panel per CSF, one line per study (empty bins
+    left out); the dashed diagonal is perfect calibration.
+    """
+    csfs = list(dict.fromkeys(reliability["csf"]))
+    studies = list(dict.fromkeys(reliability["study"]))
+    fig, axes = _grid(len(csfs), columns=5, width=2.6, height=2.5)
+    colours = _colours(len(studies))
+    columns = min(5, len(csfs))
+    for i, (ax, csf) in enumerate(zip(axes, csfs, strict=True)):
+        part = reliability[(reliability["csf"] == csf) & (reliability["count"] > 0)]
+        for study, colour in zip(studies, colours, strict=True):
+            bins = part[part["study"] == study]
+            ax.plot(bins["confidence"], bins["accuracy"], "o-", ms=2.5, lw=1, color=colour)
         ax.plot([0, 1], [0, 1], color="black", lw=0.8, ls="--")
-        ax.set(xlim=(0, 1), ylim=(0, 1), title=csf)
-        ax.tick_params(labelsize=6)
-    axes[0].legend(fontsize=6, loc="upper left")
-    fig.suptitle(f"{study}: reliability after scaling on validation", fontsize=10, y=1.03)
+        ax.set(xlim=(0, 1), ylim=(0, 1))
+        ax.set_title(csf, fontsize=9)
+        ax.tick_params(labelsize=7)
+        ax.grid(alpha=0.3)
+        if i + columns >= len(csfs):
+            ax.set_xlabel("mean confidence in bin", fontsize=8)
+        if i % columns == 0:
+            ax.set_ylabel("accuracy in bin", fontsize=8)
+    fig.legend(
+        handles=_legend_handles(studies, colours),
+        loc="outside lower center",
+        ncol=min(len(studies), 5),
+        fontsize=8,
+        frameon=False,
+    )
+    fig.suptitle(title, fontsize=11)
     return figure_png(fig)
 
 
-def sgr_figure(sgr: pd.DataFrame) -> bytes:
-    """Risk excess (realised selective risk − target) and coverage of SGR thresholds per study."""
+def sgr_figure(sgr: pd.DataFrame, title: str) -> bytes:
+    """Realised test risk − r* and coverage of SGR thresholds, per study and target risk.
+
+    ``sgr`` holds one run (``fdbench.analysis.risk_excess`` rows of every CSF: study,
+    target_risk, risk, coverage, excess, feasible). For each study and target r*, a box over
+    the CSFs with a feasible threshold (their values as dots); above the zero line the risk
+    guarantee fitted on validation is broken.
+    """
     plt = _pyplot()
-    fig, (left, right) = plt.subplots(1, 2, figsize=(10, 3.8))
-    keys = ["study", "csf"] if "csf" in sgr.columns else ["study"]
-    for key, part in sgr.groupby(keys, sort=False):
-        key = key if isinstance(key, tuple) else (key,)
-        label = " / ".join(str(k) for k in key)
-        part = part.sort_values("target_risk")
-        left.plot(part["target_risk"], part["excess"], marker="o", ms=3, label=label)
-        right.plot(part["target_risk"], part["coverage"], marker="o", ms=3, label=label)
-    left.axhline(0, color="black", lw=0.8)
-    left.set(xlabel="target risk r*", ylabel="realised risk − r*", title="SGR risk excess")
-    right.set(xlabel="target risk r*", ylabel="coverage", title="SGR coverage")
-    for ax in (left, right):
-        ax.grid(alpha=0.3)
-    right.legend(fontsize=7)
+    studies = list(dict.fromkeys(sgr["study"]))
+    targets = sorted(sgr["target_risk"].unique())
+    if "feasible" in sgr.columns:
+        sgr = sgr[sgr["feasible"].astype(bool)]
+    colours = _colours(len(targets))
+    width = 0.8 / max(len(targets), 1)
+    fig, axes = plt.subplots(
+        2, 1, figsize=(max(6.0, min(13.0, 1.0 + 1.1 * len(studies))), 6.5),
+        sharex=True, layout="constrained",
+    )
+    rng = np.random.default_rng(0)
+    for ax, column, label in zip(
+        axes, ("excess", "coverage"), ("test risk − r*", "test coverage"), strict=True
+    ):
+        for j, (target, colour) in enumerate(zip(targets, colours, strict=True)):
+            for i, study in enumerate(studies):
+                values = sgr.loc[
+                    (sgr["study"] == study) & (sgr["target_risk"] == target), column
+                ].to_numpy(np.float64)
+                if values.size == 0:
+                    continue
+                x = i + (j - (len(targets) - 1) / 2) * width
+                box = ax.boxplot(values, positions=[x], widths=0.8 * width, patch_artist=True,
+                                 showfliers=False, manage_ticks=False)
+                for patch in box["boxes"]:
+                    patch.set(facecolor=colour, alpha=0.35, edgecolor=colour)
+                for median in box["medians"]:
+                    median.set(color=colour, lw=1.5)
+                jitter = rng.uniform(-0.25, 0.25, values.size) * width
+                ax.scatter(x + jitter, values, s=6, color=colour, zorder=3)
+        ax.set_ylabel(label, fontsize=9)
+        ax.tick_params(labelsize=8)
+        ax.grid(alpha=0.3, axis="y")
+    axes[0].axhline(0, color="black", lw=0.9)
+    axes[1].set_ylim(0, 1.02)
+    axes[1].set_xlim(-0.5, len(studies) - 0.5)
+    axes[1].set_xticks(range(len(studies)), studies, rotation=30, ha="right", fontsize=8)
+    fig.legend(
+        handles=_legend_handles([f"r* = {t:g}" for t in targets], colours),
+        loc="outside lower center",
+        ncol=len(targets),
+        fontsize=9,
+        frameon=False,
+    )
+    fig.suptitle(title, fontsize=11)
     return figure_png(fig)

@@ -100,99 +100,173 @@ class _Builder:
         write_text(self.run_dir / TABLES_DIR / f"{_stem(name)}.csv", frame.to_csv(index=False))
 
 
+REQUIRED_COLUMNS = {
+    "results": ("csf", "study", "metric", "value"),
+    "bootstrap": ("csf", "study", "metric", "resample", "value"),
+    "curves": ("study", "csf", "coverage", "selective_risk", "generalized_risk"),
+    "reliability": ("study", "csf", "count", "confidence", "accuracy"),
+    "sgr": ("study", "target_risk", "risk", "coverage", "excess"),
+}
+
+
+def _check_inputs(inputs: RunInputs) -> None:
+    from fdbench.analysis._validation import require_columns
+
+    for name, columns in REQUIRED_COLUMNS.items():
+        table = getattr(inputs, name)
+        if table is not None:
+            require_columns(table, columns, name)
+    if inputs.rounding is not None and not isinstance(inputs.rounding, pd.DataFrame):
+        raise TypeError(f"rounding must be a pandas DataFrame; got {type(inputs.rounding)}")
+    if inputs.gallery is not None and not isinstance(inputs.gallery, Gallery):
+        raise TypeError(f"gallery must be a Gallery; got {type(inputs.gallery).__name__}")
+
+
+def _lowest_seed(table: pd.DataFrame) -> pd.DataFrame:
+    """The rows of the lowest seed of each dataset × method (all rows without a seed column)."""
+    if "seed" not in table.columns:
+        return table
+    keys = [c for c in ("dataset", "method") if c in table.columns]
+    lowest = (
+        table.groupby(keys, sort=False)["seed"].transform("min") if keys else table["seed"].min()
+    )
+    return table[table["seed"] == lowest]
+
+
+def _seed_note(table: pd.DataFrame) -> str:
+    return f" (seed {table['seed'].iloc[0]})" if "seed" in table.columns else ""
+
+
+def _suffix(label: str) -> str:
+    return f" — {label}" if label else ""
+
+
 def _metrics_section(b: _Builder, results: pd.DataFrame) -> str:
-    return "".join(b.table(t) for t in metric_tables(results))
+    tables = metric_tables(results)
+    if not tables:
+        return ""
+    note = (
+        '<p class="note">Means over seeds; one column per study. Colours are normalised per '
+        "column, from the worst value (red) to the best (green); the best value of a column is "
+        "bold and outlined. AURC and AUGRC are shown ×1000, lower is better; accuracy and "
+        "AUROC_f higher is better; ECE of the raw confidence, lower is better (– where a CSF's "
+        "confidence is not a probability; see CSF calibration for ECE after Platt scaling).</p>"
+    )
+    return note + "".join(b.table(t) for t in tables)
 
 
 def _ranking_section(b: _Builder, bootstrap: pd.DataFrame, results: pd.DataFrame | None) -> str:
     from fdbench.analysis import (
         bootstrap_ranks,
-        overall_ranks,
-        rank_distribution,
-        ranking_agreement,
+        overall_bootstrap_ranks,
+        rank_then_aggregate,
         significance_matrix,
     )
+    from fdbench.analysis.ranking import GROUP_COLUMNS
     from fdbench.report.plots import rank_distribution_figure, significance_figure
 
     parts = [
-        '<p class="note">Rank-then-aggregate over bootstrap resamples (Traub et al., NeurIPS '
-        "2024): per resample the CSFs are ranked on the seed-mean metric, ranks are averaged "
-        "over resamples; ties share average ranks. Significance maps: a filled cell (row a, "
-        "column b) means a is better than b by a one-sided Wilcoxon signed-rank test over "
-        "paired resamples, Holm-corrected per study (α = 0.05).</p>"
+        '<p class="note">Rank-then-aggregate over bootstrap resamples of the test sets (Traub '
+        "et al., NeurIPS 2024): on every resample the CSFs are ranked by the seed-mean metric "
+        "(rank 1 = best; ties share the average rank) and the ranks are averaged over "
+        "resamples. <i>all studies</i>: on every resample the mean rank over the studies is "
+        "ranked again, then averaged; the rank-distribution plot shows how often each CSF takes "
+        "each of these overall ranks. Significance maps: cell (a, b) is green where CSF a is "
+        "better than CSF b by a one-sided Wilcoxon signed-rank test over the paired resamples, "
+        "Holm-corrected over all ordered pairs of a study (α = 0.05).</p>"
     ]
     for metric in RANKING_METRICS:
         if not (bootstrap["metric"] == metric).any():
             continue
         ranks = bootstrap_ranks(bootstrap, metric)
-        overall = overall_ranks(ranks)
+        overall = overall_bootstrap_ranks(ranks)
+        per_study = rank_then_aggregate(bootstrap, metric)
         significance = significance_matrix(bootstrap, metric)
+        b.csv(per_study, f"rank_then_aggregate_{metric}")
         b.csv(significance, f"significance_{metric}")
         for label, part in _run_groups(ranks):
-            summary = (
-                part.groupby(["study", "csf"], sort=False)["rank"].mean().reset_index()
-            ).rename(columns={"rank": "mean_rank"})
+            summary = _select(per_study, part)
             table = ranking_table(summary, metric, label)
             studies = [s for s in dict.fromkeys(bootstrap["study"]) if s in table.frame.columns]
             mine = _select(overall, part)
-            order = list(mine.sort_values("mean_rank", kind="stable")["csf"])
-            frame = table.frame[studies].assign(
-                **{"all studies": mine.set_index("csf")["mean_rank"]}
-            )
+            mean_rank = mine.groupby("csf", sort=False)["rank"].mean().sort_values(kind="stable")
+            order = list(mean_rank.index)
+            frame = table.frame[studies].assign(**{"all studies": mean_rank})
             table = ReportTable(table.name, table.title, frame.loc[order], 2, False)
             parts.append(b.table(table))
-            pooled = rank_distribution(part, by=("dataset", "method"))
-            suffix = f" — {label}" if label else ""
             parts.append(
                 b.figure(
                     rank_distribution_figure(
-                        pooled, order, f"{metric.upper()} rank distribution{suffix}"
+                        mine,
+                        order,
+                        f"{metric.upper()}: overall rank across {len(studies)} studies"
+                        + _suffix(label),
                     ),
                     f"rank_distribution_{metric}_{label}",
                     f"rank distribution by {metric}",
                 )
             )
-            studies = list(dict.fromkeys(part["study"]))
             orders = {}
             for study in studies:
-                means = part[part["study"] == study].groupby("csf")["rank"].mean()
+                means = summary[summary["study"] == study].set_index("csf")["mean_rank"]
                 orders[study] = list(means.sort_values(kind="stable").index)
-            sig = _select(significance, part)
+            keys = [c for c in GROUP_COLUMNS if c != "study"]
             parts.append(
                 b.figure(
-                    significance_figure(sig, orders, f"{metric.upper()} significance{suffix}"),
+                    significance_figure(
+                        _select(significance, part, keys),
+                        orders,
+                        f"{metric.upper()} significance maps" + _suffix(label),
+                    ),
                     f"significance_{metric}_{label}",
                     f"significance maps by {metric}",
                 )
             )
     if results is not None and {"aurc", "augrc"} <= set(results["metric"]):
-        tau = ranking_agreement(results, "aurc", "augrc")
-        keys = [c for c in ("dataset", "method", "study") if c in tau.columns]
-        frame = tau.set_index(keys) if keys else tau
-        if len(keys) > 1:
-            frame.index = ["/".join(map(str, k)) for k in frame.index]
-        frame.index.name = "study"
-        parts.append(
-            b.table(
-                plain_table(frame, "kendall_tau_aurc_augrc", "Kendall τ: AURC vs AUGRC ranking", 3)
-            )
-        )
+        parts.append(_kendall_table(b, results))
     return "".join(parts)
 
 
-def _select(table: pd.DataFrame, like: pd.DataFrame) -> pd.DataFrame:
-    """Rows of ``table`` with the dataset/method of ``like`` (which holds one of each)."""
+def _kendall_table(b: _Builder, results: pd.DataFrame) -> str:
+    from fdbench.analysis import ranking_agreement
+
+    tau = ranking_agreement(results, "aurc", "augrc")
+    b.csv(tau, "kendall_tau_aurc_augrc_long")
+    keys = [c for c in ("dataset", "method") if c in tau.columns]
+    runs = tau[keys].astype(str).agg("/".join, axis=1) if keys else pd.Series("τ", tau.index)
+    if "study" in tau.columns:
+        frame = tau.assign(run=runs).pivot_table(
+            index="run", columns="study", values="tau", sort=False
+        )
+        frame.columns.name = None
+    else:
+        frame = tau.assign(run=runs).set_index("run")[["tau", "p_value", "n_csfs"]]
+    frame.index.name = "run"
+    table = plain_table(
+        frame,
+        "kendall_tau_aurc_augrc",
+        "Kendall τ_b between the CSF rankings by AURC and by AUGRC (seed means; 1 = same order)",
+        3,
+    )
+    return b.table(table)
+
+
+def _select(table: pd.DataFrame, like: pd.DataFrame, keys=("dataset", "method")) -> pd.DataFrame:
+    """Rows of ``table`` with the values of ``keys`` that ``like`` holds (one of each)."""
     mask = np.ones(len(table), dtype=bool)
-    for key in ("dataset", "method"):
+    for key in keys:
         if key in table.columns and key in like.columns:
             mask &= (table[key] == like[key].iloc[0]).to_numpy()
     return table[mask]
 
 
 def _curve_csfs(curves: pd.DataFrame, results: pd.DataFrame | None, limit: int = 6) -> list[str]:
+    """The ``limit`` CSFs of ``curves`` with the lowest mean AURC in ``results`` (else the
+    first ones)."""
     available = list(dict.fromkeys(curves["csf"]))
     if results is not None and (results["metric"] == "aurc").any():
-        means = results[results["metric"] == "aurc"].groupby("csf")["value"].mean().sort_values()
+        aurc = results[results["metric"] == "aurc"]
+        means = aurc.groupby("csf")["value"].mean().sort_values(kind="stable")
         ranked = [c for c in means.index if c in available]
         return ranked[:limit] or available[:limit]
     return available[:limit]
@@ -203,85 +277,175 @@ def _curves_section(
 ) -> str:
     from fdbench.report.plots import curves_figure
 
-    chosen = list(csfs) if csfs is not None else _curve_csfs(curves, results)
-    if "seed" in curves.columns:
-        curves = curves[curves["seed"] == curves["seed"].min()]
-    parts = [f'<p class="note">CSFs shown: {html.escape(", ".join(chosen))}.</p>']
-    for study in dict.fromkeys(curves["study"]):
+    how = (
+        "the CSFs asked for"
+        if csfs is not None
+        else "the six CSFs with the lowest mean AURC of each dataset × method"
+    )
+    parts = [
+        f'<p class="note">One training run (the lowest seed) per dataset × method; {how}. '
+        "Selective risk: error rate among the accepted samples; generalized risk: share of all "
+        "samples that are accepted and wrong (the curve AUGRC integrates).</p>"
+    ]
+    for label, part in _run_groups(_lowest_seed(curves)):
+        if csfs is not None:
+            chosen = [c for c in csfs if c in set(part["csf"])]
+        else:
+            mine = None if results is None else _select(results, part)
+            chosen = _curve_csfs(part, mine)
+        if not chosen:
+            continue
+        title = "Risk-coverage curves" + _suffix(label) + _seed_note(part)
         parts.append(
-            b.figure(curves_figure(curves, study, chosen), f"curves_{study}", f"curves {study}")
+            b.figure(curves_figure(part, chosen, title), _stem("curves", label), title)
         )
     return "".join(parts)
+
+
+def _ece_table(reliability: pd.DataFrame) -> pd.DataFrame:
+    """CSF × study ECE from reliability bins: Σ count·|accuracy − confidence| / Σ count."""
+    filled = reliability[reliability["count"] > 0]
+    gap = (filled["accuracy"] - filled["confidence"]).abs() * filled["count"]
+    sums = filled.assign(gap=gap).groupby(["csf", "study"], sort=False)[["gap", "count"]].sum()
+    ece = (sums["gap"] / sums["count"]).unstack("study")
+    ece = ece.reindex(
+        index=list(dict.fromkeys(reliability["csf"])),
+        columns=list(dict.fromkeys(reliability["study"])),
+    )
+    ece.index.name = "CSF"
+    ece.columns.name = None
+    return ece
 
 
 def _calibration_section(b: _Builder, reliability: pd.DataFrame) -> str:
     from fdbench.report.plots import reliability_figure
 
-    filled = reliability[reliability["count"] > 0]
-    gap = (filled["accuracy"] - filled["confidence"]).abs() * filled["count"]
-    ece = (
-        filled.assign(gap=gap)
-        .groupby(["csf", "study"], sort=False)
-        .apply(lambda g: g["gap"].sum() / g["count"].sum(), include_groups=False)
-        .unstack("study")
-    )
-    ece.index.name = "CSF"
-    ece.columns.name = None
-    table = ReportTable("ece_after_scaling", "ECE after scaling on validation", ece, 4, False)
-    parts = [b.table(table)]
-    for study in dict.fromkeys(reliability["study"]):
-        parts.append(
-            b.figure(reliability_figure(reliability, study), f"reliability_{study}", study)
+    parts = [
+        '<p class="note">Each CSF is mapped to [0, 1] by Platt scaling fitted on the validation '
+        "split (FD-Shifts' CSF calibration), then its expected calibration error (equal-width "
+        "bins) and reliability diagram are measured on every study; one training run (the "
+        "lowest seed) per dataset × method.</p>"
+    ]
+    for label, part in _run_groups(_lowest_seed(reliability)):
+        table = ReportTable(
+            _stem("ece_after_scaling", label),
+            "ECE after Platt scaling on validation" + _suffix(label) + _seed_note(part),
+            _ece_table(part),
+            4,
+            False,
         )
+        parts.append(b.table(table))
+        title = "Reliability after Platt scaling on validation" + _suffix(label)
+        parts.append(b.figure(reliability_figure(part, title), _stem("reliability", label), title))
     return "".join(parts)
 
 
 def _gallery_section(b: _Builder, gallery: Gallery) -> str:
     from fdbench.report.plots import image_png
 
-    parts = []
     titles = {
         OVERCONFIDENT_FAILURE: "most over-confident failures",
         UNDERCONFIDENT_SUCCESS: "most under-confident successes",
     }
+    parts = [
+        '<p class="note">Per study and CSF: the wrong predictions the CSF trusts most (the '
+        "silent failures it lets through first) and the correct predictions it trusts least "
+        "(the first it would reject). Under each image: the CSF's confidence.</p>"
+    ]
     study = np.asarray(gallery.study)
     csf = np.asarray(gallery.csf)
     kind = np.asarray(gallery.kind)
     for s in dict.fromkeys(study):
+        rows = []
         for c in dict.fromkeys(csf[study == s]):
+            cells = []
             for k, title in titles.items():
-                index = np.flatnonzero((study == s) & (csf == c) & (kind == k))
-                if index.size == 0:
-                    continue
                 items = []
-                for i in index:
+                for i in np.flatnonzero((study == s) & (csf == c) & (kind == k)):
                     name = _stem("gallery", s, c, k, str(i))
                     img = image_html(image_png(gallery.images[i]), name, f"{title} {i}", "tile")
                     b.figures.append(name)
                     items.append(
-                        f"<figure>{img}<figcaption>{gallery.confidence[i]:.3g}</figcaption></figure>"
+                        f"<figure>{img}<figcaption>{gallery.confidence[i]:.3g}</figcaption>"
+                        "</figure>"
                     )
-                parts.append(
-                    f"<h3>{html.escape(s)} — {html.escape(c)}: {title}</h3>"
-                    f'<div class="gallery">{"".join(items)}</div>'
-                )
+                cells.append(f'<div class="gallery">{"".join(items) or "–"}</div>')
+            rows.append(f'<div class="gallery-csf">{html.escape(c)}</div>{"".join(cells)}')
+        head = "".join(
+            f'<div class="gallery-head">{h}</div>' for h in ("CSF", *titles.values())
+        )
+        parts.append(
+            f"<h3>{html.escape(s)}</h3>"
+            f'<div class="gallery-grid">{head}{"".join(rows)}</div>'
+        )
     return "".join(parts)
+
+
+def _rounding_section(b: _Builder, rounding: pd.DataFrame) -> str:
+    text = [c for c in rounding.columns if not pd.api.types.is_numeric_dtype(rounding[c])]
+    keys = text or [rounding.columns[0]]
+    frame = rounding.copy()
+    frame.index = frame[keys].astype(str).agg(" / ".join, axis=1)
+    frame.index.name = " / ".join(map(str, keys))
+    frame = frame.drop(columns=keys)
+    note = (
+        '<p class="note">How storing or computing the outputs at lower float precision changes '
+        "the metrics of the first method's lowest seed on the i.i.d. test set (FD-Shifts stored "
+        "float16 outputs; fdbench keeps float64).</p>"
+    )
+    return note + b.table(
+        plain_table(frame, "float_precision", "Rounding of float16/32/64 outputs", 6)
+    )
+
+
+def _sgr_summary(sgr: pd.DataFrame) -> pd.DataFrame:
+    """Per study and target risk: how many CSFs got a threshold, the share of those whose test
+    risk exceeds r*, and their median excess."""
+    feasible = (
+        sgr["feasible"].astype(bool)
+        if "feasible" in sgr.columns
+        else pd.Series(True, index=sgr.index)
+    )
+    studies = list(dict.fromkeys(sgr["study"]))
+    frame = pd.DataFrame(index=pd.Index(studies, name="study"))
+    for target in sorted(sgr["target_risk"].unique()):
+        at = sgr["target_risk"] == target
+        fitted = sgr[at & feasible].groupby("study", sort=False)["excess"]
+        head = f"r*={target:g}"
+        frame[f"{head}: CSFs with a threshold"] = (
+            feasible[at].groupby(sgr.loc[at, "study"]).sum().reindex(studies).astype("int64")
+        )
+        frame[f"{head}: share exceeding"] = fitted.apply(lambda e: float((e > 0).mean()))
+        frame[f"{head}: median excess"] = fitted.median()
+    return frame
 
 
 def _sgr_section(b: _Builder, sgr: pd.DataFrame) -> str:
     from fdbench.report.plots import sgr_figure
 
-    keys = [c for c in ("study", "csf") if c in sgr.columns]
-    shown = [c for c in ("target_risk", "risk", "coverage", "excess", "bound") if c in sgr.columns]
-    frame = sgr[shown].copy()
-    frame.index = [
-        " / ".join(str(row[k]) for k in keys) + f" @ r*={row['target_risk']:g}"
-        for _, row in sgr.iterrows()
+    delta = sgr["delta"].iloc[0] if "delta" in sgr.columns else None
+    parts = [
+        '<p class="note">Selection with guaranteed risk (Geifman &amp; El-Yaniv, 2017): for '
+        "each CSF and target risk r*, the threshold with the largest validation coverage whose "
+        "risk bound holds"
+        + (f" with probability 1 − δ = {1 - delta:g}" if delta is not None else "")
+        + " is applied to every test study; <i>excess</i> = realised test risk − r*. Above 0 "
+        "the guarantee, valid for i.i.d. data, is broken (FD-Shifts' risk-excess analysis). "
+        "Share exceeding: among the CSFs with a threshold. One training run (the lowest seed) "
+        "per dataset × method; every row is in tables/sgr_thresholds.csv.</p>"
     ]
-    frame.index.name = "study"
-    return b.table(plain_table(frame, "sgr_risk_excess", "SGR thresholds on the test studies")) + (
-        b.figure(sgr_figure(sgr), "sgr_risk_excess", "SGR risk excess")
-    )
+    b.csv(sgr, "sgr_thresholds")
+    for label, part in _run_groups(_lowest_seed(sgr)):
+        title = "SGR risk excess" + _suffix(label) + _seed_note(part)
+        parts.append(b.table(plain_table(_sgr_summary(part), _stem("sgr", label), title, 3)))
+        if "feasible" in part.columns and not part["feasible"].astype(bool).any():
+            parts.append(
+                '<p class="note">No CSF has a threshold whose risk bound meets any target on '
+                "the validation split: nothing to plot.</p>"
+            )
+            continue
+        parts.append(b.figure(sgr_figure(part, title), _stem("sgr_risk_excess", label), title))
+    return "".join(parts)
 
 
 def write_report(
@@ -307,7 +471,10 @@ def write_report(
     maps and Kendall τ (AURC vs AUGRC) from ``bootstrap``; risk-coverage and generalized-risk
     curves from ``curves``; ECE and reliability diagrams after scaling from ``reliability``; the
     failure gallery; the float-precision table ``rounding``; the SGR risk-excess table and plot
-    from ``sgr``. A section whose input is absent is left out. Images are base64 PNG inside the
+    from ``sgr``. Every dataset × method gets its own tables and figures; curves, reliability,
+    ECE after scaling and SGR show its lowest seed. A section whose input is absent is left
+    out; an input lacking a required column (``REQUIRED_COLUMNS``) raises ValueError naming
+    it. Images are base64 PNG inside the
     page (no network, no JavaScript). Every table is also written as CSV and booktabs LaTeX to
     ``run_dir/tables``, every figure as PNG to ``run_dir/figures``; ``report_manifest.json``
     lists them.
@@ -334,6 +501,7 @@ def write_report(
             )
         }
     )
+    _check_inputs(inputs)
     b = _Builder(run_dir)
     if inputs.results is not None and not inputs.results.empty:
         body = _metrics_section(b, inputs.results)
@@ -352,9 +520,7 @@ def write_report(
     if inputs.gallery is not None and len(inputs.gallery):
         b.sections.append(("gallery", "Failure gallery", _gallery_section(b, inputs.gallery)))
     if inputs.rounding is not None and not inputs.rounding.empty:
-        frame = inputs.rounding.set_index(inputs.rounding.columns[0])
-        table = plain_table(frame, "float_precision", "Rounding of float16/32/64 outputs", 6)
-        b.sections.append(("precision", "Float precision", b.table(table)))
+        b.sections.append(("precision", "Float precision", _rounding_section(b, inputs.rounding)))
     if inputs.sgr is not None and not inputs.sgr.empty:
         b.sections.append(
             ("sgr", "Selective classification with guaranteed risk", _sgr_section(b, inputs.sgr))

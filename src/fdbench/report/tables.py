@@ -16,7 +16,7 @@ DISPLAY_METRICS = (
     ("augrc", "AUGRC ×1000", 1000.0, 2),
     ("accuracy", "Accuracy", 1.0, 4),
     ("auroc_f", "AUROC_f", 1.0, 4),
-    ("ece", "ECE", 1.0, 4),
+    ("ece", "ECE (raw confidence)", 1.0, 4),
 )
 
 
@@ -92,7 +92,7 @@ def _run_groups(table: pd.DataFrame) -> list[tuple[str, pd.DataFrame]]:
 
 def _stem(*parts: str) -> str:
     text = "_".join(p for p in parts if p)
-    return "".join(ch if ch.isalnum() or ch in "-_" else "-" for ch in text)
+    return "".join(ch if ch.isalnum() or ch in "-_" else "-" for ch in text).strip("-_")
 
 
 def metric_tables(
