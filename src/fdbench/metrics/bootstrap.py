@@ -76,6 +76,7 @@ def iter_bootstrap_counts(
     """
     n = _check_count(n, "n", 1)
     n_resamples = _check_count(n_resamples, "n_resamples", 1)
+    seed = _check_count(seed, "seed", 0)
     chunk_size = _check_count(chunk_size, "chunk_size", 1)
     groups = _groups(n, stratify)
     children = np.random.SeedSequence(seed).spawn(n_resamples)
