@@ -75,6 +75,20 @@ def test_tpr_out_of_range(x):
         M.fpr_at_tpr([0.0, 1.0], [0.1, 0.2], x)
 
 
+@pytest.mark.parametrize("n", [10, 25, 49])
+def test_fpr_at_tpr_exactly_on_a_curve_point(n):
+    # TPR k/P compared as defined (accepted successes / successes >= x) for x = k/P.
+    rng = np.random.default_rng(n)
+    r = (rng.random(n) < 0.4).astype(float)
+    r[:2] = [0.0, 1.0]
+    c = rng.permutation(n).astype(float)
+    fpr, tpr, _ = roc_curve(1 - r, c, drop_intermediate=False)
+    positives = int((r == 0).sum())
+    for k in range(1, positives + 1):
+        x = k / positives
+        assert M.fpr_at_tpr(r, c, x) == fpr[tpr >= x].min(), (k, positives)
+
+
 def test_fpr_at_full_tpr_with_rounding_weights():
     # With float weights, (W - L) at the threshold that accepts every success rounds below
     # the total success weight W_tot - F; the TPR must be the success weight accepted (a sum of

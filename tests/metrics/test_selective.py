@@ -101,6 +101,33 @@ def test_risk_at_coverage_exactly_on_a_curve_point(n):
         assert M.selective_risk_at_coverage(r, c, x) == brute.risk_at_coverage(r, c, x), (k, n)
 
 
+@pytest.mark.parametrize("n", [7, 25, 29, 41, 49])
+def test_coverage_at_risk_exactly_on_a_curve_point(n):
+    # A target risk equal to a point's selective risk k/m selects that point: the selective
+    # risk is compared as defined, accepted loss / accepted weight <= risk (k/m * m can round
+    # below k, e.g. 1/49 * 49, so loss <= risk * weight would miss it).
+    rng = np.random.default_rng(n)
+    r = (rng.random(n) < 0.5).astype(float)
+    c = rng.permutation(n).astype(float)
+    curve = M.risk_coverage_curve(r, c)
+    for m in range(1, n + 1):
+        for k in range(m + 1):
+            risk = k / m
+            assert M.coverage_at_risk(r, c, risk) == brute.coverage_at_risk(r, c, risk), (k, m)
+    for risk in curve.selective_risks:
+        assert M.coverage_at_risk(r, c, risk) == brute.coverage_at_risk(r, c, risk)
+
+
+
+def test_coverage_at_risk_one_failure_in_m():
+    # one failure ranked first among m samples: full coverage has selective risk exactly 1/m
+    # (1/49 * 49 rounds below 1)
+    for m in range(1, 101):
+        first = np.zeros(m)
+        first[0] = 1.0
+        assert M.coverage_at_risk(first, -np.arange(float(m)), 1 / m) == 1.0, m
+
+
 @SETTINGS
 @given(samples(kind="binary", weights="none"))
 def test_augrc_auroc_identity(data):
