@@ -78,6 +78,41 @@ def test_aurc_over_coverage_range(data, bounds):
 
 
 @SETTINGS
+@given(
+    samples(weights="none"), st.sampled_from([(0.0, 1.0), (0.1, 0.9), (0.5, 1.0), (0.0, 0.3)])
+)
+def test_excess_and_normalised_aurc_over_coverage_range(data, bounds):
+    r, c, _ = data
+    perfect = -np.argsort(np.argsort(r, kind="stable"), kind="stable").astype(float)
+    aurc_opt = brute.aurc_range(r, perfect, *bounds)
+    value = brute.aurc_range(r, c, *bounds)
+    assert M.eaurc(r, c, coverage_range=bounds) == pytest.approx(value - aurc_opt, abs=1e-12)
+    assert M.eaurc(r, perfect, coverage_range=bounds) == pytest.approx(0.0, abs=1e-15)
+    random = float(np.mean(r))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", M.UndefinedMetricWarning)
+        normalised = M.naurc(r, c, coverage_range=bounds)
+    if random - aurc_opt > 1e-9:
+        expected = (value - aurc_opt) / (random - aurc_opt)
+        assert normalised == pytest.approx(expected, abs=1e-9)
+    if bounds == (0.0, 1.0):
+        assert M.eaurc(r, c, coverage_range=bounds) == pytest.approx(M.eaurc(r, c), abs=1e-12)
+
+
+@SETTINGS
+@given(samples(weights="int"), st.sampled_from([(0.0, 1.0), (0.2, 0.7)]))
+def test_excess_aurc_over_range_integer_weights_are_copies(data, bounds):
+    r, c, w = data
+    reps = w.astype(int)
+    expected = M.eaurc(np.repeat(r, reps), np.repeat(c, reps), coverage_range=bounds)
+    assert M.eaurc(r, c, sample_weight=w, coverage_range=bounds) == pytest.approx(
+        expected, abs=1e-12
+    )
+    with pytest.raises(ValueError, match="coverage_range"):
+        M.eaurc(r, c, sample_weight=w + 0.5, coverage_range=bounds)
+
+
+@SETTINGS
 @given(samples(), st.sampled_from([0.05, 0.3, 0.5, 0.95, 1.0]))
 def test_risk_at_coverage_and_coverage_at_risk(data, x):
     r, c, w = data
