@@ -242,6 +242,10 @@ def selective_risk_at_coverage(
 ) -> float:
     """Selective risk of the largest threshold whose coverage is >= ``coverage`` (in (0, 1]).
 
+    Coverages are compared as accepted weight / total weight in float64, exact for unit and
+    integer weights; non-integer weights are summed cumulatively, so a target equal to a
+    point's exact coverage may fall on either side of it by one rounding.
+
     Source: Geifman & El-Yaniv, NeurIPS 2017 (risk at a target coverage).
     """
     x = check_unit_interval(coverage, "coverage")
@@ -257,6 +261,11 @@ def coverage_at_risk(
     sample_weight: ArrayLike | None = None,
 ) -> float:
     """Largest coverage whose selective risk is <= ``risk`` (0 if there is none).
+
+    Selective risks are compared as accepted loss / accepted weight in float64, exact for 0/1
+    residuals with integer weights; soft residuals or non-integer weights are summed
+    cumulatively, so a target equal to a point's exact risk may fall on either side of it by
+    one rounding.
 
     With 0/1 residuals and ``risk = 1 - a`` this is the coverage at the selective accuracy
     constraint a (Galil et al., "What can we learn from the selective prediction and
