@@ -130,12 +130,14 @@ def read_confidence_table(
     path = Path(path)
     if not path.exists():
         raise FileNotFoundError(f"outputs file not found: {path}")
-    if path.suffix.lower() == ".csv":
-        table = pd.read_csv(path)
-    elif path.suffix.lower() in {".parquet", ".pq"}:
-        table = pd.read_parquet(path)
-    else:
+    suffix = path.suffix.lower()
+    if suffix not in {".csv", ".parquet", ".pq"}:
         raise ValueError(f"table must be .csv or .parquet; got {path.name}")
+    try:
+        table = pd.read_csv(path) if suffix == ".csv" else pd.read_parquet(path)
+    except (OSError, ValueError) as err:
+        message = str(err).splitlines()[0] if str(err) else type(err).__name__
+        raise ValueError(f"cannot read {path.name}: {message}") from err
     missing = [c for c in ("label", "prediction") if c not in table.columns]
     if missing:
         raise ValueError(f"{path.name}: missing column(s) {missing}; found {list(table.columns)}")
@@ -147,7 +149,13 @@ def read_confidence_table(
         absent = [c for c in columns if c not in table.columns]
         if absent:
             raise ValueError(f"{path.name}: confidence column(s) {absent} not found")
-        csfs = list(columns)
+        meta = [c for c in columns if c in TABLE_META_COLUMNS]
+        if meta:
+            raise ValueError(f"{path.name}: {meta} cannot be confidence columns")
+        text = [c for c in columns if not pd.api.types.is_numeric_dtype(table[c])]
+        if text:
+            raise ValueError(f"{path.name}: confidence column(s) {text} are not numeric")
+        csfs = list(dict.fromkeys(columns))
     else:
         csfs = [
             c
@@ -158,7 +166,11 @@ def read_confidence_table(
         raise ValueError(f"{path.name}: no numeric confidence column besides label/prediction")
     for name in ("label", "prediction"):
         values = table[name]
-        if values.isna().any() or not np.all(np.mod(values.to_numpy(dtype=float), 1) == 0):
+        if (
+            not pd.api.types.is_numeric_dtype(values)
+            or values.isna().any()
+            or not np.all(np.mod(values.to_numpy(dtype=float), 1) == 0)
+        ):
             raise ValueError(f"{path.name}: column {name!r} must hold integers without gaps")
     if (table["label"] < NEW_CLASS_LABEL).any():
         raise ValueError(f"{path.name}: labels must be >= -1 (-1 marks a new-class sample)")

@@ -64,6 +64,27 @@ def test_evaluate_npz_end_to_end(tmp_path):
     assert row["value"].item() == pytest.approx(expected, abs=1e-12)
 
 
+def test_evaluate_npz_with_bootstrap_to_parquet(tmp_path):
+    path = synthetic_npz(tmp_path / "outputs.npz", n=200)
+    out = tmp_path / "x.parquet"
+    result = run_cli("evaluate", str(path), "--bootstrap", "50", "--seed", "0", "--out", str(out))
+    assert result.returncode == 0, result.stderr
+    table = pd.read_parquet(out)
+    assert {"std", "ci_lower", "ci_upper"} <= set(table.columns)
+    # The interval of the iid MSR AURC is the bootstrap of the arrays themselves (same seed).
+    data = np.load(path)
+    iid = data["study"] == "iid"
+    logits, labels = data["logits"][iid], data["labels"][iid]
+    residuals = (logits.argmax(axis=1) != labels).astype(float)
+    msr = np.exp(M.log_softmax(logits)).max(axis=1)
+    draws = M.bootstrap(residuals, msr, metrics=["aurc"], n_resamples=50, seed=0)
+    summary = M.bootstrap_summary(draws)
+    row = table[(table.study == "iid") & (table.csf == "MSR") & (table.metric == "aurc")]
+    assert row["ci_lower"].item() == pytest.approx(summary.loc["aurc", "lower"], abs=1e-12)
+    assert row["ci_upper"].item() == pytest.approx(summary.loc["aurc", "upper"], abs=1e-12)
+    assert row["std"].item() == pytest.approx(summary.loc["aurc", "std"], abs=1e-12)
+
+
 def test_evaluate_table_with_bootstrap_intervals(tmp_path):
     rng = np.random.default_rng(1)
     n = 300
@@ -128,6 +149,18 @@ def _truncated_fd_shifts_run(tmp_path: Path) -> Path:
     return tmp_path / "exp" / "test_results"
 
 
+def _npz_without(tmp_path: Path, key: str) -> Path:
+    data = dict(np.load(synthetic_npz(tmp_path / "full.npz")))
+    del data[key]
+    np.savez(tmp_path / "bad.npz", **data)
+    return tmp_path / "bad.npz"
+
+
+def _garbage(path: Path) -> Path:
+    path.write_bytes(np.random.default_rng(0).integers(0, 256, 2000, dtype=np.uint8).tobytes())
+    return path
+
+
 @pytest.mark.parametrize(
     ("make", "needle"),
     [
@@ -138,6 +171,21 @@ def _truncated_fd_shifts_run(tmp_path: Path) -> Path:
         (lambda p: _bad_npz(p, logits=np.zeros(500)), "logits"),
         (lambda p: _truncated(_bad_npz(p)), "cannot read npz file"),
         (lambda p: _truncated_fd_shifts_run(p), "cannot read FD-Shifts file"),
+        (lambda p: _bad_npz(p, logits=np.zeros((500, 5, 2))), "logits"),
+        (lambda p: _bad_npz(p, labels=np.full(500, -2)), "label"),
+        (lambda p: _bad_npz(p, labels=np.full(500, 0.5)), "labels"),
+        (lambda p: _bad_npz(p, labels=np.full(500, "a")), "labels"),
+        (lambda p: _bad_npz(p, study=np.full(10, "iid")), "study"),
+        (lambda p: _npz_without(p, "logits"), "logits"),
+        (lambda p: _npz_without(p, "labels"), "labels"),
+        (
+            lambda p: _bad_npz(
+                p, logits=np.zeros((0, 5)), labels=np.zeros(0, int), study=np.zeros(0, str)
+            ),
+            "no samples",
+        ),
+        (lambda p: _bad_npz(p, labels=np.full(500, -1)), "iid"),
+        (lambda p: _garbage(p / "garbage.npz"), "garbage.npz"),
     ],
     ids=[
         "missing-file",
@@ -147,6 +195,16 @@ def _truncated_fd_shifts_run(tmp_path: Path) -> Path:
         "1d-logits",
         "truncated-npz",
         "truncated-fd-shifts",
+        "3d-logits",
+        "label-below-minus-one",
+        "fractional-labels",
+        "text-labels",
+        "study-wrong-length",
+        "missing-logits-key",
+        "missing-labels-key",
+        "empty",
+        "new-class-only-study-without-iid",
+        "unreadable",
     ],
 )
 def test_bad_npz_is_one_clear_line(tmp_path, make, needle):
@@ -174,12 +232,61 @@ def test_bad_npz_is_one_clear_line(tmp_path, make, needle):
             "nope",
         ),
         (pd.DataFrame({"label": [], "prediction": [], "msr": []}), [], "no rows"),
+        (pd.DataFrame({"prediction": [0, 1], "msr": [0.5, 0.6]}), [".parquet"], "label"),
+        (
+            pd.DataFrame({"label": [0, 1], "prediction": [0, 0], "msr": [0.1, np.inf]}),
+            [".parquet"],
+            "non-finite",
+        ),
+        (
+            pd.DataFrame({"label": ["a", "b"], "prediction": [0, 0], "msr": [0.1, 0.6]}),
+            [],
+            "label",
+        ),
+        (
+            pd.DataFrame({"label": [0, 1], "prediction": [0.5, 0], "msr": [0.1, 0.6]}),
+            [],
+            "prediction",
+        ),
+        (
+            pd.DataFrame({"label": [0, 1], "prediction": [0, 0], "msr": ["x", "y"]}),
+            ["-c", "msr"],
+            "not numeric",
+        ),
+        (
+            pd.DataFrame({"label": [0, 1], "prediction": [0, 0], "msr": [0.1, 0.6]}),
+            ["-c", "label"],
+            "cannot be confidence",
+        ),
+        (
+            pd.DataFrame({"label": [0, 1], "prediction": [0, 0], "msr": [0.1, 0.6]}),
+            ["--bootstrap", "3", "--seed", "-1"],
+            "seed",
+        ),
     ],
-    ids=["missing-column", "nan-confidence", "new-class-without-iid", "unknown-column", "empty"],
+    ids=[
+        "missing-column",
+        "nan-confidence",
+        "new-class-without-iid",
+        "unknown-column",
+        "empty",
+        "parquet-missing-column",
+        "parquet-inf-confidence",
+        "text-labels",
+        "fractional-prediction",
+        "text-confidence-column",
+        "label-as-confidence",
+        "negative-seed",
+    ],
 )
 def test_bad_table_is_one_clear_line(tmp_path, frame, args, needle):
-    path = tmp_path / "bad.csv"
-    frame.to_csv(path, index=False)
+    suffix = ".parquet" if ".parquet" in args else ".csv"
+    args = [a for a in args if a != ".parquet"]
+    path = tmp_path / f"bad{suffix}"
+    if suffix == ".csv":
+        frame.to_csv(path, index=False)
+    else:
+        frame.to_parquet(path)
     result = run_cli("evaluate", str(path), *args)
     assert result.returncode != 0
     assert "Traceback" not in result.stderr
@@ -249,3 +356,22 @@ def test_evaluate_fd_shifts_run_reproduces_metrics_from_the_arrays(tmp_path):
         c, r = confidence[mask], residuals[mask]
         assert table[(csf, study, "aurc")] == pytest.approx(_aurc_from_definition(r, c), rel=1e-9)
         assert table[(csf, study, "auroc_f")] == pytest.approx(roc_auc_score(1 - r, c), rel=1e-9)
+@pytest.mark.parametrize(
+    ("name", "content", "needle"),
+    [
+        ("bad.csv", b"\x00\xff\xfe" * 100, "cannot read bad.csv"),
+        ("empty.csv", b"", "cannot read empty.csv"),
+        ("bad.parquet", b"not a parquet file" * 50, "cannot read bad.parquet"),
+        ("bad.txt", b"hello", "bad.txt"),
+    ],
+    ids=["binary-csv", "empty-file", "corrupt-parquet", "unknown-format"],
+)
+def test_unreadable_table_is_one_clear_line(tmp_path, name, content, needle):
+    path = tmp_path / name
+    path.write_bytes(content)
+    result = run_cli("evaluate", str(path))
+    assert result.returncode != 0
+    assert "Traceback" not in result.stderr
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1, result.stderr
+    assert needle in lines[0]

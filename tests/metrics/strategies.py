@@ -34,19 +34,25 @@ def residuals(draw, n, kind=None):
 
 @st.composite
 def samples(draw, *, kind=None, max_n=25, weights=None):
-    """(residuals, confidence, weights) with weights None, integer or float."""
+    """(residuals, confidence, weights) with weights None, integer or float.
+
+    "float" weights are float32 values (their sums are mostly exact in float64); "float64"
+    weights have full mantissas, so cumulative sums round, as real class-balancing weights do.
+    """
     n = draw(st.integers(1, max_n))
     r = draw(residuals(n, kind))
     c = draw(confidences(n))
-    weight_kind = weights or draw(st.sampled_from(["none", "int", "float"]))
+    weight_kind = weights or draw(st.sampled_from(["none", "int", "float", "float64"]))
     if weight_kind == "none":
         w = None
     elif weight_kind == "int":
         w = np.array(draw(st.lists(st.integers(1, 4), min_size=n, max_size=n)), dtype=np.float64)
-    else:
+    elif weight_kind == "float":
         w = np.array(
             draw(st.lists(st.floats(0.125, 3, width=32), min_size=n, max_size=n)), dtype=np.float64
         )
+    else:
+        w = np.array(draw(st.lists(st.floats(0.125, 3), min_size=n, max_size=n)))
     return r, c, w
 
 

@@ -110,6 +110,10 @@ def test_bad_arguments(data):
         M.bootstrap(r, c, metrics=["nope"])
     with pytest.raises(ValueError, match="n_resamples"):
         M.bootstrap(r, c, n_resamples=0)
+    with pytest.raises(ValueError, match="seed"):
+        M.bootstrap(r, c, n_resamples=2, seed=-1)
+    with pytest.raises(TypeError, match="seed"):
+        M.bootstrap_counts(5, 2, seed=1.5)
     with pytest.raises(ValueError, match="stratify"):
         M.bootstrap_counts(5, 2, stratify=[0, 1])
     with pytest.raises(ValueError, match="confidence_level"):

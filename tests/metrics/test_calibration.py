@@ -36,6 +36,24 @@ def test_ece_mce_match_brute_force(data):
     assert M.mce(r, c, n_bins=n_bins, sample_weight=w) == pytest.approx(mce, abs=1e-12)
 
 
+@pytest.mark.parametrize("n_bins", [1, 3, 7, 10, 15, 20, 49, 100])
+def test_confidences_on_bin_edges_go_to_the_lower_bin(n_bins):
+    # (j-1)/M < c <= j/M with the edges j/M as floats; c*M can round across an integer.
+    edges = np.arange(n_bins + 1) / n_bins
+    c = np.concatenate([edges, np.nextafter(edges, 2.0), np.nextafter(edges, -1.0)])
+    c = np.clip(c, 0.0, 1.0)
+    r = (np.arange(c.size) % 3 == 0).astype(float)
+    ece, mce = brute.ece_mce(r, c, n_bins)
+    assert M.ece(r, c, n_bins=n_bins) == pytest.approx(ece, abs=1e-12)
+    assert M.mce(r, c, n_bins=n_bins) == pytest.approx(mce, abs=1e-12)
+    bins = M.reliability_bins(r, c, n_bins=n_bins)
+    expected = [
+        sum(1 for x in c if edges[j] < x <= edges[j + 1] or (j == 0 and x == 0))
+        for j in range(n_bins)
+    ]
+    np.testing.assert_array_equal(bins.weights, expected)
+
+
 def test_bin_boundaries_are_right_closed():
     bins = M.reliability_bins([0.0, 0.0, 1.0], [0.0, 0.5, 0.5 + 1e-12], n_bins=2)
     np.testing.assert_array_equal(bins.weights, [2.0, 1.0])

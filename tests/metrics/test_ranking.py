@@ -73,3 +73,47 @@ def test_binary_metrics_reject_soft_residuals():
 def test_tpr_out_of_range(x):
     with pytest.raises(ValueError, match="tpr"):
         M.fpr_at_tpr([0.0, 1.0], [0.1, 0.2], x)
+
+
+@pytest.mark.parametrize("n", [10, 25, 49])
+def test_fpr_at_tpr_exactly_on_a_curve_point(n):
+    # TPR k/P compared as defined (accepted successes / successes >= x) for x = k/P.
+    rng = np.random.default_rng(n)
+    r = (rng.random(n) < 0.4).astype(float)
+    r[:2] = [0.0, 1.0]
+    c = rng.permutation(n).astype(float)
+    fpr, tpr, _ = roc_curve(1 - r, c, drop_intermediate=False)
+    positives = int((r == 0).sum())
+    for k in range(1, positives + 1):
+        x = k / positives
+        assert M.fpr_at_tpr(r, c, x) == fpr[tpr >= x].min(), (k, positives)
+
+
+def test_fpr_at_full_tpr_with_rounding_weights():
+    # With float weights, (W - L) at the threshold that accepts every success rounds below
+    # the total success weight W_tot - F; the TPR must be the success weight accepted (a sum of
+    # success weights, as in roc_curve), which reaches exactly 1 there.
+    r = np.array([0.0, 0.0, 1.0])
+    c = np.array([-0.8102990613264937, 0.08546798405284294, -1.4681570658869638])
+    w = np.array([2.6473227810049536, 0.32667626615049405, 2.4571931751867173])
+    assert M.fpr_at_tpr(r, c, 1.0, sample_weight=w) == 0.0
+    assert M.evaluate_all(r, c, sample_weight=w)["fpr@95tpr"] == 0.0
+    rng = np.random.default_rng(0)
+    for _ in range(200):
+        n = int(rng.integers(2, 30))
+        r = (rng.random(n) < 0.5).astype(float)
+        r[:2] = [0.0, 1.0]
+        c = np.round(rng.normal(size=n), int(rng.integers(0, 3)))
+        w = rng.random(n) * 3 + 0.01
+        fpr, tpr, _ = roc_curve(1 - r, c, sample_weight=w, drop_intermediate=False)
+        for x in (1.0, 0.95, 0.8):
+            assert M.fpr_at_tpr(r, c, x, sample_weight=w) == pytest.approx(
+                fpr[tpr >= x].min(), abs=1e-12
+            ), (x, r, c, w)
+        boot = M.bootstrap(r, c, metrics=["fpr@95tpr"], n_resamples=3, sample_weight=w)
+        for b, counts in enumerate(M.bootstrap_counts(n, 3)):
+            if 0 < counts @ r < counts.sum():
+                ww = counts * w
+                fpr, tpr, _ = roc_curve(1 - r, c, sample_weight=ww, drop_intermediate=False)
+                expected = fpr[tpr >= 0.95].min()
+                assert boot["fpr@95tpr"].iloc[b] == pytest.approx(expected, abs=1e-12)

@@ -78,6 +78,41 @@ def test_aurc_over_coverage_range(data, bounds):
 
 
 @SETTINGS
+@given(
+    samples(weights="none"), st.sampled_from([(0.0, 1.0), (0.1, 0.9), (0.5, 1.0), (0.0, 0.3)])
+)
+def test_excess_and_normalised_aurc_over_coverage_range(data, bounds):
+    r, c, _ = data
+    perfect = -np.argsort(np.argsort(r, kind="stable"), kind="stable").astype(float)
+    aurc_opt = brute.aurc_range(r, perfect, *bounds)
+    value = brute.aurc_range(r, c, *bounds)
+    assert M.eaurc(r, c, coverage_range=bounds) == pytest.approx(value - aurc_opt, abs=1e-12)
+    assert M.eaurc(r, perfect, coverage_range=bounds) == pytest.approx(0.0, abs=1e-15)
+    random = float(np.mean(r))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", M.UndefinedMetricWarning)
+        normalised = M.naurc(r, c, coverage_range=bounds)
+    if random - aurc_opt > 1e-9:
+        expected = (value - aurc_opt) / (random - aurc_opt)
+        assert normalised == pytest.approx(expected, abs=1e-9)
+    if bounds == (0.0, 1.0):
+        assert M.eaurc(r, c, coverage_range=bounds) == pytest.approx(M.eaurc(r, c), abs=1e-12)
+
+
+@SETTINGS
+@given(samples(weights="int"), st.sampled_from([(0.0, 1.0), (0.2, 0.7)]))
+def test_excess_aurc_over_range_integer_weights_are_copies(data, bounds):
+    r, c, w = data
+    reps = w.astype(int)
+    expected = M.eaurc(np.repeat(r, reps), np.repeat(c, reps), coverage_range=bounds)
+    assert M.eaurc(r, c, sample_weight=w, coverage_range=bounds) == pytest.approx(
+        expected, abs=1e-12
+    )
+    with pytest.raises(ValueError, match="coverage_range"):
+        M.eaurc(r, c, sample_weight=w + 0.5, coverage_range=bounds)
+
+
+@SETTINGS
 @given(samples(), st.sampled_from([0.05, 0.3, 0.5, 0.95, 1.0]))
 def test_risk_at_coverage_and_coverage_at_risk(data, x):
     r, c, w = data
@@ -99,6 +134,33 @@ def test_risk_at_coverage_exactly_on_a_curve_point(n):
     for k in range(1, n + 1):
         x = k / n
         assert M.selective_risk_at_coverage(r, c, x) == brute.risk_at_coverage(r, c, x), (k, n)
+
+
+@pytest.mark.parametrize("n", [7, 25, 29, 41, 49])
+def test_coverage_at_risk_exactly_on_a_curve_point(n):
+    # A target risk equal to a point's selective risk k/m selects that point: the selective
+    # risk is compared as defined, accepted loss / accepted weight <= risk (k/m * m can round
+    # below k, e.g. 1/49 * 49, so loss <= risk * weight would miss it).
+    rng = np.random.default_rng(n)
+    r = (rng.random(n) < 0.5).astype(float)
+    c = rng.permutation(n).astype(float)
+    curve = M.risk_coverage_curve(r, c)
+    for m in range(1, n + 1):
+        for k in range(m + 1):
+            risk = k / m
+            assert M.coverage_at_risk(r, c, risk) == brute.coverage_at_risk(r, c, risk), (k, m)
+    for risk in curve.selective_risks:
+        assert M.coverage_at_risk(r, c, risk) == brute.coverage_at_risk(r, c, risk)
+
+
+
+def test_coverage_at_risk_one_failure_in_m():
+    # one failure ranked first among m samples: full coverage has selective risk exactly 1/m
+    # (1/49 * 49 rounds below 1)
+    for m in range(1, 101):
+        first = np.zeros(m)
+        first[0] = 1.0
+        assert M.coverage_at_risk(first, -np.arange(float(m)), 1 / m) == 1.0, m
 
 
 @SETTINGS

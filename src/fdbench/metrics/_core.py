@@ -167,11 +167,22 @@ def ap_error_from_cum(W: np.ndarray, L: np.ndarray, work: Work = None) -> np.nda
     return _safe_ratio(num, F)
 
 
-def fpr_at_tpr_from_cum(W: np.ndarray, L: np.ndarray, tpr: float, work: Work = None) -> np.ndarray:
-    """Smallest false-positive rate among thresholds with true-positive rate >= tpr."""
+def fpr_at_tpr_from_cum(
+    W: np.ndarray, L: np.ndarray, tpr: float, work: Work = None, TP: np.ndarray | None = None
+) -> np.ndarray:
+    """Smallest false-positive rate among thresholds with true-positive rate >= tpr.
+
+    ``TP`` is the cumulative success weight; by default W - L, which is exact for integer
+    weights. For other weights pass the cumulative sum of the success weights itself: W - L
+    rounds, and can stay below the total success weight at the threshold that accepts every
+    success (so that TPR 1 would never be reached there).
+    """
     (rate,) = _scratch(W, work, 1)
     F = L[:, -1]
-    np.subtract(W, L, out=rate)
+    if TP is None:
+        np.subtract(W, L, out=rate)
+    else:
+        np.copyto(rate, TP)
     P = rate[:, -1].copy()
     np.divide(rate, np.maximum(P, _TINY)[:, None], out=rate)
     idx = np.argmax(rate >= tpr, axis=1)
@@ -300,6 +311,18 @@ class Workspace:
 
     def fail(self, rows: int, cols: int) -> np.ndarray:
         return self._view(self._fail, rows, cols)
+
+
+def success_cumulative(
+    ranking: Ranking, residuals: np.ndarray, weights: np.ndarray | None
+) -> np.ndarray | None:
+    """Cumulative success weight at the tie-group ends, one row per row of ``weights``
+    ((N,) or (B, N)), for :func:`fpr_at_tpr_from_cum`; ``None`` when W - L is exact
+    (no weights, or integer weights)."""
+    if weights is None or weights.dtype.kind in "iu" or np.all(weights == np.round(weights)):
+        return None
+    ok = np.take(weights, ranking.order, axis=-1) * (1.0 - residuals[ranking.order])
+    return np.atleast_2d(ranking.at_ends(np.cumsum(ok, axis=-1)))
 
 
 def binary_cumulative(

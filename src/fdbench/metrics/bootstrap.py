@@ -25,6 +25,7 @@ from ._core import (
     optimal_from_counts,
     rank,
     risk_at_coverage_from_cum,
+    success_cumulative,
 )
 from ._validation import check_inputs
 from .calibration import bin_indices, ece_mce_from_sums
@@ -75,6 +76,7 @@ def iter_bootstrap_counts(
     """
     n = _check_count(n, "n", 1)
     n_resamples = _check_count(n_resamples, "n_resamples", 1)
+    seed = _check_count(seed, "seed", 0)
     chunk_size = _check_count(chunk_size, "chunk_size", 1)
     groups = _groups(n, stratify)
     children = np.random.SeedSequence(seed).spawn(n_resamples)
@@ -148,6 +150,7 @@ def _csf_metrics(
         L = s.ranking.at_ends(np.cumsum(ws, axis=1))
         del ws
     out: dict[str, np.ndarray] = {}
+    tp = None
     nan = np.full(weights.shape[0], np.nan)
     if "aurc" in metrics or _OPTIMUM_KEYS.intersection(metrics):
         out["aurc"] = aurc_from_cum(W, L, scratch)
@@ -174,10 +177,11 @@ def _csf_metrics(
                 out[key] = ap_success_from_cum(W, L, scratch)
             elif key == "ap_f_error":
                 out[key] = ap_error_from_cum(W, L, scratch)
-            elif key == "fpr@95tpr":
-                out[key] = fpr_at_tpr_from_cum(W, L, 0.95, scratch)
-            elif key == "fpr@80tpr":
-                out[key] = fpr_at_tpr_from_cum(W, L, 0.80, scratch)
+            elif key in ("fpr@95tpr", "fpr@80tpr"):
+                if tp is None and weights.dtype.kind == "f":
+                    tp = success_cumulative(s.ranking, r, weights)
+                x = 0.95 if key == "fpr@95tpr" else 0.80
+                out[key] = fpr_at_tpr_from_cum(W, L, x, scratch, tp)
             elif key == "risk@95cov":
                 out[key] = risk_at_coverage_from_cum(W, L, 0.95)
             elif key == "coverage@risk5":

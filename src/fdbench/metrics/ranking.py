@@ -12,6 +12,7 @@ from ._core import (
     ap_success_from_cum,
     auroc_from_cum,
     fpr_at_tpr_from_cum,
+    success_cumulative,
 )
 from ._validation import UndefinedMetricWarning, check_unit_interval
 from .curves import prepare
@@ -87,7 +88,8 @@ def fpr_at_tpr(
     """
     x = check_unit_interval(tpr, "tpr")
     p = prepare(residuals, confidence, sample_weight, binary=True)
-    return _warn_if_nan(float(fpr_at_tpr_from_cum(p.W, p.L, x)[0]), "fpr_at_tpr")
+    tp = success_cumulative(p.ranking, p.residuals, p.weights)
+    return _warn_if_nan(float(fpr_at_tpr_from_cum(p.W, p.L, x, TP=tp)[0]), "fpr_at_tpr")
 
 
 def auroc_out(
@@ -114,4 +116,5 @@ def fpr_at_tpr_out(
     """
     x = check_unit_interval(tpr, "tpr")
     p = prepare(is_ood, confidence, sample_weight, binary=True, residuals_name="is_ood")
-    return _warn_if_nan(float(fpr_at_tpr_from_cum(p.W, p.L, x)[0]), "fpr_at_tpr_out")
+    tp = success_cumulative(p.ranking, p.residuals, p.weights)
+    return _warn_if_nan(float(fpr_at_tpr_from_cum(p.W, p.L, x, TP=tp)[0]), "fpr_at_tpr_out")

@@ -67,11 +67,31 @@ def aurc(
     p = prepare(residuals, confidence, sample_weight)
     if coverage_range is None:
         return float(aurc_from_cum(p.W, p.L)[0])
-    low, high = _check_range(coverage_range)
-    W, L = p.W[0], p.L[0]
+    return _aurc_range(p.W[0], p.L[0], *_check_range(coverage_range))
+
+
+def _aurc_range(W: np.ndarray, L: np.ndarray, low: float, high: float) -> float:
+    """AURC over [low, high] from cumulative weights and losses at the tie-group ends."""
     coverage = np.concatenate([[0.0], W / W[-1]])
     selective = L / W
     return aurc_range_from_curve(coverage, np.concatenate([selective[:1], selective]), low, high)
+
+
+def _optimal_aurc_range(r: np.ndarray, w: np.ndarray | None, low: float, high: float) -> float:
+    """AURC over [low, high] of the optimal CSF (strict ascending-residual order, weight w as
+    w copies, each its own step); needs integer weights."""
+    if w is None:
+        values = np.sort(r)
+    else:
+        if not np.all(w == np.round(w)):
+            raise ValueError(
+                "coverage_range: the optimum over a coverage range needs integer (frequency) "
+                "sample weights; got non-integer weights"
+            )
+        order = np.argsort(r, kind="stable")
+        values = np.repeat(r[order], w[order].astype(np.int64))
+    steps = np.arange(1.0, values.size + 1.0)
+    return _aurc_range(steps, np.cumsum(values), low, high)
 
 
 def augrc(
@@ -126,7 +146,11 @@ def _optimum(r: np.ndarray, w: np.ndarray | None, work=None) -> tuple[float, flo
 
 
 def eaurc(
-    residuals: ArrayLike, confidence: ArrayLike, *, sample_weight: ArrayLike | None = None
+    residuals: ArrayLike,
+    confidence: ArrayLike,
+    *,
+    sample_weight: ArrayLike | None = None,
+    coverage_range: tuple[float, float] | None = None,
 ) -> float:
     """Excess AURC: AURC minus the AURC of the optimal CSF on the same finite sample.
 
@@ -134,12 +158,17 @@ def eaurc(
     (:func:`optimal_aurc_augrc`), so e-AURC is exactly 0 for a perfect CSF without ties and
     never negative for an unweighted CSF without ties. A tie group (or a weight > 1, which
     counts as tied copies) is one linear step of the curve, which may pass below the strict
-    optimum; e-AURC can then be slightly negative.
+    optimum; e-AURC can then be slightly negative. With ``coverage_range=(a, b)`` both areas
+    are restricted to coverages [a, b] as in :func:`aurc` (integer sample weights only).
 
     Source: Geifman, Uziel & El-Yaniv, ICLR 2019 (E-AURC), computed on the finite sample
     instead of the continuous approximation r + (1 - r) ln(1 - r).
     """
     p = prepare(residuals, confidence, sample_weight)
+    if coverage_range is not None:
+        low, high = _check_range(coverage_range)
+        value = _aurc_range(p.W[0], p.L[0], low, high)
+        return value - _optimal_aurc_range(p.residuals, p.weights, low, high)
     return float(aurc_from_cum(p.W, p.L)[0]) - _optimum(p.residuals, p.weights)[0]
 
 
@@ -169,21 +198,32 @@ def naurc_from_parts(
 
 
 def naurc(
-    residuals: ArrayLike, confidence: ArrayLike, *, sample_weight: ArrayLike | None = None
+    residuals: ArrayLike,
+    confidence: ArrayLike,
+    *,
+    sample_weight: ArrayLike | None = None,
+    coverage_range: tuple[float, float] | None = None,
 ) -> float:
     """Normalised AURC: (AURC - AURC_opt) / (AURC_random - AURC_opt).
 
     AURC_opt is the finite-sample optimum of :func:`eaurc`, AURC_random the (weighted) mean
     residual, the AURC of a constant CSF. NaN with an ``UndefinedMetricWarning`` when the two
-    coincide (e.g. all residuals equal).
+    coincide (e.g. all residuals equal). With ``coverage_range=(a, b)`` AURC and AURC_opt are
+    restricted to coverages [a, b] as in :func:`eaurc` (the constant CSF's is unchanged).
 
     Source: Cattelan & Silva, "How to fix a broken confidence estimator: evaluating post-hoc
     methods for selective classification with deep neural networks", UAI 2024 (arXiv 2023).
     """
     p = prepare(residuals, confidence, sample_weight)
-    value = float(aurc_from_cum(p.W, p.L)[0])
     random = float(p.L[0, -1] / p.W[0, -1])
-    out = naurc_from_parts(value, _optimum(p.residuals, p.weights)[0], random)
+    if coverage_range is None:
+        value = float(aurc_from_cum(p.W, p.L)[0])
+        optimum = _optimum(p.residuals, p.weights)[0]
+    else:
+        low, high = _check_range(coverage_range)
+        value = _aurc_range(p.W[0], p.L[0], low, high)
+        optimum = _optimal_aurc_range(p.residuals, p.weights, low, high)
+    out = naurc_from_parts(value, optimum, random)
     if np.isnan(out):
         warnings.warn(
             "naurc: undefined because the optimal and the random AURC coincide; returning NaN",
@@ -202,6 +242,10 @@ def selective_risk_at_coverage(
 ) -> float:
     """Selective risk of the largest threshold whose coverage is >= ``coverage`` (in (0, 1]).
 
+    Coverages are compared as accepted weight / total weight in float64, exact for unit and
+    integer weights; non-integer weights are summed cumulatively, so a target equal to a
+    point's exact coverage may fall on either side of it by one rounding.
+
     Source: Geifman & El-Yaniv, NeurIPS 2017 (risk at a target coverage).
     """
     x = check_unit_interval(coverage, "coverage")
@@ -217,6 +261,11 @@ def coverage_at_risk(
     sample_weight: ArrayLike | None = None,
 ) -> float:
     """Largest coverage whose selective risk is <= ``risk`` (0 if there is none).
+
+    Selective risks are compared as accepted loss / accepted weight in float64, exact for 0/1
+    residuals with integer weights; soft residuals or non-integer weights are summed
+    cumulatively, so a target equal to a point's exact risk may fall on either side of it by
+    one rounding.
 
     With 0/1 residuals and ``risk = 1 - a`` this is the coverage at the selective accuracy
     constraint a (Galil et al., "What can we learn from the selective prediction and

@@ -15,6 +15,7 @@ from ._core import (
     fpr_at_tpr_from_cum,
     rank,
     risk_at_coverage_from_cum,
+    success_cumulative,
 )
 from ._validation import check_inputs, check_labels
 from .calibration import bin_sums, ece_mce_from_sums
@@ -125,8 +126,9 @@ def evaluate_all(
             out["auroc_f"] = float(auroc_from_cum(W, L, work)[0])
             out["ap_f_success"] = float(ap_success_from_cum(W, L, work)[0])
             out["ap_f_error"] = float(ap_error_from_cum(W, L, work)[0])
-            out["fpr@95tpr"] = float(fpr_at_tpr_from_cum(W, L, 0.95, work)[0])
-            out["fpr@80tpr"] = float(fpr_at_tpr_from_cum(W, L, 0.80, work)[0])
+            tp = success_cumulative(ranking, r, w)
+            out["fpr@95tpr"] = float(fpr_at_tpr_from_cum(W, L, 0.95, work, tp)[0])
+            out["fpr@80tpr"] = float(fpr_at_tpr_from_cum(W, L, 0.80, work, tp)[0])
         else:
             for key in ("auroc_f", "ap_f_success", "ap_f_error", "fpr@95tpr", "fpr@80tpr"):
                 out[key] = nan

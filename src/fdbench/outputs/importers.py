@@ -45,7 +45,10 @@ def _read_npz(path: Path, what: str) -> dict[str, np.ndarray]:
 
 
 def _labels_from_float(values: np.ndarray, what: str) -> np.ndarray:
-    values = np.asarray(values, dtype=np.float64)
+    try:
+        values = np.asarray(values, dtype=np.float64)
+    except (TypeError, ValueError) as err:
+        raise ValueError(f"{what} must hold integer values") from err
     rounded = np.rint(values)
     if not np.all(np.isfinite(values)) or not np.array_equal(rounded, values):
         raise ValueError(f"{what} must hold integer values")
@@ -84,6 +87,8 @@ def import_npz(
         raise ValueError(
             f"npz file {str(file)!r}: logits must have shape (N, K) with K >= 2; got {logits.shape}"
         )
+    if logits.shape[0] == 0:
+        raise ValueError(f"npz file {str(file)!r} holds no samples (logits has 0 rows)")
     if np.shape(data["labels"]) != (logits.shape[0],):
         raise ValueError(
             f"npz file {str(file)!r}: labels must have shape ({logits.shape[0]},) to match the "
