@@ -147,8 +147,17 @@ def test_same_config_gives_identical_table_after_interruption(config, sequential
 
 def test_dask_workers_give_the_same_table(config, sequential, tmp_path):
     _, expected = sequential
-    results = run_benchmark(config, tmp_path, workers=2, report=False)
+    with_workers = config.model_copy(update={"workers": 2})
+    results = run_benchmark(with_workers, tmp_path, report=False)
     pd.testing.assert_frame_equal(_sorted(results), _sorted(expected))
+
+
+def test_worker_count_is_not_part_of_the_pinned_config(config, sequential):
+    run_dir, expected = sequential
+    results = run_benchmark(config.model_copy(update={"workers": 3}), run_dir, report=False)
+    pd.testing.assert_frame_equal(_sorted(results), _sorted(expected))
+    with pytest.raises(ValueError, match="workers"):
+        run_benchmark(config, run_dir, workers=-1, report=False)
 
 
 def test_other_config_in_same_folder_is_refused(config, sequential):

@@ -40,7 +40,7 @@ def test_default_benchmark_declares_the_methods():
     }
     assert config.data.builder == "fashion_mnist_experiments"
     assert config.data.args == {"seed": 0, "quick": False}
-    assert config.training.threads == 2
+    assert config.training.threads == 1 and config.workers == 2
 
 
 def test_grid_candidates_are_validated_and_ordered():

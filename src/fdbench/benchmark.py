@@ -196,11 +196,18 @@ def run_benchmark(
     (experiment, method, seed) (:func:`fdbench.training.jobs.run_training_job`), evaluate every
     run and ensemble (:func:`evaluate_runs`), then write ``results.parquet``/``results.csv``,
     the analysis inputs and the HTML report. Finished jobs are skipped, so an interrupted run
-    resumes where it stopped and gives the same table; ``workers``/``scheduler`` run the jobs on
-    dask.distributed with the same results. ``progress(stage, done, total)`` is called as jobs
-    finish. Stage times go to ``times.json``.
+    resumes where it stopped and gives the same table; ``workers``/``scheduler`` run the jobs and
+    the bootstrap analysis on dask.distributed with the same results (``workers=None`` takes
+    ``config.workers``, ``workers=0`` runs everything in this process).
+    ``progress(stage, done, total)`` is called as jobs finish. Stage times go to ``times.json``.
     """
     from fdbench.training.experiments import build_experiments
+
+    if workers is not None and workers < 0:
+        raise ValueError(f"workers: expected an integer >= 0, got {workers}")
+    if workers is None and scheduler is None:
+        workers = config.workers
+    workers = workers or None
 
     run_dir.mkdir(parents=True, exist_ok=True)
     _pin_config(config, run_dir)
@@ -230,7 +237,9 @@ def run_benchmark(
     if report:
         from fdbench.report_inputs import write_report_inputs
 
-        write_report_inputs(config, experiments, plan, run_dir, results)
+        write_report_inputs(
+            config, experiments, plan, run_dir, results, workers=workers, scheduler=scheduler
+        )
         from fdbench.report import write_report
 
         write_report(run_dir, report_table(results))
@@ -263,9 +272,10 @@ def report_table(results: pd.DataFrame) -> pd.DataFrame:
 def _pin_config(config: BenchmarkConfig, run_dir: Path) -> None:
     """Write the resolved config into the run folder; refuse a folder made by another config.
 
-    The analysis settings are left out: they change the report, not the results.
+    The analysis settings and the number of workers are left out: they change the report or
+    the speed, not the results.
     """
-    settings = config.model_dump(mode="json", exclude={"analysis"})
+    settings = config.model_dump(mode="json", exclude={"analysis", "workers"})
     text = json.dumps(settings, indent=2, sort_keys=True)
     path = run_dir / "config.json"
     if path.exists() and path.read_text() != text:

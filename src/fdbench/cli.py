@@ -179,7 +179,12 @@ def benchmark(
         Path | None, typer.Option("--out", "-o", help="Run folder (default: runs/<config name>).")
     ] = None,
     workers: Annotated[
-        int | None, typer.Option(help="Run jobs on a dask LocalCluster of N worker processes.")
+        int | None,
+        typer.Option(
+            min=0,
+            help="Run jobs on a dask LocalCluster of N worker processes (0: in this process; "
+            "default: the config's 'workers').",
+        ),
     ] = None,
     scheduler: Annotated[
         str | None, typer.Option(help="Run jobs on the dask scheduler at this address.")

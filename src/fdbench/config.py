@@ -203,7 +203,10 @@ class MethodConfig(_Strict):
 
 class BenchmarkConfig(_Strict):
     """A whole benchmark: data, architecture, training, inference, selection, methods, the deep
-    ensembles formed from a method's seeds, and the analysis settings."""
+    ensembles formed from a method's seeds, the analysis settings, and the number of local
+    worker processes its jobs run on by default (``workers``; ``None`` runs them in this
+    process; the command line's ``--workers``/``--scheduler`` override it). ``workers`` does
+    not change the results: every job's result depends on its arguments only."""
 
     name: str = Field(pattern=r"^[A-Za-z0-9_\-]+$")
     data: DataConfig
@@ -214,6 +217,7 @@ class BenchmarkConfig(_Strict):
     methods: list[MethodConfig] = Field(min_length=1)
     ensembles: list[str] = Field(default_factory=list)
     analysis: AnalysisConfig = AnalysisConfig()
+    workers: PositiveInt | None = None
 
     @model_validator(mode="after")
     def _check_methods(self) -> BenchmarkConfig:

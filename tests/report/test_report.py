@@ -218,3 +218,25 @@ def test_report_degrades_without_inputs(tmp_path, report_inputs):
     assert manifest["tables"] == ["ece_after_scaling"]
     with pytest.raises(NotADirectoryError):
         write_report(tmp_path / "a" / "report.html")
+
+
+def test_figures_drawn_in_processes_give_the_same_page(tmp_path, full_report):
+    folder, _, _ = full_report
+    inputs = _inputs_of(folder)
+    pages = [
+        write_report(tmp_path / "run", processes=n, read_files=False, **inputs).read_bytes()
+        for n in (1, 2)
+    ]
+    assert pages[0] == pages[1]
+    assert b"fdbench-figure" not in pages[0] and b"data:image/png;base64," in pages[0]
+    with pytest.raises(ValueError, match="processes"):
+        write_report(tmp_path / "zero", processes=0)
+
+
+def _inputs_of(folder):
+    from dataclasses import fields
+
+    from fdbench.report import read_run_inputs
+
+    inputs = read_run_inputs(folder)
+    return {f.name: getattr(inputs, f.name) for f in fields(inputs)}

@@ -4,9 +4,13 @@ from __future__ import annotations
 
 import html
 import json
-from collections.abc import Sequence
+import multiprocessing
+import os
+from collections.abc import Callable, Sequence
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -76,25 +80,70 @@ def read_run_inputs(run_dir: str | Path) -> RunInputs:
     )
 
 
+def _placeholder(name: str) -> str:
+    return f"<!--fdbench-figure:{name}-->"
+
+
+def _draw(job: tuple[Callable[..., bytes], tuple[Any, ...]]) -> bytes:
+    draw, args = job
+    return draw(*args)
+
+
+def _fill(body: str, images: dict[str, str]) -> str:
+    for placeholder, image in images.items():
+        body = body.replace(placeholder, image)
+    return body
+
+
+def _usable_cpus() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:
+        return os.cpu_count() or 1
+
+
 class _Builder:
-    """Collects sections, exports tables and figures, and remembers what it wrote."""
+    """Collects sections, exports tables and figures, and remembers what it wrote.
+
+    Figures are drawn at the end (:meth:`render`), in parallel processes: a section gets a
+    placeholder for each figure, replaced by the embedded image once it is drawn.
+    """
 
     def __init__(self, run_dir: Path) -> None:
         self.run_dir = run_dir
         self.sections: list[tuple[str, str, str]] = []
         self.tables: list[str] = []
         self.figures: list[str] = []
+        self._pending: list[tuple[Callable[..., bytes], tuple[Any, ...], str, str]] = []
 
     def table(self, table: ReportTable) -> str:
         table.export(self.run_dir / TABLES_DIR)
         self.tables.append(table.name)
         return table_html(table)
 
-    def figure(self, png: bytes, name: str, alt: str) -> str:
+    def figure(self, draw: Callable[..., bytes], args: tuple[Any, ...], name: str, alt: str) -> str:
+        """Queue the figure ``draw(*args)`` (PNG bytes); return its placeholder."""
         name = _stem(name)
-        write_bytes(self.run_dir / FIGURES_DIR / f"{name}.png", png)
         self.figures.append(name)
-        return image_html(png, name, alt)
+        self._pending.append((draw, args, name, alt))
+        return _placeholder(name)
+
+    def render(self, processes: int) -> dict[str, str]:
+        """Draw the queued figures (``processes`` > 1: in that many worker processes), write
+        them as PNG files and return each placeholder's ``<img>``."""
+        jobs = self._pending
+        if processes > 1 and len(jobs) > 1:
+            context = multiprocessing.get_context("spawn")
+            with ProcessPoolExecutor(min(processes, len(jobs)), mp_context=context) as pool:
+                pngs = list(pool.map(_draw, [(draw, args) for draw, args, _, _ in jobs]))
+        else:
+            pngs = [draw(*args) for draw, args, _, _ in jobs]
+        images = {}
+        for (_, _, name, alt), png in zip(jobs, pngs, strict=True):
+            write_bytes(self.run_dir / FIGURES_DIR / f"{name}.png", png)
+            images[_placeholder(name)] = image_html(png, name, alt)
+        self._pending = []
+        return images
 
     def csv(self, frame: pd.DataFrame, name: str) -> None:
         write_text(self.run_dir / TABLES_DIR / f"{_stem(name)}.csv", frame.to_csv(index=False))
@@ -196,7 +245,8 @@ def _ranking_section(b: _Builder, bootstrap: pd.DataFrame, results: pd.DataFrame
             parts.append(b.table(table))
             parts.append(
                 b.figure(
-                    rank_distribution_figure(
+                    rank_distribution_figure,
+                    (
                         mine,
                         order,
                         f"{metric.upper()}: overall rank across {len(studies)} studies"
@@ -213,7 +263,8 @@ def _ranking_section(b: _Builder, bootstrap: pd.DataFrame, results: pd.DataFrame
             keys = [c for c in GROUP_COLUMNS if c != "study"]
             parts.append(
                 b.figure(
-                    significance_figure(
+                    significance_figure,
+                    (
                         _select(significance, part, keys),
                         orders,
                         f"{metric.upper()} significance maps" + _suffix(label),
@@ -297,7 +348,7 @@ def _curves_section(
             continue
         title = "Risk-coverage curves" + _suffix(label) + _seed_note(part)
         parts.append(
-            b.figure(curves_figure(part, chosen, title), _stem("curves", label), title)
+            b.figure(curves_figure, (part, chosen, title), _stem("curves", label), title)
         )
     return "".join(parts)
 
@@ -336,7 +387,9 @@ def _calibration_section(b: _Builder, reliability: pd.DataFrame) -> str:
         )
         parts.append(b.table(table))
         title = "Reliability after Platt scaling on validation" + _suffix(label)
-        parts.append(b.figure(reliability_figure(part, title), _stem("reliability", label), title))
+        parts.append(
+            b.figure(reliability_figure, (part, title), _stem("reliability", label), title)
+        )
     return "".join(parts)
 
 
@@ -444,7 +497,9 @@ def _sgr_section(b: _Builder, sgr: pd.DataFrame) -> str:
                 "the validation split: nothing to plot.</p>"
             )
             continue
-        parts.append(b.figure(sgr_figure(part, title), _stem("sgr_risk_excess", label), title))
+        parts.append(
+            b.figure(sgr_figure, (part, title), _stem("sgr_risk_excess", label), title)
+        )
     return "".join(parts)
 
 
@@ -461,6 +516,7 @@ def write_report(
     curve_csfs: Sequence[str] | None = None,
     title: str | None = None,
     read_files: bool = True,
+    processes: int | None = None,
 ) -> Path:
     """Build ``run_dir/report.html``, one self-contained page, and export its tables and figures.
 
@@ -477,10 +533,15 @@ def write_report(
     it. Images are base64 PNG inside the
     page (no network, no JavaScript). Every table is also written as CSV and booktabs LaTeX to
     ``run_dir/tables``, every figure as PNG to ``run_dir/figures``; ``report_manifest.json``
-    lists them.
+    lists them. Figures are drawn by ``processes`` worker processes (default: the usable CPUs;
+    1 draws them in this process); the page is the same either way.
 
     Returns the path of the HTML file.
     """
+    if processes is None:
+        processes = _usable_cpus()
+    if isinstance(processes, bool) or not isinstance(processes, int) or processes < 1:
+        raise ValueError(f"processes: expected a positive integer, got {processes!r}")
     run_dir = Path(run_dir)
     if run_dir.exists() and not run_dir.is_dir():
         raise NotADirectoryError(f"run_dir {run_dir} exists and is not a directory")
@@ -525,6 +586,10 @@ def write_report(
         b.sections.append(
             ("sgr", "Selective classification with guaranteed risk", _sgr_section(b, inputs.sgr))
         )
+    images = b.render(processes)
+    b.sections = [
+        (anchor, heading, _fill(body, images)) for anchor, heading, body in b.sections
+    ]
     note = f"Run folder {run_dir.resolve().name}. AURC-type metrics are shown ×1000."
     if not b.sections:
         note += " No report inputs were found."
