@@ -55,3 +55,24 @@ def test_dask_local_cluster_gives_the_same_files(tmp_path):
 def test_bad_grids_are_rejected(jobs, match):
     with pytest.raises(ValueError, match=match):
         run_jobs(jobs)
+
+
+def _environ(names):
+    import os
+
+    return {name: os.environ.get(name) for name in names}
+
+
+def test_local_workers_have_one_thread_and_no_malloc_trim():
+    from dask.distributed import Client
+
+    from fdbench.runner import local_cluster
+
+    names = ["MALLOC_TRIM_THRESHOLD_", "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS"]
+    with local_cluster(1) as cluster, Client(cluster) as client:
+        seen = client.submit(_environ, names, pure=False).result()
+    assert seen == {
+        "MALLOC_TRIM_THRESHOLD_": None,
+        "OMP_NUM_THREADS": "1",
+        "OPENBLAS_NUM_THREADS": "1",
+    }

@@ -101,14 +101,14 @@ def _on_dask(
     workers: int | None,
     scheduler: str | None,
 ) -> list[pd.DataFrame]:
-    from dask.distributed import Client, LocalCluster
+    from dask.distributed import Client
+
+    from fdbench.runner import local_cluster
 
     cluster = None
     own = client is None
     if own and scheduler is None:
-        cluster = LocalCluster(
-            n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None
-        )
+        cluster = local_cluster(workers)
         client = Client(cluster)
     elif own:
         client = Client(scheduler)
