@@ -87,7 +87,8 @@ def run_jobs(
     Without ``workers`` or ``scheduler`` the jobs run one after the other in this process. With
     ``workers`` they run on a dask ``LocalCluster`` of that many single-threaded worker
     processes (:func:`local_cluster`); with ``scheduler`` (an address such as
-    ``tcp://host:8786``) on an existing dask cluster. A job's result only depends on its arguments, so every mode gives the same files.
+    ``tcp://host:8786``) on an existing dask cluster. A job's result only depends on its
+    arguments, so every mode gives the same files.
     """
     if workers is not None and workers < 1:
         raise ValueError(f"workers must be >= 1; got {workers}")
