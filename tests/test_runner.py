@@ -44,6 +44,35 @@ def test_dask_local_cluster_gives_the_same_files(tmp_path):
         assert (par / name).read_text() == (seq / name).read_text()
 
 
+class Payload:
+    """A non-container argument, like an experiment holding its arrays."""
+
+    def __init__(self, values):
+        self.values = values
+
+
+def write_total(path: Path, payload: Payload, scale: int) -> None:
+    path.write_text(str(int(payload.values.sum()) * scale))
+
+
+def test_a_large_shared_argument_goes_to_the_cluster_once(tmp_path):
+    import warnings
+
+    import numpy as np
+
+    payload = Payload(np.ones(2_000_000, dtype=np.int64))  # 16 MB, over dask's 10 MB warning
+    jobs = [
+        Job(f"j{k}", write_total, (tmp_path / f"{k}.txt", payload, k), tmp_path / f"{k}.txt")
+        for k in range(1, 5)
+    ]
+    with warnings.catch_warnings():
+        warnings.filterwarnings("error", message="Sending large graph")
+        run_jobs(jobs, workers=2)
+    assert [(tmp_path / f"{k}.txt").read_text() for k in range(1, 5)] == [
+        str(2_000_000 * k) for k in range(1, 5)
+    ]
+
+
 @pytest.mark.parametrize(
     ("jobs", "match"),
     [

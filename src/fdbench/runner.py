@@ -106,6 +106,17 @@ def run_jobs(
     return _run_on_dask(pending, workers=workers, scheduler=scheduler, on_done=on_done)
 
 
+_PLAIN = (str, bytes, int, float, bool, type(None), Path, list, tuple, dict, set)
+
+
+def _scatter_shared(client: Any, pending: Sequence[Job]) -> dict[int, Any]:
+    """Send every argument that is not a plain value or container (an experiment's arrays, a
+    config) to the cluster once, so that the jobs sharing it refer to one copy instead of each
+    carrying it in its task; return the futures by ``id`` of the object."""
+    objects = {id(arg): arg for job in pending for arg in job.args if not isinstance(arg, _PLAIN)}
+    return {key: client.scatter(obj, hash=False) for key, obj in objects.items()}
+
+
 def _run_on_dask(
     pending: list[Job],
     *,
@@ -122,11 +133,13 @@ def _run_on_dask(
     else:
         client = Client(scheduler)
     try:
+        shared = _scatter_shared(client, pending)
         futures: dict[str, Any] = {}
         for job in pending:
             deps = [futures[key] for key in job.after if key in futures]
+            args = tuple(shared.get(id(arg), arg) for arg in job.args)
             futures[job.key] = client.submit(
-                _call_after, job.fn, job.args, *deps, key=f"fdbench-{job.key}", pure=False
+                _call_after, job.fn, args, *deps, key=f"fdbench-{job.key}", pure=False
             )
         by_future = {futures[job.key].key: job for job in pending}
         for future in as_completed(list(futures.values())):
