@@ -70,8 +70,12 @@ def test_full_report_has_every_section_table_and_image(full_report):
     # SGR; every dataset × method is drawn apart, never pooled
     figures = [f for f in manifest["figures"] if not f.startswith("gallery")]
     assert figures == [
-        *(f"{kind}_{m}_{r}" for m in ("aurc", "augrc") for r in runs
-          for kind in ("rank_distribution", "significance")),
+        *(
+            f"{kind}_{m}_{r}"
+            for m in ("aurc", "augrc")
+            for r in runs
+            for kind in ("rank_distribution", "significance")
+        ),
         *(f"curves_{r}" for r in runs),
         *(f"reliability_{r}" for r in runs),
         *(f"sgr_risk_excess_{r}" for r in runs),
@@ -197,6 +201,15 @@ def test_heat_normalised_per_column():
     np.testing.assert_allclose(lower.heat(), 1 - heat)
     assert lower.best_cells() == {(0, 0), (2, 1)}
     assert heat_colour(1.0) == "#63be7b" and heat_colour(0.0) == "#f8696b"
+
+
+def test_values_shown_alike_share_colour_and_best_mark():
+    frame = pd.DataFrame({"a": [0.64441, 0.64438, 0.5], "b": [0.64441, 0.64438, 0.64436]})
+    table = ReportTable("t", "t", frame, 4, higher_is_better=True)
+    heat = table.heat()
+    assert heat[0, 0] == heat[1, 0] == 1.0 and heat[2, 0] == 0.0
+    np.testing.assert_array_equal(heat[:, 1], [0.5, 0.5, 0.5])
+    assert table.best_cells() == {(0, 0), (1, 0), (0, 1), (1, 1), (2, 1)}
 
 
 def test_report_degrades_without_inputs(tmp_path, report_inputs):

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from fdbench.report.latex import to_booktabs
+from fdbench.report.latex import format_number, to_booktabs
 
 DISPLAY_METRICS = (
     ("aurc", "AURC ×1000", 1000.0, 2),
@@ -35,26 +35,35 @@ class ReportTable:
     digits: int = 4
     higher_is_better: bool | None = None
 
+    def shown(self, j: int) -> np.ndarray:
+        """Column ``j`` as numbers at the precision it is shown with (NaN where no number):
+        values that print alike are alike for the best mark and the heat map."""
+        values = pd.to_numeric(self.frame.iloc[:, j], errors="coerce").to_numpy(np.float64)
+        return np.array(
+            [float(format_number(v, self.digits)) if np.isfinite(v) else np.nan for v in values]
+        )
+
     def best_cells(self) -> set[tuple[int, int]]:
-        """(row position, column position) of the best value of every column (all ties)."""
+        """(row position, column position) of the best shown value of every column (all ties)."""
         if self.higher_is_better is None:
             return set()
         cells = set()
         for j in range(self.frame.shape[1]):
-            values = pd.to_numeric(self.frame.iloc[:, j], errors="coerce").to_numpy(np.float64)
+            values = self.shown(j)
             if np.isfinite(values).any():
                 best = np.nanmax(values) if self.higher_is_better else np.nanmin(values)
                 cells |= {(int(i), j) for i in np.flatnonzero(values == best)}
         return cells
 
     def heat(self) -> np.ndarray:
-        """Per-column goodness in [0, 1] (1 = best of the column), rows × columns array; NaN
-        where there is no heat map or no number."""
+        """Per-column goodness in [0, 1] (1 = best of the column) of the shown values, rows ×
+        columns array; NaN where there is no heat map or no number. A column whose values all
+        print alike is neutral (0.5)."""
         out = np.full(self.frame.shape, np.nan)
         if self.higher_is_better is None:
             return out
         for j in range(self.frame.shape[1]):
-            values = pd.to_numeric(self.frame.iloc[:, j], errors="coerce").to_numpy(np.float64)
+            values = self.shown(j)
             if not np.isfinite(values).any():
                 continue
             low, high = np.nanmin(values), np.nanmax(values)
