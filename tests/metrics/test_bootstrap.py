@@ -27,6 +27,17 @@ def test_counts_seeded_and_prefix_stable():
     assert not np.array_equal(M.bootstrap_counts(50, 20, seed=4), a)
 
 
+def test_repeated_bootstraps_share_counts_without_sharing_state(data):
+    r, c = data
+    first = M.bootstrap(r, c, metrics=["aurc"], n_resamples=9, seed=11)
+    counts = M.bootstrap_counts(r.size, 9, seed=11)
+    counts[:] = 0  # a caller's copy: changing it must not change later bootstraps
+    again = M.bootstrap(r, c, metrics=["aurc"], n_resamples=9, seed=11)
+    pd.testing.assert_frame_equal(first, again)
+    other = M.bootstrap(r, c, metrics=["aurc"], n_resamples=9, seed=12)
+    assert not first.equals(other)
+
+
 def test_stratified_counts_keep_group_sizes():
     groups = np.array(["a"] * 10 + ["b"] * 25 + ["c"] * 5)
     counts = M.bootstrap_counts(40, 30, seed=1, stratify=groups)
@@ -34,8 +45,12 @@ def test_stratified_counts_keep_group_sizes():
         np.testing.assert_array_equal(counts[:, groups == g].sum(axis=1), (groups == g).sum())
 
 
-def test_weights_bootstrap_equals_explicit_resampling(data):
+@pytest.mark.parametrize("ties", [True, False])
+def test_weights_bootstrap_equals_explicit_resampling(data, ties):
     r, c = data
+    if not ties:  # every sample its own tie group: the failures-only AUGRC/AUROC_f path
+        c = c + np.linspace(0, 0.01, c.size)
+        assert np.unique(c).size == c.size
     df = M.bootstrap(r, c, metrics=["aurc", "augrc", "eaurc", "auroc_f"], n_resamples=15, seed=2)
     counts = M.bootstrap_counts(r.size, 15, seed=2)
     assert df.index.name == "resample" and list(df.columns) == ["aurc", "augrc", "eaurc", "auroc_f"]

@@ -262,3 +262,20 @@ def test_ties_can_pass_below_the_strict_optimum():
     # strict optimum's intermediate point (coverage 2/3, risk 1/2): 2/9 - 5/18
     assert M.eaurc([0.0, 1.0, 1.0], [1.0, 0.0, 0.0]) == pytest.approx(-1 / 18, abs=1e-15)
     assert M.eaurc([0.0, 1.0, 1.0], [1.0, 0.0, -1.0]) == pytest.approx(0.0, abs=1e-15)
+
+
+@pytest.mark.parametrize(
+    ("n_ok", "n_fail"), [(0, 1), (1, 0), (5, 3), (1000, 1), (100_000, 7), (0, 50), (30, 2000)]
+)
+def test_optimum_of_binary_residuals_exact(n_ok, n_fail):
+    """Against exact rational arithmetic, down to a few failures among many successes."""
+    from fractions import Fraction
+
+    r = np.r_[np.zeros(n_ok), np.ones(n_fail)]
+    n = r.size
+    risks = [Fraction(max(0, j - n_ok), j) for j in range(1, n + 1)]
+    aurc = (sum(risks) + risks[0] / 2 - risks[-1] / 2) / n
+    augrc = Fraction(n_fail**2, 2 * n**2)
+    got = M.optimal_aurc_augrc(r)
+    assert got[0] == pytest.approx(float(aurc), rel=1e-14, abs=1e-300)
+    assert got[1] == pytest.approx(float(augrc), rel=1e-15, abs=1e-300)

@@ -107,3 +107,37 @@ def test_ece_nan_outside_unit_interval():
     result = M.evaluate_all([0.0, 1.0, 0.0], [0.2, -0.5, 3.0])
     assert np.isnan(result["ece"]) and np.isnan(result["mce"])
     assert not np.isnan(result["auroc_f"])
+
+
+def _fresh(r, c):
+    """evaluate_all in a new thread: its own, empty scratch pool."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(1) as pool:
+        return pool.submit(M.evaluate_all, r, c).result()
+
+
+def test_scratch_reuse_across_sizes_and_threads():
+    rng = np.random.default_rng(7)
+    cases = []
+    for n in (5000, 40, 5000, 1, 700, 12):
+        r = (rng.random(n) < 0.2).astype(float)
+        c = rng.random(n) if n % 2 else np.round(rng.random(n), 1)
+        cases.append((r, c, _fresh(r, c)))
+    for r, c, expected in cases:
+        np.testing.assert_equal(M.evaluate_all(r, c), expected)
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(4) as pool:
+        results = list(pool.map(lambda case: M.evaluate_all(case[0], case[1]), cases * 8))
+    for (_, _, expected), got in zip(cases * 8, results, strict=True):
+        np.testing.assert_equal(got, expected)
+
+
+def test_scratch_views_do_not_leak_into_results():
+    rng = np.random.default_rng(8)
+    r, c = (rng.random(300) < 0.3).astype(float), rng.random(300)
+    first = M.evaluate_all(r, c)
+    M.evaluate_all(1 - r, 1 - c)
+    assert M.evaluate_all(r, c) == first
+    assert all(isinstance(v, float) for v in first.values())

@@ -8,6 +8,8 @@ occur in bootstrap resamples) and contribute nothing.
 
 from __future__ import annotations
 
+import math
+import threading
 from dataclasses import dataclass
 
 import numpy as np
@@ -35,19 +37,79 @@ class Ranking:
         """Select the tie-group ends of a cumulative array (last axis in sorted order)."""
         return cumulative if self.ends is None else cumulative[..., self.ends]
 
-    def cumulative(self, values: np.ndarray | None) -> np.ndarray:
-        """Cumulative sum of per-sample ``values`` (ones when ``None``) at the tie-group ends."""
+    def cumulative(self, values: np.ndarray | None, out: np.ndarray | None = None) -> np.ndarray:
+        """Cumulative sum of per-sample ``values`` (ones when ``None``) at the tie-group ends.
+
+        ``out`` (N,) optionally receives the per-sample cumulative sum."""
         if values is None:
             if self.ends is None:
                 return np.arange(1, self.order.size + 1, dtype=np.float64)
             return (self.ends + 1).astype(np.float64)
-        return self.at_ends(np.cumsum(values[self.order]))
+        if out is None:
+            out = values[self.order]
+        else:
+            np.take(values, self.order, out=out)
+        return self.at_ends(np.cumsum(out, out=out))
 
 
-def rank(confidence: np.ndarray) -> Ranking:
-    """Sort ``confidence`` once (descending) and find its tie groups."""
-    order = np.argsort(confidence)[::-1]
-    c_sorted = confidence[order]
+class ScratchPool(threading.local):
+    """Scratch arrays of one thread, kept between calls (used by ``evaluate_all``).
+
+    A fresh array is page-faulted in on first touch, and glibc hands the freed temporaries of
+    a call back to the system: at N = 10^5 the faults of re-allocating them on every call
+    cost as much as all the metrics together. Arrays of up to ``KEEP`` elements are kept
+    (at most a few tens of MB per thread); larger ones are allocated per call (NumPy backs
+    those with huge pages where it can). Views from :meth:`get` are valid until the next
+    :meth:`get` of the same name in this thread: they must not leave the caller.
+    """
+
+    KEEP = 1 << 19
+
+    def __init__(self) -> None:
+        self._arrays: dict[str, np.ndarray] = {}
+
+    def get(self, name: str, n: int, dtype: type = np.float64) -> np.ndarray:
+        """An uninitialised (n,) array of ``dtype``."""
+        if n > self.KEEP:
+            return np.empty(n, dtype)
+        kept = self._arrays.get(name)
+        if kept is None or kept.size < n or kept.dtype != dtype:
+            kept = self._arrays[name] = np.empty(n, dtype)
+        return kept[:n]
+
+    def hold(self, array: np.ndarray) -> None:
+        """Keep ``array`` (a temporary NumPy allocated, such as an argsort) until the next
+        call: the next one of its size is then allocated while it is alive and freed after,
+        so that glibc does not trim the heap and fault it in again."""
+        if array.size <= self.KEEP:
+            self._arrays["held"] = array
+
+    def steps(self, n: int) -> np.ndarray:
+        """1.0, 2.0, ..., n (read-only)."""
+        if n > self.KEEP:
+            return np.arange(1.0, n + 1.0)
+        kept = self._arrays.get("steps")
+        if kept is None or kept.size < n:
+            kept = self._arrays["steps"] = np.arange(1.0, n + 1.0)
+            kept.setflags(write=False)
+        return kept[:n]
+
+
+def rank(confidence: np.ndarray, pool: ScratchPool | None = None) -> Ranking:
+    """Sort ``confidence`` once (descending) and find its tie groups.
+
+    With ``pool`` the order and the sorted confidences are written into its arrays (``order``
+    then is contiguous, which makes later gathers cheaper).
+    """
+    ascending = np.argsort(confidence)
+    if pool is None:
+        order = ascending[::-1]
+        c_sorted = confidence[order]
+    else:
+        order = pool.get("order", confidence.size, np.intp)
+        np.copyto(order, ascending[::-1])
+        pool.hold(ascending)
+        c_sorted = np.take(confidence, order, out=pool.get("sorted", confidence.size))
     change = c_sorted[1:] != c_sorted[:-1]
     if change.all():
         return Ranking(order=order, ends=None, thresholds=c_sorted)
@@ -167,6 +229,35 @@ def ap_error_from_cum(W: np.ndarray, L: np.ndarray, work: Work = None) -> np.nda
     return _safe_ratio(num, F)
 
 
+def _smallest_reaching(total: float, fraction: float) -> float:
+    """The smallest float64 x with x / total >= fraction (division rounded as in NumPy)."""
+    x = fraction * total
+    if x / total >= fraction:
+        below = math.nextafter(x, -math.inf)
+        while below / total >= fraction:
+            x, below = below, math.nextafter(below, -math.inf)
+        return x
+    while x / total < fraction:
+        x = math.nextafter(x, math.inf)
+    return x
+
+
+def first_reaching(cumulative: np.ndarray, fraction: float) -> np.ndarray:
+    """Per row, the first column where cumulative / (last column) >= fraction (<= 1).
+
+    Rows are non-decreasing, so a binary search for the smallest reaching value finds the same
+    column as comparing every column, in O(log T) per row. Rows whose last column is <= 0
+    give column 0.
+    """
+    idx = np.zeros(cumulative.shape[0], dtype=np.intp)
+    last = cumulative.shape[1] - 1
+    for row, total in enumerate(cumulative[:, -1].tolist()):
+        if total > 0:
+            x = _smallest_reaching(total, fraction)
+            idx[row] = min(int(np.searchsorted(cumulative[row], x, side="left")), last)
+    return idx
+
+
 def fpr_at_tpr_from_cum(
     W: np.ndarray, L: np.ndarray, tpr: float, work: Work = None, TP: np.ndarray | None = None
 ) -> np.ndarray:
@@ -177,24 +268,19 @@ def fpr_at_tpr_from_cum(
     rounds, and can stay below the total success weight at the threshold that accepts every
     success (so that TPR 1 would never be reached there).
     """
-    (rate,) = _scratch(W, work, 1)
-    F = L[:, -1]
     if TP is None:
-        np.subtract(W, L, out=rate)
-    else:
-        np.copyto(rate, TP)
-    P = rate[:, -1].copy()
-    np.divide(rate, np.maximum(P, _TINY)[:, None], out=rate)
-    idx = np.argmax(rate >= tpr, axis=1)
-    fpr = _safe_ratio(L[np.arange(W.shape[0]), idx], F)
-    fpr[P <= 0] = np.nan
+        (TP,) = _scratch(W, work, 1)
+        np.subtract(W, L, out=TP)
+    idx = first_reaching(TP, tpr)
+    fpr = _safe_ratio(L[np.arange(W.shape[0]), idx], L[:, -1])
+    fpr[TP[:, -1] <= 0] = np.nan
     return fpr
 
 
 def risk_at_coverage_from_cum(W: np.ndarray, L: np.ndarray, coverage: float) -> np.ndarray:
     """Selective risk of the largest threshold whose coverage is >= ``coverage`` (in (0, 1])."""
     rows = np.arange(W.shape[0])
-    idx = np.argmax(W / W[:, -1:] >= coverage, axis=1)
+    idx = first_reaching(W, coverage)
     return L[rows, idx] / W[rows, idx]
 
 
@@ -234,6 +320,24 @@ def optimal_from_unit_cumulative(losses: np.ndarray, work: Work = None) -> tuple
     return float(aurc_from_cum(W, L, work)[0]), float(augrc_from_cum(W, L, work)[0])
 
 
+def optimal_binary_unit(n_success: int, n_fail: int) -> tuple[float, float]:
+    """AURC and AUGRC of the optimal CSF for 0/1 residuals with unit weights.
+
+    The optimum accepts the S successes first, then the F failures one by one: the selective
+    risk at step S + k is k / (S + k), so with unit steps (see :func:`optimal_from_counts`)
+    AURC = (sum_k k / (S + k) + s_1/2 - F/(2N)) / N, s_1 = [S = 0], and AUGRC = F^2 / (2 N^2).
+    The sum runs over the F failures directly: the closed form through the digamma function
+    cancels catastrophically when F is small against S.
+    """
+    n = n_success + n_fail
+    if n_fail == 0:
+        return 0.0, 0.0
+    k = np.arange(1.0, n_fail + 1.0)
+    risk_sum = float(np.sum(k / (k + n_success)))
+    first = 1.0 if n_success == 0 else 0.0
+    return (risk_sum + 0.5 * first - 0.5 * n_fail / n) / n, 0.5 * float(n_fail**2) / n**2
+
+
 def optimal_from_counts(values: np.ndarray, weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """AURC and AUGRC of the optimal CSF with frequency weights, one row per weighting.
 
@@ -268,6 +372,8 @@ class FailureIndex:
     """Number of failures up to the end of each tie group (T,)."""
     groups: np.ndarray
     """Indices of the tie groups holding at least one failure."""
+    tie_free: bool
+    """Every tie group is one sample (a failure's group holds that failure only)."""
 
 
 def failure_index(ranking: Ranking, residuals: np.ndarray) -> FailureIndex:
@@ -276,7 +382,8 @@ def failure_index(ranking: Ranking, residuals: np.ndarray) -> FailureIndex:
     per_sample = np.cumsum(r_sorted).astype(np.intp)
     per_group = ranking.at_ends(per_sample)
     groups = np.flatnonzero(np.diff(per_group, prepend=0) > 0)
-    return FailureIndex(ranking.order[np.flatnonzero(r_sorted)], per_group, groups)
+    columns = ranking.order[np.flatnonzero(r_sorted)]
+    return FailureIndex(columns, per_group, groups, ranking.ends is None)
 
 
 class Workspace:
@@ -364,6 +471,9 @@ def augrc_auroc_binary(
     With l_g, n_g the failure and total weight of group g: AUGRC W_tot^2 =
     sum_g l_g (W_tot - W_g) + 1/2 n_g l_g, and the correctly ordered (success above failure)
     weight is sum_g l_g (W_{g-1} - L_{g-1}) + 1/2 l_g (n_g - l_g), ties counting 1/2.
+    Without ties, and with ``work`` just filled by :func:`binary_cumulative` for these rows,
+    l_g = n_g are the failures' own weights and L_{g-1} their exclusive cumulative sum, both
+    already in ``work``: only W_{g-1} is gathered.
     """
     g = failures.groups
     rows, k = W.shape[0], g.size
@@ -372,22 +482,28 @@ def augrc_auroc_binary(
     else:
         bufs = [work.small(i, rows, k) for i in range(4)]
     w_end, l_end, w_prev, l_prev = bufs
-    np.take(W, g, axis=1, out=w_end, mode="clip")
-    np.take(L, g, axis=1, out=l_end, mode="clip")
     np.take(W, g - 1, axis=1, out=w_prev, mode="clip")
-    np.take(L, g - 1, axis=1, out=l_prev, mode="clip")
     if k and g[0] == 0:
         w_prev[:, 0] = 0.0
-        l_prev[:, 0] = 0.0
-    loss = np.subtract(l_end, l_prev, out=l_end)
-    n = np.subtract(w_end, w_prev, out=w_end)
+    if failures.tie_free and work is not None:
+        loss = n = l_end
+        np.copyto(loss, work.fail(rows, k))
+        np.copyto(l_prev, work.fail_cum[:rows, :-1])
+    else:
+        np.take(W, g, axis=1, out=w_end, mode="clip")
+        np.take(L, g, axis=1, out=l_end, mode="clip")
+        np.take(L, g - 1, axis=1, out=l_prev, mode="clip")
+        if k and g[0] == 0:
+            l_prev[:, 0] = 0.0
+        loss = np.subtract(l_end, l_prev, out=l_end)
+        n = np.subtract(w_end, w_prev, out=w_end)
     total = W[:, -1]
     fail = L[:, -1]
     # sum_g l_g (W_tot - W_g) = W_tot F - sum_g l_g (W_{g-1} + n_g)
     w_prev_dot = _rowdot(loss, w_prev)
     n_dot = _rowdot(loss, n)
     augrc = (total * fail - w_prev_dot - 0.5 * n_dot) / total**2
-    loss_dot = _rowdot(loss, l_prev) + 0.5 * _rowdot(loss, loss)
+    loss_dot = _rowdot(loss, l_prev) + 0.5 * (n_dot if n is loss else _rowdot(loss, loss))
     ordered = w_prev_dot - loss_dot + 0.5 * n_dot
     auroc = _safe_ratio(ordered, (total - fail) * fail)
     return augrc, auroc

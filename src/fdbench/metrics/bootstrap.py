@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -35,6 +36,7 @@ from .suite import BINARY_ONLY_KEYS, METRIC_KEYS, SOFT_METRIC_KEYS
 __all__ = ["bootstrap", "bootstrap_counts", "bootstrap_summary", "iter_bootstrap_counts"]
 
 _CHUNK_ELEMENTS = 1 << 16
+_CACHED_BYTES = 64 << 20
 _OPTIMUM_KEYS = frozenset({"eaurc", "eaugrc", "naurc"})
 
 
@@ -91,6 +93,28 @@ def iter_bootstrap_counts(
                 drawn = np.concatenate([g[rng.integers(0, g.size, size=g.size)] for g in groups])
             counts[row] = np.bincount(drawn, minlength=n)
         yield counts
+
+
+@functools.lru_cache(maxsize=1)
+def _shared_counts(n: int, n_resamples: int, seed: int) -> np.ndarray:
+    """Read-only unstratified counts, kept for the next call with the same (n, B, seed): an
+    analysis bootstraps many runs and studies of the same test set, each with these counts."""
+    counts = bootstrap_counts(n, n_resamples, seed)
+    counts.setflags(write=False)
+    return counts
+
+
+def _count_blocks(
+    n: int, n_resamples: int, seed: int, stratify: ArrayLike | None, chunk: int
+) -> Iterator[np.ndarray]:
+    """The rows of :func:`bootstrap_counts` in blocks of ``chunk`` (from the cache when the
+    whole table is small)."""
+    if stratify is not None or n * n_resamples * 4 > _CACHED_BYTES:
+        yield from iter_bootstrap_counts(n, n_resamples, seed, stratify, chunk_size=chunk)
+        return
+    counts = _shared_counts(n, n_resamples, seed)
+    for start in range(0, n_resamples, chunk):
+        yield counts[start : start + chunk]
 
 
 def bootstrap_counts(
@@ -302,7 +326,7 @@ def bootstrap(
     columns: dict[str, dict[str, list[np.ndarray]]] = {
         name: {m: [] for m in metrics} for name in prepared
     }
-    for counts in iter_bootstrap_counts(n_all, n_resamples, seed, stratify, chunk_size=chunk):
+    for counts in _count_blocks(n_all, n_resamples, seed, stratify, chunk):
         weights = (counts if keep is None else counts[:, keep]).astype(dtype)
         if w is not None:
             weights *= w

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import bisect
+import operator
 from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import ArrayLike
 
+from ._core import increments
 from ._validation import check_inputs
 
 __all__ = ["ReliabilityBins", "ece", "mce", "reliability_bins"]
@@ -58,6 +61,31 @@ def bin_sums(
     conf = np.bincount(
         idx, weights=confidence if weights is None else confidence * weights, minlength=n_bins
     )
+    return count, count - fail, conf
+
+
+def bin_sums_sorted(
+    thresholds: np.ndarray, W: np.ndarray, L: np.ndarray, n_bins: int, *, unit: bool
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`bin_sums` from a ranking: the distinct confidences in descending order and the
+    cumulative weight ``W`` and loss ``L`` at the end of each tie group.
+
+    Bin j collects the groups whose confidence lies in (j/M, (j+1)/M] (bin 0 also 0): a binary
+    search per edge, sums of the cumulative arrays per bin, one pass over the groups for the
+    confidence. ``unit``: every group is one sample of weight 1 (no ties, no weights).
+    """
+    edges = (np.arange(n_bins + 1) / n_bins).tolist()
+    above = [bisect.bisect_left(thresholds, -e, key=operator.neg) for e in edges[1:-1]]
+    bounds = np.array([thresholds.size, *above, 0])
+    w_at = np.concatenate([[0.0], W])[bounds]
+    l_at = np.concatenate([[0.0], L])[bounds]
+    count = w_at[:-1] - w_at[1:]
+    fail = l_at[:-1] - l_at[1:]
+    weighted = thresholds if unit else increments(W[None, :])[0] * thresholds
+    conf = np.zeros(n_bins)
+    filled = np.flatnonzero(bounds[:-1] > bounds[1:])
+    starts = bounds[1:][filled]
+    conf[filled] = np.add.reduceat(weighted, starts[::-1])[::-1]
     return count, count - fail, conf
 
 

@@ -8,10 +8,12 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from ._core import (
+    Ranking,
     augrc_from_cum,
     aurc_from_cum,
     aurc_range_from_curve,
     coverage_at_risk_from_cum,
+    optimal_binary_unit,
     optimal_from_counts,
     optimal_from_unit_cumulative,
     risk_at_coverage_from_cum,
@@ -124,16 +126,30 @@ def optimal_aurc_augrc(
     return _optimum(r, w)
 
 
-def _optimum(r: np.ndarray, w: np.ndarray | None, work=None) -> tuple[float, float]:
+def _optimum(
+    r: np.ndarray,
+    w: np.ndarray | None,
+    work=None,
+    ranking: Ranking | None = None,
+    L: np.ndarray | None = None,
+) -> tuple[float, float]:
+    """Optimal (AURC, AUGRC) for residuals ``r`` and weights ``w``.
+
+    ``ranking`` and ``L`` (its cumulative losses, (1, T)) describe the CSF being evaluated:
+    when it already ranks 0/1 residuals optimally (no ties, unit weights, every success before
+    every failure) its curve is the optimum's, evaluated with the same arithmetic, so that the
+    excess is exactly 0.
+    """
     binary = bool(np.all((r == 0) | (r == 1)))
     if w is None:
         if binary:
-            n_ok = r.size - int(np.count_nonzero(r))
-            losses = np.arange(1 - n_ok, r.size - n_ok + 1, dtype=np.float64)
-            np.maximum(losses, 0.0, out=losses)
-        else:
-            losses = np.cumsum(np.sort(r))
-        return optimal_from_unit_cumulative(losses, work)
+            n_fail = int(np.count_nonzero(r))
+            n_ok = r.size - n_fail
+            if ranking is not None and ranking.ends is None and (n_ok == 0 or L[0, n_ok - 1] == 0):
+                W = ranking.cumulative(None)[None, :]
+                return float(aurc_from_cum(W, L, work)[0]), float(augrc_from_cum(W, L, work)[0])
+            return optimal_binary_unit(n_ok, n_fail)
+        return optimal_from_unit_cumulative(np.cumsum(np.sort(r)), work)
     if binary:
         values = np.array([0.0, 1.0])
         fail_weight = float(w @ r)
@@ -169,7 +185,10 @@ def eaurc(
         low, high = _check_range(coverage_range)
         value = _aurc_range(p.W[0], p.L[0], low, high)
         return value - _optimal_aurc_range(p.residuals, p.weights, low, high)
-    return float(aurc_from_cum(p.W, p.L)[0]) - _optimum(p.residuals, p.weights)[0]
+    return (
+        float(aurc_from_cum(p.W, p.L)[0])
+        - _optimum(p.residuals, p.weights, None, p.ranking, p.L)[0]
+    )
 
 
 def eaugrc(
@@ -181,7 +200,10 @@ def eaugrc(
     Source: Traub et al., NeurIPS 2024.
     """
     p = prepare(residuals, confidence, sample_weight)
-    return float(augrc_from_cum(p.W, p.L)[0]) - _optimum(p.residuals, p.weights)[1]
+    return (
+        float(augrc_from_cum(p.W, p.L)[0])
+        - _optimum(p.residuals, p.weights, None, p.ranking, p.L)[1]
+    )
 
 
 def naurc_from_parts(
@@ -218,7 +240,7 @@ def naurc(
     random = float(p.L[0, -1] / p.W[0, -1])
     if coverage_range is None:
         value = float(aurc_from_cum(p.W, p.L)[0])
-        optimum = _optimum(p.residuals, p.weights)[0]
+        optimum = _optimum(p.residuals, p.weights, None, p.ranking, p.L)[0]
     else:
         low, high = _check_range(coverage_range)
         value = _aurc_range(p.W[0], p.L[0], low, high)

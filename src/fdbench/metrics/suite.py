@@ -6,6 +6,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from ._core import (
+    ScratchPool,
     ap_error_from_cum,
     ap_success_from_cum,
     augrc_from_cum,
@@ -18,7 +19,7 @@ from ._core import (
     success_cumulative,
 )
 from ._validation import check_inputs, check_labels
-from .calibration import bin_sums, ece_mce_from_sums
+from .calibration import bin_sums_sorted, ece_mce_from_sums
 from .scoring import balanced_accuracy, brier, nll
 from .selective import _balance_factor, _optimum, naurc_from_parts
 
@@ -65,6 +66,8 @@ LABEL_KEYS: tuple[str, ...] = ("aurc_ba", "augrc_ba")
 LOGIT_KEYS: tuple[str, ...] = ("nll", "brier", "balanced_accuracy")
 """Added when ``labels`` and ``logits`` are given."""
 
+_POOL = ScratchPool()
+
 
 def metric_keys(
     *, binary: bool = True, labels: bool = False, logits: bool = False
@@ -106,17 +109,21 @@ def evaluate_all(
     y = None if labels is None else check_labels(labels, r.size, keep)
     binary = bool(np.all((r == 0) | (r == 1)))
 
-    ranking = rank(c)
+    pool = _POOL
+    ranking = rank(c, pool)
     rw = r if w is None else r * w
-    W = ranking.cumulative(w)[None, :]
-    L = ranking.cumulative(rw)[None, :]
+    if w is None and ranking.ends is None:
+        W = pool.steps(r.size)[None, :]
+    else:
+        W = ranking.cumulative(w, pool.get("W", r.size))[None, :]
+    L = ranking.cumulative(rw, pool.get("L", r.size))[None, :]
     nan = float("nan")
-    work = [np.empty_like(W) for _ in range(3)]
+    work = [pool.get(f"work{k}", W.shape[1])[None, :] for k in range(3)]
     out: dict[str, float] = {}
     out["aurc"] = float(aurc_from_cum(W, L, work)[0])
     out["augrc"] = float(augrc_from_cum(W, L, work)[0])
     opt_work = work if ranking.ends is None else None
-    aurc_opt, augrc_opt = _optimum(r, w, opt_work)
+    aurc_opt, augrc_opt = _optimum(r, w, opt_work, ranking, L)
     out["eaurc"] = out["aurc"] - aurc_opt
     out["eaugrc"] = out["augrc"] - augrc_opt
     mean_residual = float(L[0, -1] / W[0, -1])
@@ -127,13 +134,18 @@ def evaluate_all(
             out["ap_f_success"] = float(ap_success_from_cum(W, L, work)[0])
             out["ap_f_error"] = float(ap_error_from_cum(W, L, work)[0])
             tp = success_cumulative(ranking, r, w)
+            if tp is None:
+                tp = np.subtract(W, L, out=work[0])
             out["fpr@95tpr"] = float(fpr_at_tpr_from_cum(W, L, 0.95, work, tp)[0])
             out["fpr@80tpr"] = float(fpr_at_tpr_from_cum(W, L, 0.80, work, tp)[0])
         else:
             for key in ("auroc_f", "ap_f_success", "ap_f_error", "fpr@95tpr", "fpr@80tpr"):
                 out[key] = nan
-    if binary and c.min() >= 0 and c.max() <= 1:
-        ece_value, mce_value = ece_mce_from_sums(*bin_sums(r, c, w, 15))
+    if binary and ranking.thresholds[-1] >= 0 and ranking.thresholds[0] <= 1:
+        sums = bin_sums_sorted(
+            ranking.thresholds, W[0], L[0], 15, unit=w is None and ranking.ends is None
+        )
+        ece_value, mce_value = ece_mce_from_sums(*sums)
         out["ece"], out["mce"] = float(ece_value), float(mce_value)
     else:
         out["ece"] = out["mce"] = nan
