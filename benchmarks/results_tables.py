@@ -1,0 +1,110 @@
+"""Markdown summary of a finished `fdbench benchmark` run, as recorded in benchmarks/RESULTS.md.
+
+Prints the stage times (`times.json`), the i.i.d. accuracy of every run, accuracy under
+corruption per severity (with how often it falls with severity run by run), and the AURC and
+AUGRC (×1000) tables of the failure-detection protocol: mean over seeds, corruption studies as
+the mean over all 15 types × 5 severities.
+
+    python benchmarks/results_tables.py runs/fashion_mnist
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+FAILURE_DETECTION = "failure_detection"
+
+
+def _minutes(seconds: float) -> str:
+    minutes, rest = divmod(round(seconds), 60)
+    return f"{minutes} min {rest:02d} s"
+
+
+def stage_times(run: Path) -> str:
+    times = json.loads((run / "times.json").read_text())
+    total = sum(times.values())
+    cells = " | ".join(f"{key.removesuffix('_s')}: {value:.1f} s" for key, value in times.items())
+    return f"stages: {cells} | sum {_minutes(total)}"
+
+
+def _run_label(frame: pd.DataFrame) -> pd.Series:
+    return frame["method"] + " · " + frame["csf"]
+
+
+def iid_accuracy(results: pd.DataFrame) -> str:
+    acc = results[(results.metric == "accuracy") & (results.study == "iid")]
+    acc = acc[acc.protocol == FAILURE_DETECTION].drop_duplicates(["dataset", "method", "seed"])
+    rows = ["| experiment | method | seeds | accuracy (per seed) |", "|---|---|---:|---|"]
+    for (dataset, method), part in acc.groupby(["dataset", "method"]):
+        values = ", ".join(f"{v:.4f}" for v in part.sort_values("seed").value)
+        rows.append(f"| {dataset} | {method} | {part.seed.nunique()} | {values} |")
+    return "\n".join(rows)
+
+
+def corruption_accuracy(results: pd.DataFrame) -> str:
+    acc = results[(results.metric == "accuracy") & (results.protocol == FAILURE_DETECTION)]
+    parts = acc.study.str.extract(r"^corruption/(?P<type>[^/]+)/(?P<severity>\d+)$")
+    acc = acc.join(parts).dropna(subset=["type"])
+    acc = acc.drop_duplicates(["dataset", "method", "seed", "study"])
+    acc["severity"] = acc.severity.astype(int)
+    per_run = acc.pivot_table(
+        index=["dataset", "method", "seed", "type"], columns="severity", values="value"
+    )
+    falls = np.diff(per_run.to_numpy(), axis=1) < 0
+    mean = acc.groupby("severity").value.mean()
+    per_type = acc.groupby(["type", "severity"]).value.mean().unstack()
+    type_falls = int((np.diff(per_type.to_numpy(), axis=1) < 0).all(axis=1).sum())
+    head = "| severity | " + " | ".join(str(s) for s in mean.index) + " |"
+    rule = "|---|" + "---:|" * len(mean)
+    body = "| mean over types and runs | " + " | ".join(f"{v:.3f}" for v in mean) + " |"
+    return (
+        f"{head}\n{rule}\n{body}\n\n"
+        f"Mean over runs, accuracy falls strictly with severity for {type_falls} of "
+        f"{len(per_type)} corruption types; run by run ({len(per_run)} run × type curves) "
+        f"{int(falls.all(axis=1).sum())} fall strictly at every step and "
+        f"{int(falls.sum())} of {falls.size} steps fall."
+    )
+
+
+def metric_table(results: pd.DataFrame, metric: str) -> str:
+    table = results[(results.metric == metric) & (results.protocol == FAILURE_DETECTION)].copy()
+    corrupted = table.study.str.startswith("corruption/")
+    table.loc[corrupted, "study"] = "corruptions"
+    table.loc[table.dataset != "fashion_mnist", "study"] = (
+        table.dataset + ":" + table.study
+    )[table.dataset != "fashion_mnist"]
+    table["row"] = _run_label(table)
+    grid = table.groupby(["row", "study"], sort=False).value.mean().unstack() * 1000
+    studies = sorted(grid.columns, key=lambda s: (s != "iid", s != "corruptions", s))
+    grid = grid[studies]
+    head = "| CSF | " + " | ".join(studies) + " |"
+    rule = "|---|" + "---:|" * len(studies)
+    rows = [
+        f"| {row} | " + " | ".join("" if np.isnan(v) else f"{v:.2f}" for v in values) + " |"
+        for row, values in zip(grid.index, grid.to_numpy(), strict=True)
+    ]
+    return "\n".join([head, rule, *rows])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("run", type=Path, help="folder of a finished fdbench benchmark run")
+    run = parser.parse_args().run
+    results = pd.read_parquet(run / "results.parquet")
+    print(stage_times(run), end="\n\n")
+    print("### i.i.d. accuracy\n")
+    print(iid_accuracy(results), end="\n\n")
+    print("### Accuracy under corruption\n")
+    print(corruption_accuracy(results), end="\n\n")
+    for metric in ("aurc", "augrc"):
+        print(f"**{metric.upper()} ×1000** (mean over seeds; corruptions: mean over 15 × 5)\n")
+        print(metric_table(results, metric), end="\n\n")
+
+
+if __name__ == "__main__":
+    main()
