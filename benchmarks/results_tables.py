@@ -3,7 +3,8 @@
 Prints the stage times (`times.json`), the i.i.d. accuracy of every run, accuracy under
 corruption per severity (with how often it falls with severity run by run), and the AURC and
 AUGRC (×1000) tables of the failure-detection protocol: mean over seeds, corruption studies as
-the mean over all 15 types × 5 severities.
+the mean over all 15 types × 5 severities, studies of experiments other than the one with the
+most studies prefixed with their data set.
 
     python benchmarks/results_tables.py runs/fashion_mnist
 """
@@ -75,9 +76,9 @@ def metric_table(results: pd.DataFrame, metric: str) -> str:
     table = results[(results.metric == metric) & (results.protocol == FAILURE_DETECTION)].copy()
     corrupted = table.study.str.startswith("corruption/")
     table.loc[corrupted, "study"] = "corruptions"
-    table.loc[table.dataset != "fashion_mnist", "study"] = (
-        table.dataset + ":" + table.study
-    )[table.dataset != "fashion_mnist"]
+    main = table.groupby("dataset").study.nunique().idxmax()
+    other = table.dataset != main
+    table.loc[other, "study"] = table.dataset[other] + ":" + table.study[other]
     table["row"] = _run_label(table)
     grid = table.groupby(["row", "study"], sort=False).value.mean().unstack() * 1000
     studies = sorted(grid.columns, key=lambda s: (s != "iid", s != "corruptions", s))
