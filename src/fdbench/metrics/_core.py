@@ -399,6 +399,7 @@ class Workspace:
         self._weights = [np.empty(rows * n, dtype=dtype) for _ in range(2)]
         self._fail = np.empty(rows * n_fail, dtype=dtype)
         self.fail_cum = np.zeros((rows, n_fail + 1), dtype=dtype)
+        self.fail_cum_float = np.zeros((rows, n_fail + 1))
 
     @staticmethod
     def _view(flat: np.ndarray, rows: int, cols: int) -> np.ndarray:
@@ -439,7 +440,8 @@ def binary_cumulative(
 
     One cumulative sum over all samples (W) and one over the failures only (L), in the dtype
     of ``weights``. The results are views into ``work`` (big scratch arrays 0 and 1), valid
-    until its next use.
+    until its next use; ``work`` also keeps the failures' weights and their cumulative sum
+    (``fail_cum_float``, a leading 0) for :func:`augrc_auroc_binary`.
     """
     rows, n = weights.shape
     t = ranking.n_groups
@@ -456,10 +458,10 @@ def binary_cumulative(
     np.take(weights, failures.columns, axis=1, out=fail, mode="clip")
     lf = work.fail_cum[:rows]
     np.cumsum(fail, axis=1, out=lf[:, 1:])
-    l_w = work.weights(0, rows, t)
-    np.take(lf, failures.per_group, axis=1, out=l_w, mode="clip")
+    lf_float = work.fail_cum_float[:rows]
+    np.copyto(lf_float, lf)
     L = work.big(1, rows, t)
-    np.copyto(L, l_w)
+    np.take(lf_float, failures.per_group, axis=1, out=L, mode="clip")
     return W, L
 
 
@@ -488,7 +490,7 @@ def augrc_auroc_binary(
     if failures.tie_free and work is not None:
         loss = n = l_end
         np.copyto(loss, work.fail(rows, k))
-        np.copyto(l_prev, work.fail_cum[:rows, :-1])
+        l_prev = work.fail_cum_float[:rows, :-1]
     else:
         np.take(W, g, axis=1, out=w_end, mode="clip")
         np.take(L, g, axis=1, out=l_end, mode="clip")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
@@ -143,6 +143,8 @@ class _Sorted:
 
 def _prepare_csf(r: np.ndarray, c: np.ndarray, want_bins: bool, binary: bool) -> _Sorted:
     ranking = rank(c)
+    # a contiguous order: every block gathers with it, and np.take copies strided indices
+    ranking = replace(ranking, order=np.ascontiguousarray(ranking.order))
     bin_order = bin_starts = None
     if want_bins and binary and c.min() >= 0 and c.max() <= 1:
         idx = bin_indices(c, 15)
@@ -335,20 +337,20 @@ def bootstrap(
             values = _csf_metrics(s, weights, r, checked[name], metrics, shared, binary, work)
             for m in metrics:
                 columns[name][m].append(values[m])
-    index = pd.RangeIndex(n_resamples, name="resample")
-    tables = {
-        name: pd.DataFrame({m: np.concatenate(v) for m, v in cols.items()}, index=index)
-        for name, cols in columns.items()
-    }
     if single:
-        return tables[""]
-    long = [
-        table.reset_index()
-        .melt(id_vars="resample", var_name="metric", value_name="value")
-        .assign(csf=name)
-        for name, table in tables.items()
-    ]
-    return pd.concat(long, ignore_index=True)[["resample", "csf", "metric", "value"]]
+        index = pd.RangeIndex(n_resamples, name="resample")
+        return pd.DataFrame({m: np.concatenate(v) for m, v in columns[""].items()}, index=index)
+    names = list(columns)
+    metric_names = np.repeat(np.array(metrics, dtype=object), n_resamples)
+    values = [np.concatenate(blocks) for name in names for blocks in columns[name].values()]
+    return pd.DataFrame(
+        {
+            "resample": np.tile(np.arange(n_resamples), len(names) * len(metrics)),
+            "csf": np.repeat(np.array(names, dtype=object), n_resamples * len(metrics)),
+            "metric": np.tile(metric_names, len(names)),
+            "value": np.concatenate(values),
+        }
+    )
 
 
 def bootstrap_summary(df: pd.DataFrame, confidence_level: float = 0.95) -> pd.DataFrame:
