@@ -141,3 +141,19 @@ def test_scratch_views_do_not_leak_into_results():
     M.evaluate_all(1 - r, 1 - c)
     assert M.evaluate_all(r, c) == first
     assert all(isinstance(v, float) for v in first.values())
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+def test_ece_from_the_ranking_on_bin_edges(weighted):
+    """evaluate_all bins the sorted thresholds; confidences on the edges j/15 (and 0, 1) must
+    land in the same bins as in ``ece``: (j-1)/M < c <= j/M, 0 in the first bin."""
+    rng = np.random.default_rng(3)
+    edges = np.arange(16) / 15
+    c = np.concatenate([edges, np.nextafter(edges[1:], 0), rng.choice(edges, 200)])
+    r = (rng.random(c.size) < 0.3).astype(float)
+    w = rng.integers(0, 4, c.size) + rng.random(c.size) if weighted else None
+    got = M.evaluate_all(r, c, sample_weight=w)
+    assert got["ece"] == pytest.approx(M.ece(r, c, sample_weight=w), abs=1e-14)
+    assert got["mce"] == pytest.approx(M.mce(r, c, sample_weight=w), abs=1e-14)
+    only_top = M.evaluate_all(r[:16], np.where(edges > 0, 1.0, 0.0))
+    assert only_top["ece"] == pytest.approx(M.ece(r[:16], np.where(edges > 0, 1.0, 0.0)))
