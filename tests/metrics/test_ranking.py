@@ -117,3 +117,13 @@ def test_fpr_at_full_tpr_with_rounding_weights():
                 fpr, tpr, _ = roc_curve(1 - r, c, sample_weight=ww, drop_intermediate=False)
                 expected = fpr[tpr >= 0.95].min()
                 assert boot["fpr@95tpr"].iloc[b] == pytest.approx(expected, abs=1e-12)
+
+
+@pytest.mark.parametrize("tpr", [5e-324, 1e-320, 1e-300, 0.3, 1.0])
+def test_fpr_at_tpr_for_any_fraction_matches_roc_curve(tpr):
+    """The threshold search is exact also where tpr · P is subnormal (no walk over ulps)."""
+    rng = np.random.default_rng(5)
+    r = (rng.random(20_000) < 0.2).astype(float)
+    c = np.round(rng.random(r.size) - 0.3 * r, 3)
+    fpr, tpr_curve, _ = roc_curve(1 - r, c)
+    assert M.fpr_at_tpr(r, c, tpr) == fpr[np.argmax(tpr_curve >= tpr)]

@@ -9,6 +9,7 @@ occur in bootstrap resamples) and contribute nothing.
 from __future__ import annotations
 
 import math
+import struct
 import threading
 from dataclasses import dataclass
 
@@ -230,16 +231,27 @@ def ap_error_from_cum(W: np.ndarray, L: np.ndarray, work: Work = None) -> np.nda
 
 
 def _smallest_reaching(total: float, fraction: float) -> float:
-    """The smallest float64 x with x / total >= fraction (division rounded as in NumPy)."""
+    """The smallest float64 x >= 0 with x / total >= fraction, for total > 0 and fraction in
+    (0, 1] (division rounded as in NumPy).
+
+    x = fraction · total is within an ulp or two of it for normal numbers; otherwise (subnormal
+    products) a bisection over the bit patterns of [0, total], which order like the floats.
+    """
     x = fraction * total
-    if x / total >= fraction:
+    for _ in range(4):
         below = math.nextafter(x, -math.inf)
-        while below / total >= fraction:
-            x, below = below, math.nextafter(below, -math.inf)
-        return x
-    while x / total < fraction:
-        x = math.nextafter(x, math.inf)
-    return x
+        if x / total >= fraction > below / total:
+            return x
+        x = below if below / total >= fraction else math.nextafter(x, math.inf)
+    lo = 0
+    hi = struct.unpack("<q", struct.pack("<d", total))[0]
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if struct.unpack("<d", struct.pack("<q", mid))[0] / total >= fraction:
+            hi = mid
+        else:
+            lo = mid
+    return struct.unpack("<d", struct.pack("<q", hi))[0]
 
 
 def first_reaching(cumulative: np.ndarray, fraction: float) -> np.ndarray:
