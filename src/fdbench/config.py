@@ -45,12 +45,16 @@ class DataConfig(_Strict):
     """Which experiments to build: a builder function of ``fdbench.data`` and its arguments.
 
     ``builder`` names a function ``fdbench.data.<builder>(**args)`` returning ``Experiment``s;
-    ``experiments`` restricts the run to the named ones (all when ``None``).
+    ``experiments`` restricts the run to the named ones (all when ``None``). With ``per_run``
+    the experiments are built again for every run seed, the builder getting
+    ``run_seed=<seed>`` (FD-Shifts re-draws SVHN's held-out classes for each run); left out of
+    the dumped config when false, so configs without it keep their digest.
     """
 
     builder: str = Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")
     args: dict[str, Any] = Field(default_factory=dict)
     experiments: list[str] | None = None
+    per_run: bool = Field(default=False, exclude_if=lambda v: not v)
 
 
 class ArchitectureConfig(_Strict):
@@ -316,6 +320,11 @@ class BenchmarkConfig(_Strict):
         if dupes:
             raise ValueError(f"method names must be unique, repeated: {dupes}")
         by_name = {m.name: m for m in self.methods}
+        if self.data.per_run and self.ensembles:
+            raise ValueError(
+                "ensembles need one label space for all their members; data.per_run draws "
+                f"the classes per seed, so leave ensembles empty (got {self.ensembles})"
+            )
         for name in self.ensembles:
             if name not in by_name or len(by_name[name].seeds) < 2:
                 raise ValueError(
