@@ -141,6 +141,7 @@ def plan_benchmark(
 ) -> BenchmarkPlan:
     """Training jobs for every (experiment, method, seed) and evaluation jobs for every run and
     every configured ensemble (ConfidNet runs wait for the model of their base method)."""
+    from fdbench.training.experiments import experiment_for_run
     from fdbench.training.jobs import plan_jobs, run_training_job
     from fdbench.training.jobs import run_dir as job_dir
 
@@ -154,8 +155,9 @@ def plan_benchmark(
             if spec.kind == "confidnet":
                 after = (f"train:{experiment.name}/{spec.params.get('base', 'ce')}/{seed}",)
             store = job_dir(models, experiment.name, method, seed) / "outputs.zarr"
+            run = experiment_for_run(config, experiment, seed)
             training.append(
-                Job(key, run_training_job, (config, experiment, method, seed, models), store, after)
+                Job(key, run_training_job, (config, run, method, seed, models), store, after)
             )
             folder = run_dir / "evaluation" / experiment.name / method / f"seed{seed}"
             evaluation.append(

@@ -22,6 +22,7 @@ from ..models import build_model
 from ..models.network import Network
 from ..outputs import write_outputs
 from .determinism import deterministic
+from .experiments import write_split
 from .inference import predict_experiment, predict_split
 from .loader import image_tensor, make_loader
 from .methods import ClassifierModule, ConfidNetFinetuneModule, ConfidNetModule
@@ -369,5 +370,6 @@ def run_training_job(
                 "config_digest": digest,
             },
         )
+    write_split(experiment, store.parent)
     write_outputs(store, run)
     return store
