@@ -43,14 +43,21 @@ class ReportTable:
             [float(format_number(v, self.digits)) if np.isfinite(v) else np.nan for v in values]
         )
 
+    def varies(self, j: int) -> bool:
+        """Whether column ``j`` holds at least two numbers that print differently: only such a
+        column gets heat colours and a best mark."""
+        values = self.shown(j)
+        return np.unique(values[np.isfinite(values)]).size > 1
+
     def best_cells(self) -> set[tuple[int, int]]:
-        """(row position, column position) of the best shown value of every column (all ties)."""
+        """(row position, column position) of the best shown value of every column that
+        :meth:`varies` (all ties)."""
         if self.higher_is_better is None:
             return set()
         cells = set()
         for j in range(self.frame.shape[1]):
             values = self.shown(j)
-            if np.isfinite(values).any():
+            if self.varies(j):
                 best = np.nanmax(values) if self.higher_is_better else np.nanmin(values)
                 cells |= {(int(i), j) for i in np.flatnonzero(values == best)}
         return cells
@@ -58,20 +65,16 @@ class ReportTable:
     def heat(self) -> np.ndarray:
         """Per-column goodness in [0, 1] (1 = best of the column) of the shown values, rows ×
         columns array; NaN where there is no heat map or no number. A column whose values all
-        print alike is neutral (0.5)."""
+        print alike (it does not :meth:`varies`) gets no colours."""
         out = np.full(self.frame.shape, np.nan)
         if self.higher_is_better is None:
             return out
         for j in range(self.frame.shape[1]):
-            values = self.shown(j)
-            if not np.isfinite(values).any():
+            if not self.varies(j):
                 continue
+            values = self.shown(j)
             low, high = np.nanmin(values), np.nanmax(values)
-            scaled = (
-                (values - low) / (high - low)
-                if high > low
-                else np.where(values == low, 0.5, np.nan)
-            )
+            scaled = (values - low) / (high - low)
             out[:, j] = scaled if self.higher_is_better else 1 - scaled
         return out
 
