@@ -58,7 +58,7 @@ def test_full_report_has_every_section_table_and_image(full_report):
     assert [img["data-report-figure"] for img in page.images] == manifest["figures"]
     runs = ("cifar10-ce", "cifar10-dg")
     per_run = [
-        *(f"{m}_{r}" for r in runs for m in ("aurc", "augrc", "accuracy", "auroc_f", "ece")),
+        *(f"{m}_{r}" for r in runs for m in ("accuracy", "aurc", "augrc", "auroc_f", "ece")),
         *(f"rank_{m}_{r}" for m in ("aurc", "augrc") for r in runs),
         "kendall_tau_aurc_augrc",
         *(f"ece_after_scaling_{r}" for r in runs),
