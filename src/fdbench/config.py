@@ -254,7 +254,8 @@ class MethodConfig(_Strict):
     """One benchmarked method: a label, its training method, seeds, parameters and a grid.
 
     ``grid`` maps parameter names to candidate values; every combination (with ``params`` as
-    the base) is trained and the best on the validation split is kept.
+    the base) is trained and evaluated, and each CSF keeps the candidate best on the validation
+    split (:func:`fdbench.benchmark.select_candidates`).
     """
 
     name: str = Field(pattern=r"^[A-Za-z0-9_\-]+$")

@@ -11,10 +11,12 @@ torch = pytest.importorskip("torch")
 from fdbench.outputs import read_outputs  # noqa: E402
 from fdbench.training import (  # noqa: E402
     load_checkpoint,
+    output_stores,
     plan_jobs,
     run_training_job,
     train_or_load,
 )
+from fdbench.training.inference import predict_split  # noqa: E402
 from fdbench.training.jobs import run_dir  # noqa: E402
 
 
@@ -109,6 +111,36 @@ def test_grid_selects_lowest_validation_score(tmp_path, config, experiment):
     assert [c["params"]["lr"] for c in selection["candidates"]] == [0.01, 0.1]
     assert selection["chosen"] == int(np.argmin(scores))
     assert info["params"]["lr"] == [0.01, 0.1][selection["chosen"]]
+
+
+def test_grid_job_stores_every_candidate(tmp_path, config, experiment):
+    stores = output_stores(config, "tiny", "grid", 0, tmp_path)
+    folder = run_dir(tmp_path, "tiny", "grid", 0)
+    assert stores == [folder / "candidates" / f"{i}" / "outputs.zarr" for i in range(2)]
+    assert output_stores(config, "tiny", "ce", 0, tmp_path) == [
+        run_dir(tmp_path, "tiny", "ce", 0) / "outputs.zarr"
+    ]
+    assert run_training_job(config, experiment, "grid", 0, tmp_path) == stores[-1]
+    runs = [read_outputs(store) for store in stores]
+    assert [r.meta["candidate"] for r in runs] == [0, 1]
+    assert [r.meta["params"]["lr"] for r in runs] == [0.01, 0.1]
+    assert not (folder / "outputs.zarr").exists()
+    assert not np.array_equal(runs[0].splits["val"].logits, runs[1].splits["val"].logits)
+    # each store holds the outputs of its own checkpoint
+    for i, run in enumerate(runs):
+        net, _ = load_checkpoint(folder / "candidates" / f"{i}.pt")
+        val = predict_split(
+            net,
+            experiment.val.images,
+            experiment.val.labels,
+            kind="val",
+            mc_samples=0,
+            batch_size=config.inference.batch_size,
+        )
+        np.testing.assert_array_equal(run.splits["val"].logits, val.logits)
+    stamps = [s.stat().st_mtime_ns for s in stores]
+    assert run_training_job(config, experiment, "grid", 0, tmp_path) == stores[-1]
+    assert [s.stat().st_mtime_ns for s in stores] == stamps
 
 
 def test_training_learns_the_tiny_task(tmp_path, experiment, make_config):
