@@ -1,0 +1,76 @@
+"""Class-averaged selective risk along a ranking (FD-Shifts' AURC-BA curve) in O(N) memory."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ._core import Ranking
+
+_SMALL_CODES = 1 << 16
+
+
+def class_codes(labels: np.ndarray) -> tuple[np.ndarray, int]:
+    """Non-negative integer class codes and the number K of distinct classes.
+
+    Codes are ``uint16`` wherever the classes fit (then a stable sort by class is a radix
+    sort, linear in N); labels already in [0, 2^16) are kept as they are (codes of absent
+    classes are simply unused).
+    """
+    if labels.size and labels.min() >= 0 and labels.max() < _SMALL_CODES:
+        codes = labels.astype(np.uint16)
+        return codes, int(np.count_nonzero(np.bincount(codes)))
+    classes, inverse = np.unique(labels, return_inverse=True)
+    dtype = np.uint16 if classes.size <= _SMALL_CODES else np.intp
+    return inverse.astype(dtype), int(classes.size)
+
+
+def _within_class_cumsum(values: np.ndarray, starts: np.ndarray, sizes: np.ndarray) -> np.ndarray:
+    """Cumulative sum restarting at every class segment (class-major order), in place."""
+    total = np.cumsum(values, out=values)
+    before = np.where(starts > 0, total[starts - 1], 0.0)
+    total -= np.repeat(before, sizes)
+    return total
+
+
+def class_mean_selective_risk(
+    ranking: Ranking,
+    codes: np.ndarray,
+    n_classes: int,
+    residuals: np.ndarray,
+    weights: np.ndarray | None,
+) -> np.ndarray:
+    """Mean over the K classes of each class's selective risk, at every tie-group end (T,).
+
+    At threshold tau the selective risk of class c is
+    sum_{y_i = c} w_i r_i [c_i >= tau] / sum_{y_i = c} w_i [c_i >= tau], 0 for a class with
+    nothing accepted; the result is their sum over the K classes present divided by K.
+
+    Only the class of an added sample changes its term, so the sum is a running sum over the
+    ranking of per-sample increments (new minus previous selective risk of the sample's
+    class). The per-class cumulative weights and losses behind them come from one stable sort
+    of the ranked class codes (class-major, ranking order within a class): O(N) memory, and
+    exact for integer weights with 0/1 residuals. Weights must be positive.
+    """
+    n = ranking.order.size
+    ranked_codes = codes[ranking.order]
+    by_class = np.argsort(ranked_codes, kind="stable")
+    sizes = np.bincount(ranked_codes)
+    starts = (np.cumsum(sizes) - sizes)[sizes > 0]
+    sizes = sizes[sizes > 0]
+    samples = ranking.order[by_class]
+    if weights is None:
+        accepted = np.arange(1.0, n + 1.0)
+        accepted -= np.repeat(starts.astype(np.float64), sizes)
+        losses = _within_class_cumsum(residuals[samples], starts, sizes)
+    else:
+        w = weights[samples]
+        losses = _within_class_cumsum(w * residuals[samples], starts, sizes)
+        accepted = _within_class_cumsum(w, starts, sizes)
+    risk = np.divide(losses, accepted, out=losses)
+    step = np.empty(n)
+    step[0] = risk[0]
+    np.subtract(risk[1:], risk[:-1], out=step[1:])
+    step[starts] = risk[starts]
+    ranked = np.empty(n)
+    ranked[by_class] = step
+    return ranking.at_ends(np.cumsum(ranked, out=ranked)) / n_classes
