@@ -396,7 +396,8 @@ def aurc_ba(
     risks 1/2, 3/4, 1/4, 1/2 at coverages 1, 3/4, 1/2, 1/4 and AURC-BA 0.5. The AURC of
     class-reweighted residuals is another quantity (:func:`aurc_balanced_residuals`).
 
-    Source: Traub et al., NeurIPS 2024; IML-DKFZ/fd-shifts,
+    Source: the authors' code of Traub et al., NeurIPS 2024 (whose requirement R5, error
+    flexibility, names balanced accuracy; the paper gives no formula): IML-DKFZ/fd-shifts,
     ``fd_shifts/analysis/rc_stats_utils.py`` (``selective_risk_ba_stats`` with
     ``drop_empty_classes=False``) and ``fd_shifts/analysis/rc_stats.py`` (``aurc_ba``).
     """
