@@ -353,7 +353,7 @@ def test_aurc_ba_matches_brute_force(data, label_pool):
     r, c, w = data
     labels = np.array(label_pool[: r.size])
     expected = brute.aurc_ba(list(r), list(c), list(labels), w)
-    assert M.aurc_ba(r, c, labels, sample_weight=w) == pytest.approx(expected, abs=1e-12)
+    assert M.aurc_ba(r, c, labels, sample_weight=w) == pytest.approx(expected, abs=1e-14)
 
 
 def test_aurc_ba_hand_computed_example():
@@ -415,7 +415,21 @@ def test_aurc_ba_many_classes_against_reference(weighted):
     w = rng.random(n) * 2 + 0.01 if weighted else np.ones(n)
     expected = _aurc_ba_numpy_reference(r, c, labels, w)
     got = M.aurc_ba(r, c, labels, sample_weight=w if weighted else None)
-    assert got == pytest.approx(expected, abs=1e-12)
+    assert got == pytest.approx(expected, abs=1e-13)
+
+
+def test_aurc_ba_light_class_after_heavy_ones():
+    """Per-class sums must not round relative to the running sum over all classes: class 1
+    (weights ~1e-3, all failures, ranked first) comes after 10^9 of class-0 weight (no
+    failures) in class-major order. Its risk is 1 at every point, the balanced risk 1/2."""
+    rng = np.random.default_rng(4)
+    r = np.r_[np.zeros(1000), np.ones(50)]
+    c = np.r_[rng.random(1000), 2.0 + rng.random(50)]
+    w = np.r_[np.full(1000, 1e6) * (1 + rng.random(1000)), 1e-3 * (1 + rng.random(50))]
+    labels = np.r_[np.zeros(1000, int), np.ones(50, int)]
+    assert M.aurc_ba(r, c, labels, sample_weight=w) == pytest.approx(0.5, abs=1e-15)
+    soft = np.r_[np.zeros(1000), np.full(50, 0.3)]
+    assert M.aurc_ba(soft, c, labels, sample_weight=w) == pytest.approx(0.15, abs=1e-15)
 
 
 def test_aurc_ba_memory_is_linear_in_n():

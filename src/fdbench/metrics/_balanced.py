@@ -24,12 +24,30 @@ def class_codes(labels: np.ndarray) -> tuple[np.ndarray, int]:
     return inverse.astype(dtype), int(classes.size)
 
 
-def _within_class_cumsum(values: np.ndarray, starts: np.ndarray, sizes: np.ndarray) -> np.ndarray:
-    """Cumulative sum restarting at every class segment (class-major order), in place."""
-    total = np.cumsum(values, out=values)
-    before = np.where(starts > 0, total[starts - 1], 0.0)
-    total -= np.repeat(before, sizes)
-    return total
+def _segment_offsets(cumulative: np.ndarray, starts: np.ndarray, sizes: np.ndarray) -> np.ndarray:
+    """Per element, the cumulative value just before its class segment (0 for the first)."""
+    return np.repeat(np.where(starts > 0, cumulative[starts - 1], 0.0), sizes)
+
+
+def _within_class_cumsum(
+    values: np.ndarray, starts: np.ndarray, sizes: np.ndarray, *, exact: bool
+) -> np.ndarray:
+    """Cumulative sum restarting at every class segment (class-major order).
+
+    A class's sums are differences of one running sum over all classes. ``exact`` (integer
+    values, sums below 2^53): nothing rounds. Otherwise the rounding error of every step of
+    the running sum is recovered exactly (Knuth's TwoSum) and its own running sum added back,
+    so that each class's sums are accurate relative to themselves, not to the running total.
+    """
+    total = np.cumsum(values)
+    out = total - _segment_offsets(total, starts, sizes)
+    if not exact:
+        previous = np.concatenate(([0.0], total[:-1]))
+        added = total - previous
+        error = (previous - (total - added)) + (values - added)
+        np.cumsum(error, out=error)
+        out += error - _segment_offsets(error, starts, sizes)
+    return out
 
 
 def class_mean_selective_risk(
@@ -48,8 +66,9 @@ def class_mean_selective_risk(
     Only the class of an added sample changes its term, so the sum is a running sum over the
     ranking of per-sample increments (new minus previous selective risk of the sample's
     class). The per-class cumulative weights and losses behind them come from one stable sort
-    of the ranked class codes (class-major, ranking order within a class): O(N) memory, and
-    exact for integer weights with 0/1 residuals. Weights must be positive.
+    of the ranked class codes (class-major, ranking order within a class): O(N) memory; exact
+    for integer weights with 0/1 residuals, otherwise accurate to a few roundings per class
+    (see ``_within_class_cumsum``). Weights must be positive.
     """
     n = ranking.order.size
     ranked_codes = codes[ranking.order]
@@ -58,14 +77,17 @@ def class_mean_selective_risk(
     starts = (np.cumsum(sizes) - sizes)[sizes > 0]
     sizes = sizes[sizes > 0]
     samples = ranking.order[by_class]
+    r = residuals[samples]
+    integral = weights is None or bool(np.all(weights == np.round(weights)))
+    exact = integral and bool(np.all((r == 0) | (r == 1)))
     if weights is None:
         accepted = np.arange(1.0, n + 1.0)
         accepted -= np.repeat(starts.astype(np.float64), sizes)
-        losses = _within_class_cumsum(residuals[samples], starts, sizes)
+        losses = _within_class_cumsum(r, starts, sizes, exact=exact)
     else:
         w = weights[samples]
-        losses = _within_class_cumsum(w * residuals[samples], starts, sizes)
-        accepted = _within_class_cumsum(w, starts, sizes)
+        losses = _within_class_cumsum(w * r, starts, sizes, exact=exact)
+        accepted = _within_class_cumsum(w, starts, sizes, exact=integral)
     risk = np.divide(losses, accepted, out=losses)
     step = np.empty(n)
     step[0] = risk[0]
