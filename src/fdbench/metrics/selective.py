@@ -353,7 +353,7 @@ def balanced_residuals(
     """
     r, _, w, keep = check_inputs(residuals, np.zeros(np.shape(residuals)), sample_weight)
     y = check_labels(labels, r.size, keep)
-    factor = _balance_factor(y, w)
+    factor = _balance_factor(*class_codes(y), w)
     out = np.asarray(residuals, dtype=np.float64).copy()
     if keep is None:
         out *= factor
@@ -362,17 +362,21 @@ def balanced_residuals(
     return out
 
 
-def _balance_factor(labels: np.ndarray, weights: np.ndarray | None) -> np.ndarray:
-    classes, inverse = np.unique(labels, return_inverse=True)
-    counts = np.bincount(inverse, weights=weights, minlength=classes.size)
-    total = counts.sum()
-    return (total / (classes.size * counts))[inverse]
+def _balance_factor(
+    codes: np.ndarray, n_classes: int, weights: np.ndarray | None
+) -> np.ndarray:
+    """n / (K n_{y_i}) per sample from the class codes of :func:`class_codes` (weights > 0)."""
+    counts = np.bincount(codes, weights=weights)
+    present = counts > 0
+    per_class = np.zeros(counts.size)
+    per_class[present] = counts[present].sum() / (n_classes * counts[present])
+    return per_class[codes]
 
 
 def _prepare_balanced(residuals, confidence, labels, sample_weight):
     r, c, w, keep = check_inputs(residuals, confidence, sample_weight)
     y = check_labels(labels, r.size, keep)
-    return prepare(r * _balance_factor(y, w), c, w)
+    return prepare(r * _balance_factor(*class_codes(y), w), c, w)
 
 
 def aurc_ba(

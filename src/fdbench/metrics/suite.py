@@ -175,7 +175,7 @@ def evaluate_all(
         codes, n_classes = class_codes(y)
         risks_ba = class_mean_selective_risk(ranking, codes, n_classes, r, w)[None, :]
         out["aurc_ba"] = float(aurc_from_risks(W, risks_ba, W[:, 0] * risks_ba[:, 0], work)[0])
-        L_ba = ranking.cumulative(rw * _balance_factor(y, w))[None, :]
+        L_ba = ranking.cumulative(rw * _balance_factor(codes, n_classes, w))[None, :]
         out["augrc_ba"] = float(augrc_from_cum(W, L_ba, work)[0])
         if logits is not None:
             z = np.asarray(logits, dtype=np.float64)
