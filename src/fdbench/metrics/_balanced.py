@@ -66,9 +66,11 @@ def class_mean_selective_risk(
     Only the class of an added sample changes its term, so the sum is a running sum over the
     ranking of per-sample increments (new minus previous selective risk of the sample's
     class). The per-class cumulative weights and losses behind them come from one stable sort
-    of the ranked class codes (class-major, ranking order within a class): O(N) memory; exact
-    for integer weights with 0/1 residuals, otherwise accurate to a few roundings per class
-    (see ``_within_class_cumsum``). Weights must be positive.
+    of the ranked class codes (class-major, ranking order within a class): O(N) memory. They
+    are exact for integer weights with 0/1 residuals and accurate to a few roundings per class
+    otherwise (``_within_class_cumsum``); the running sum of increments rounds like any
+    cumulative sum (relative error below 1e-12 at N = 10^6, K = 1000). Weights must be
+    positive.
     """
     n = ranking.order.size
     ranked_codes = codes[ranking.order]
