@@ -57,8 +57,10 @@ def test_compute_all_csfs_agree_with_functions(tmp_path):
         assert values.dtype == np.float64 and values.shape == (30,), name
         assert np.all(np.isfinite(values)), name
     np.testing.assert_array_equal(out["MSR"], csf.msr(s.logits))
-    t = csf.fit_temperature(run.splits["val"].logits, run.splits["val"].labels)
-    np.testing.assert_array_equal(out["TEMP-MSR"], csf.temp_msr(s.logits, t))
+    val = run.splits["val"]
+    t = csf.fit_temperature(val.logits, val.labels, method="fd-shifts")
+    np.testing.assert_array_equal(out["TEMP-MLS"], csf.temp_mls(s.logits, t))
+    assert "TEMP-MSR" not in out  # the same quantity is computed once, as TEMP-MLS
     np.testing.assert_allclose(out["MCD-MI"], csf.mcd_mi(s.mcd_logits), rtol=1e-12)
     np.testing.assert_allclose(out["MCD-EE"], csf.mcd_ee(s.mcd_logits), rtol=1e-12)
     members = [run.splits["iid"].logits] + [o.splits["iid"].logits for o in others]
@@ -104,9 +106,9 @@ def test_fits_are_cached_per_run(monkeypatch):
     calls = {"temperature": 0, "mahalanobis": 0}
     fit_t, fit_m = csf.temperature.fit_temperature, csf.features.fit_mahalanobis
 
-    def counting_t(*args):
+    def counting_t(*args, **kwargs):
         calls["temperature"] += 1
-        return fit_t(*args)
+        return fit_t(*args, **kwargs)
 
     def counting_m(*args):
         calls["mahalanobis"] += 1
