@@ -115,10 +115,9 @@ def main() -> None:
             lambda: [f(logits) for f in (csf.msr, csf.mls, csf.pe, csf.energy, csf.doctor)],
         ),
         (
-            "temperature fit on val (10^4 × K) + TEMP-MSR/MLS",
+            "temperature fit on val (10^4 × K, FD-Shifts' L-BFGS) + TEMP-MLS",
             lambda: (
-                t := csf.fit_temperature(val_logits, val_labels),
-                csf.temp_msr(logits, t),
+                t := csf.fit_temperature(val_logits, val_labels, method="fd-shifts"),
                 csf.temp_mls(logits, t),
             ),
         ),

@@ -75,7 +75,7 @@ def test_results_cover_methods_csfs_and_studies(sequential):
         "MLS",
         "PE",
         "energy",
-        "TEMP-MSR",
+        "TEMP-MLS",
         "DOCTOR",
         "MCD-MSR",
         "MCD-PE",

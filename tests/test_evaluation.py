@@ -26,7 +26,7 @@ def test_run_table_matches_direct_metrics():
     run = make_run(1)
     table = evaluate_run(run)
     assert set(table["study"]) == {"iid", "new_class/x"}
-    assert {"TEMP-MSR", "MSR"} <= set(table["csf"])
+    assert {"TEMP-MLS", "MSR"} <= set(table["csf"])
     iid = run.splits["iid"]
     z = iid.logits - iid.logits.max(axis=1, keepdims=True)
     msr = np.exp(z).max(axis=1) / np.exp(z).sum(axis=1)

@@ -44,13 +44,16 @@ def write_report_inputs(
     ``gallery.npz`` and ``rounding.csv`` into ``run_dir`` (layout of docs/report.md).
 
     Everything covers the studies matching ``config.analysis.report_studies``. The bootstrap
-    covers every run (paired resamples across CSFs and seeds); curves, calibration after Platt
-    scaling on validation, SGR risk excess and the failure gallery use the lowest seed of each
-    method (the gallery: of the first method, on studies of the kinds in ``GALLERY_KINDS``).
-    Of a method trained over a grid, each CSF's scores come from the candidate ``results``
-    keeps for it (:func:`fdbench.benchmark.select_candidates`).
+    covers every run (paired resamples across CSFs and seeds); so does the calibration
+    (``fdbench.analysis.csf_calibration``: FD-Shifts' per-CSF treatment, Platt scaling fitted on
+    each run's validation split where the CSF is not a probability; ``reliability.parquet``
+    holds the bins of every run, with ``seed``, ``treatment`` and ``platt_collapsed``; the report
+    averages the ECE over runs). Curves, SGR risk excess and the failure gallery use the lowest
+    seed of each method (the gallery: of the first method, on studies of the kinds in
+    ``GALLERY_KINDS``). Of a method trained over a grid, each CSF's scores come from the
+    candidate ``results`` keeps for it (:func:`fdbench.benchmark.select_candidates`).
     """
-    from fdbench.analysis import StudySamples, bootstrap_analysis, platt_calibration, risk_excess
+    from fdbench.analysis import StudySamples, bootstrap_analysis, csf_calibration, risk_excess
     from fdbench.report import Gallery, curve_table, select_gallery
 
     settings = config.analysis
@@ -78,9 +81,19 @@ def write_report_inputs(
         ]
         for e in entries:
             tasks.append(StudySamples(dataset, method, seed, e.study, e.residuals, e.confidences))
+        info = {"dataset": dataset, "method": method, "seed": seed}
+        for source, v in val.items():
+            group = [e for e in entries if e.source == source]
+            if group:
+                _, bins = csf_calibration(
+                    v.residuals,
+                    v.confidences,
+                    {e.study: e.residuals for e in group},
+                    {e.study: e.confidences for e in group},
+                )
+                reliability.append(bins.assign(**info))
         if seed != lowest[(dataset, method)]:
             continue
-        info = {"dataset": dataset, "method": method, "seed": seed}
         for e in entries:
             curves.append(
                 curve_table(
@@ -91,13 +104,6 @@ def write_report_inputs(
             group = [e for e in entries if e.source == source]
             if not group:
                 continue
-            _, bins = platt_calibration(
-                v.residuals,
-                v.confidences,
-                {e.study: e.residuals for e in group},
-                {e.study: e.confidences for e in group},
-            )
-            reliability.append(bins.assign(**info))
             for csf, conf in v.confidences.items():
                 table = risk_excess(
                     (v.residuals, conf),

@@ -57,8 +57,10 @@ def test_compute_all_csfs_agree_with_functions(tmp_path):
         assert values.dtype == np.float64 and values.shape == (30,), name
         assert np.all(np.isfinite(values)), name
     np.testing.assert_array_equal(out["MSR"], csf.msr(s.logits))
-    t = csf.fit_temperature(run.splits["val"].logits, run.splits["val"].labels)
-    np.testing.assert_array_equal(out["TEMP-MSR"], csf.temp_msr(s.logits, t))
+    val = run.splits["val"]
+    t = csf.fit_temperature(val.logits, val.labels, method="fd-shifts")
+    np.testing.assert_array_equal(out["TEMP-MLS"], csf.temp_mls(s.logits, t))
+    assert "TEMP-MSR" not in out  # the same quantity is computed once, as TEMP-MLS
     np.testing.assert_allclose(out["MCD-MI"], csf.mcd_mi(s.mcd_logits), rtol=1e-12)
     np.testing.assert_allclose(out["MCD-EE"], csf.mcd_ee(s.mcd_logits), rtol=1e-12)
     members = [run.splits["iid"].logits] + [o.splits["iid"].logits for o in others]
@@ -104,9 +106,9 @@ def test_fits_are_cached_per_run(monkeypatch):
     calls = {"temperature": 0, "mahalanobis": 0}
     fit_t, fit_m = csf.temperature.fit_temperature, csf.features.fit_mahalanobis
 
-    def counting_t(*args):
+    def counting_t(*args, **kwargs):
         calls["temperature"] += 1
-        return fit_t(*args)
+        return fit_t(*args, **kwargs)
 
     def counting_m(*args):
         calls["mahalanobis"] += 1
@@ -120,3 +122,35 @@ def test_fits_are_cached_per_run(monkeypatch):
     assert calls == {"temperature": 1, "mahalanobis": 1}
     compute_csfs(_run(), "iid")
     assert calls == {"temperature": 2, "mahalanobis": 2}
+
+
+def test_dg_temp_mls_uses_the_k_class_logits_of_a_deepgamblers_network():
+    # FD-Shifts (fd_shifts/models/devries_model.py, test_step) keeps outputs[:, :-1]: the
+    # temperature is fitted and the softmax taken over the K class logits, without the
+    # reservation output. fdbench's inference stores the same K logits.
+    torch = pytest.importorskip("torch")
+    from fdbench.models import build_model
+    from fdbench.training import predict_split
+
+    torch.manual_seed(0)
+    net = build_model("convnet", num_classes=3, head="deepgamblers", width=2, feature_dim=6)
+    rng = np.random.default_rng(0)
+    splits = {}
+    for name, n in (("val", 60), ("iid", 40)):
+        images = rng.integers(0, 256, (n, 28, 28, 1), dtype=np.uint8)
+        labels = rng.integers(0, 3, n)
+        splits[name] = predict_split(net.eval(), images, labels, kind=name, mc_samples=0)
+    run = RunOutputs(splits=splits, meta={})
+    w = net.classifier.weight.detach().double().numpy()
+    b = net.classifier.bias.detach().double().numpy()
+    outputs = {name: s.features @ w.T + b for name, s in splits.items()}
+    assert outputs["iid"].shape[1] == 4  # K = 3 classes + the reservation output
+    val = splits["val"]
+    t = csf.fit_temperature(outputs["val"][:, :3], val.labels, method="fd-shifts")
+    z = outputs["iid"][:, :3] / t
+    expected = np.exp(z - z.max(axis=1, keepdims=True))
+    expected = expected.max(axis=1) / expected.sum(axis=1)
+    got = compute_csfs(run, "iid")["TEMP-MLS"]
+    np.testing.assert_allclose(got, expected, rtol=1e-9)
+    with_reservation = np.exp(outputs["iid"] / t - (outputs["iid"] / t).max(axis=1, keepdims=True))
+    assert not np.allclose(got, with_reservation[:, :3].max(axis=1) / with_reservation.sum(axis=1))

@@ -70,7 +70,7 @@ def test_fd_shifts_import_matches_arrays(tmp_path):
     np.testing.assert_allclose(csfs["MCD-MSR"], mcd_sm.max(axis=1), rtol=1e-12)
     np.testing.assert_allclose(csfs["DG-Res"], arrays["ext"][iid].astype(np.float64))
     assert roc_auc_score(correct, csfs["DG-Res"]) == roc_auc_score(correct, arrays["ext"][iid])
-    assert {"Mahalanobis", "DKNN", "TrustScore", "ViM", "TEMP-MSR"} <= set(csfs)
+    assert {"Mahalanobis", "DKNN", "TrustScore", "ViM", "TEMP-MLS"} <= set(csfs)
 
     write_outputs(tmp_path / "store", run)
     again = read_outputs(tmp_path / "store")
@@ -239,3 +239,31 @@ def test_fd_shifts_shapes_of_last_layer_and_train_features_are_checked(tmp_path)
     np.savez_compressed(results / "train_features.npz", arrays["train"][:, :-2])
     with pytest.raises(ValueError, match=r"train_features\.npz must have shape M × 9"):
         import_fd_shifts(results)
+
+
+def test_fd_shifts_csf_names_map_temp_mls(tmp_path):
+    from fdbench.csf import REGISTRY
+    from fdbench.outputs import FD_SHIFTS_CSFS, fd_shifts_csf_name, read_fd_shifts_csfs
+
+    assert set(FD_SHIFTS_CSFS.values()) <= set(REGISTRY)
+    assert fd_shifts_csf_name("temp_mls") == "TEMP-MLS"
+    assert fd_shifts_csf_name("det_mcp") == "MSR"
+    assert fd_shifts_csf_name("ext", "dg") == "DG-Res"
+    assert fd_shifts_csf_name("ext_mcd", "tcp") == "ConfidNet-MCD"
+    assert fd_shifts_csf_name("ext") is None
+    assert fd_shifts_csf_name("mcd_sv") is None and fd_shifts_csf_name("react_temp_mls") is None
+    config = tmp_path / "config.yaml"
+    config.write_text(
+        "eval:\n"
+        "  ext_confid_name: dg\n"
+        "  confidence_measures:\n"
+        "    test: [det_mcp, det_pe, ext, temp_mls, mcd_sv, mcd_mcp, ext_mcd, temp_mls]\n"
+    )
+    expected = ["MSR", "PE", "DG-Res", "TEMP-MLS", "MCD-MSR", "DG-Res-MCD"]
+    assert read_fd_shifts_csfs(config) == expected
+    config.write_text("eval:\n  confidence_measures:\n    test: det_mcp\n")
+    with pytest.raises(ValueError, match="must be a list"):
+        read_fd_shifts_csfs(config)
+    config.write_text("data: {}\n")
+    with pytest.raises(ValueError, match="no 'eval' section"):
+        read_fd_shifts_csfs(config)

@@ -7,13 +7,14 @@ import pandas as pd
 import pytest
 
 from fdbench import metrics as M
-from fdbench.analysis import StudySamples, bootstrap_analysis, platt_calibration, risk_excess
+from fdbench.analysis import StudySamples, bootstrap_analysis, csf_calibration, risk_excess
 from fdbench.report import Gallery, curve_table, select_gallery
 
 STUDIES = ("iid", "corruption/noise/3", "new_class/svhn")
 # two methods of one dataset (the second with a CSF of its own), as a benchmark run has them
 METHODS = {"ce": ("MSR", "MLS", "PE", "DOCTOR"), "dg": ("MSR", "MLS", "PE", "DG-Res")}
 SEEDS = (0, 1)
+PROBABILITIES = ("MSR", "DG-Res")
 
 
 def _study_data(method: int, study: int, seed: int, n: int = 300):
@@ -23,6 +24,9 @@ def _study_data(method: int, study: int, seed: int, n: int = 300):
     confidences = {
         csf: rng.normal(size=n) - (0.6 + 0.4 * k) * residuals for k, csf in enumerate(csfs)
     }
+    for csf in PROBABILITIES:  # probabilities already (not Platt-scaled in the calibration)
+        if csf in confidences:
+            confidences[csf] = 1 / (1 + np.exp(-confidences[csf]))
     return residuals, confidences
 
 
@@ -58,7 +62,7 @@ def build_inputs() -> dict[str, object]:
                             )
                         )
             val_r, val_c = _study_data(m, 0, 10 + seed, n=2000)
-            _, bins = platt_calibration(
+            _, bins = csf_calibration(
                 val_r,
                 val_c,
                 {s: by_study[s][0] for s in STUDIES},

@@ -97,31 +97,57 @@ def test_full_report_has_every_section_table_and_image(full_report):
         assert (folder / "tables" / f"{name}.csv").exists()
 
 
-def test_calibration_is_per_run_and_matches_the_engine(full_report):
-    from fdbench.analysis import platt_calibration
+def test_calibration_is_the_mean_over_seeds_and_matches_the_engine(full_report):
+    from fdbench.analysis import csf_calibration
 
-    from .conftest import STUDIES, _study_data
+    from .conftest import SEEDS, STUDIES, _study_data
 
     folder, _, _ = full_report
     for m, method in enumerate(("ce", "dg")):
         path = folder / "tables" / f"ece_after_scaling_cifar10-{method}.csv"
         table = pd.read_csv(path, index_col=0)
-        val_r, val_c = _study_data(m, 0, 10, n=2000)
-        data = [_study_data(m, s, 0) for s in range(len(STUDIES))]
-        ece, _ = platt_calibration(
-            val_r,
-            val_c,
-            dict(zip(STUDIES, (d[0] for d in data), strict=True)),
-            dict(zip(STUDIES, (d[1] for d in data), strict=True)),
-            n_bins=10,
-        )
-        expected = ece.pivot(index="csf", columns="study", values="value")
+        per_seed = []
+        for seed in SEEDS:
+            val_r, val_c = _study_data(m, 0, 10 + seed, n=2000)
+            data = [_study_data(m, s, seed) for s in range(len(STUDIES))]
+            ece, _ = csf_calibration(
+                val_r,
+                val_c,
+                dict(zip(STUDIES, (d[0] for d in data), strict=True)),
+                dict(zip(STUDIES, (d[1] for d in data), strict=True)),
+                n_bins=10,
+            )
+            assert not ece["platt_collapsed"].any()
+            per_seed.append(ece.pivot(index="csf", columns="study", values="value"))
+        expected = (per_seed[0] + per_seed[1]) / 2
         pd.testing.assert_frame_equal(
             table.sort_index()[list(STUDIES)],
             expected.sort_index()[list(STUDIES)],
             check_names=False,
             rtol=1e-12,
         )
+        runs = pd.read_csv(folder / "tables" / f"ece_after_scaling_runs_cifar10-{method}.csv")
+        assert sorted(runs["seed"].unique()) == list(SEEDS)
+        assert set(runs.loc[runs["csf"] == "MSR", "treatment"]) == {"none"}
+
+
+def test_a_collapsed_platt_fit_is_marked_and_never_best(tmp_path, report_inputs):
+    # the lowest ECE of the i.i.d. column comes from a collapsed fit: shown with the mark, not
+    # bold, and the best mark goes to the lowest ECE among the others
+    reliability = report_inputs["reliability"]
+    part = reliability[(reliability["method"] == "ce")].copy()
+    iid_mls = (part["csf"] == "MLS") & (part["study"] == "iid")
+    part.loc[iid_mls, "platt_collapsed"] = True
+    part.loc[iid_mls, "confidence"] = part.loc[iid_mls, "accuracy"]  # ECE 0 on iid
+    write_report(tmp_path / "r", reliability=part)
+    table = pd.read_csv(tmp_path / "r" / "tables" / "ece_after_scaling_cifar10-ce.csv", index_col=0)
+    assert table.loc["MLS", "iid"] == "0.0000*"
+    page = (tmp_path / "r" / "report.html").read_text(encoding="utf-8")
+    assert '<td class="best">0.0000*' not in page and ">0.0000*</td>" in page
+    tex = (tmp_path / "r" / "tables" / "ece_after_scaling_cifar10-ce.tex").read_text()
+    assert "\\textbf{0.0000" not in tex
+    others = pd.to_numeric(table["iid"], errors="coerce").drop("MLS")
+    assert f"\\textbf{{{others.min():.4f}}}" in tex
 
 
 def test_sgr_summary_counts_the_runs_thresholds(full_report, report_inputs):

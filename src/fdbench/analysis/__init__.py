@@ -9,8 +9,13 @@ from fdbench.analysis.bootstrap import (
     bootstrap_study,
 )
 from fdbench.analysis.calibration import (
+    CALIBRATION_TREATMENT,
+    FD_SHIFTS_CALIBRATION_BINS,
     calibration_analysis,
-    platt_calibration,
+    calibration_treatment,
+    csf_calibration,
+    mean_calibration,
+    platt_collapsed,
     reliability_table,
 )
 from fdbench.analysis.directions import higher_is_better
@@ -34,6 +39,8 @@ from fdbench.analysis.significance import holm, pairwise_wilcoxon, significance_
 
 __all__ = [
     "BOOTSTRAP_COLUMNS",
+    "CALIBRATION_TREATMENT",
+    "FD_SHIFTS_CALIBRATION_BINS",
     "SGRThreshold",
     "StudySamples",
     "aggregate_seeds",
@@ -42,12 +49,15 @@ __all__ = [
     "bootstrap_ranks",
     "bootstrap_study",
     "calibration_analysis",
+    "calibration_treatment",
+    "csf_calibration",
     "higher_is_better",
     "holm",
+    "mean_calibration",
     "overall_bootstrap_ranks",
     "overall_ranks",
     "pairwise_wilcoxon",
-    "platt_calibration",
+    "platt_collapsed",
     "rank_csfs",
     "rank_distribution",
     "rank_then_aggregate",

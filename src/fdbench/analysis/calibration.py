@@ -3,9 +3,73 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
+import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike
+
+if TYPE_CHECKING:
+    from fdbench.csf import PlattScaling
+
+#: ECE bins of FD-Shifts' calibration analysis (``Analysis.calibration_bins`` in
+#: fd_shifts/analysis/__init__.py), used for its Table 10.
+FD_SHIFTS_CALIBRATION_BINS = 20
+
+#: How FD-Shifts treats each CSF before measuring its calibration (fd_shifts/analysis/
+#: __init__.py, ``Analysis._get_confidence_scores``): ``"temperature"`` for ``temp_mls`` (the
+#: CSF already is the temperature-scaled softmax, used as it is), ``"platt"`` for CSFs whose
+#: FD-Shifts name contains ``_pe``, ``_ee``, ``_mi``, ``_sv``, ``maha`` or ``_mls`` (a range
+#: beyond [0, 1]), ``"none"`` for probabilities (``det_mcp``, ``mcd_mcp``, the learned heads).
+#: fdbench CSFs FD-Shifts lacks or leaves unscaled although they are not probabilities (DOCTOR,
+#: TrustScore, DKNN, ViM, ENS-*) follow its stated rule: Platt scaling for a range beyond [0, 1].
+CALIBRATION_TREATMENT = {
+    "MSR": "none",
+    "MLS": "platt",
+    "PE": "platt",
+    "energy": "platt",
+    "DOCTOR": "platt",
+    "TEMP-MLS": "temperature",
+    "MCD-MSR": "none",
+    "MCD-PE": "platt",
+    "MCD-EE": "platt",
+    "MCD-MI": "platt",
+    "MCD-MLS": "platt",
+    "ENS-MSR": "none",
+    "ENS-PE": "platt",
+    "ENS-EE": "platt",
+    "ENS-MI": "platt",
+    "Mahalanobis": "platt",
+    "DKNN": "platt",
+    "TrustScore": "platt",
+    "ViM": "platt",
+    "DeVries": "none",
+    "DG-Res": "none",
+    "ConfidNet": "none",
+    "DeVries-MCD": "none",
+    "DG-Res-MCD": "none",
+    "ConfidNet-MCD": "none",
+}
+
+#: Share of the validation confidences whose Platt-mapped spread decides a collapse (the
+#: central 95 %).
+_CENTRAL = (0.025, 0.975)
+
+
+def calibration_treatment(csf: str) -> str:
+    """How CSF ``csf`` is made a probability before its ECE is measured (FD-Shifts' Table 10).
+
+    ``"platt"``: Platt scaling fitted on the validation split (range beyond [0, 1]);
+    ``"temperature"``: TEMP-MLS, already the temperature-scaled softmax, used as it is;
+    ``"none"``: a probability already (MSR, MCD-MSR, ENS-MSR, the learned heads), used as it is.
+    See :data:`CALIBRATION_TREATMENT` and docs/csf.md for the rule and its source.
+    """
+    if not isinstance(csf, str):
+        raise TypeError(f"csf must be a str, got {type(csf).__name__}")
+    if csf not in CALIBRATION_TREATMENT:
+        raise ValueError(f"csf must be one of {sorted(CALIBRATION_TREATMENT)}, got {csf!r}")
+    return CALIBRATION_TREATMENT[csf]
+
 
 
 def reliability_table(
@@ -68,30 +132,100 @@ def calibration_analysis(
     return pd.DataFrame(ece_rows), reliability[front + [c for c in reliability if c not in front]]
 
 
-def platt_calibration(
+def platt_collapsed(platt: PlattScaling, val_confidence: ArrayLike, *, n_bins: int) -> bool:
+    """Whether a fitted Platt map has collapsed: slope ≈ 0 relative to the confidence spread.
+
+    True when the map sends the central 95 % of the validation confidences (2.5 % to 97.5 %
+    quantiles) into an interval narrower than one ECE bin (1 / ``n_bins``): the fit then gives
+    nearly every sample the same probability, and its ECE only measures how close that one value
+    is to the accuracy. ``platt`` is a ``fdbench.csf.PlattScaling``.
+    """
+    c = np.asarray(val_confidence, dtype=np.float64)
+    if c.ndim != 1 or c.size == 0:
+        raise ValueError(f"val_confidence must be a non-empty 1-D array, got shape {c.shape}")
+    low, high = platt(np.quantile(c, _CENTRAL))
+    return bool(abs(high - low) < 1.0 / n_bins)
+
+
+def csf_calibration(
     val_residuals: ArrayLike,
     val_confidences: Mapping[str, ArrayLike],
     residuals: Mapping[str, ArrayLike],
     confidences: Mapping[str, Mapping[str, ArrayLike]],
     *,
-    n_bins: int = 15,
+    n_bins: int = FD_SHIFTS_CALIBRATION_BINS,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """ECE and reliability diagrams of every CSF per study after Platt scaling on validation.
+    """ECE and reliability diagrams of every CSF of one run per study, as FD-Shifts' Table 10.
 
-    For each CSF, ``fdbench.csf.fit_platt`` fits c ↦ σ(a·c + b) to the correctness of the
-    validation split (``val_residuals`` = 0/1 failures, ``val_confidences[csf]``); the fitted
-    map is applied to the CSF's confidences on every study (``confidences[study][csf]``), as in
-    FD-Shifts' CSF calibration analysis, and :func:`calibration_analysis` measures the result.
-    CSFs without validation confidences are skipped.
+    Each CSF is treated by :func:`calibration_treatment`: ``"platt"`` CSFs are mapped by
+    ``fdbench.csf.fit_platt`` (c ↦ σ(a·c + b)) fitted to the correctness of the validation
+    split (``val_residuals`` = 0/1 failures, ``val_confidences[csf]``); the others (MSR-like
+    probabilities, TEMP-MLS) are measured as they are, which needs values in [0, 1]. The ECE is
+    ``fdbench.metrics.ece`` with ``n_bins`` bins (FD-Shifts: 20) on every study
+    (``residuals[study]``, ``confidences[study][csf]``). CSFs to be Platt-scaled without
+    validation confidences are skipped. Source: Jaeger et al., ICLR 2023, Table 10;
+    fd_shifts/analysis/__init__.py (``PlattScaling``, ``TemperatureScaling``).
+
+    Returns ``(ece, reliability)`` as :func:`calibration_analysis` with two more columns:
+    ``treatment`` and ``platt_collapsed`` (a Platt fit that collapsed, :func:`platt_collapsed`,
+    or a Platt-scaled study whose samples all fall into one bin; never True for other CSFs).
     """
-    import numpy as np
-
     from fdbench.csf import fit_platt
 
     correct = 1.0 - np.asarray(val_residuals, dtype=np.float64)
-    maps = {csf: fit_platt(conf, correct) for csf, conf in val_confidences.items()}
+    treatment = {
+        csf: calibration_treatment(csf) for per_csf in confidences.values() for csf in per_csf
+    }
+    maps, collapsed = {}, {}
+    for csf, kind in treatment.items():
+        if kind == "platt" and csf in val_confidences:
+            maps[csf] = fit_platt(val_confidences[csf], correct)
+            collapsed[csf] = platt_collapsed(maps[csf], val_confidences[csf], n_bins=n_bins)
     scaled = {
-        study: {csf: maps[csf](conf) for csf, conf in per_csf.items() if csf in maps}
+        study: {
+            csf: maps[csf](conf) if treatment[csf] == "platt" else conf
+            for csf, conf in per_csf.items()
+            if treatment[csf] != "platt" or csf in maps
+        }
         for study, per_csf in confidences.items()
     }
-    return calibration_analysis(residuals, scaled, n_bins=n_bins)
+    ece, reliability = calibration_analysis(residuals, scaled, n_bins=n_bins)
+    filled = reliability[reliability["count"] > 0].groupby(["study", "csf"], sort=False).size()
+
+    def flags(table: pd.DataFrame) -> pd.DataFrame:
+        kinds = table["csf"].map(treatment)
+        one_bin = pd.Series(
+            [filled.get((s, c), 0) <= 1 for s, c in zip(table["study"], table["csf"], strict=True)],
+            index=table.index,
+        )
+        fit = table["csf"].map(lambda c: collapsed.get(c, False)).astype(bool)
+        return table.assign(
+            treatment=kinds, platt_collapsed=(kinds == "platt") & (fit | one_bin)
+        )
+
+    return flags(ece), flags(reliability)
+
+
+def mean_calibration(ece: pd.DataFrame) -> pd.DataFrame:
+    """Mean ECE over runs, as FD-Shifts reports it (Table 10: "averaged over 5 runs").
+
+    ``ece`` holds the :func:`csf_calibration` ECE rows of several runs (columns ``csf, study,
+    value, platt_collapsed``, and ``treatment``, ``dataset``, ``method`` where present; one row per
+    run). Returns one row per (dataset, method,) csf and study, in first-seen order: ``value``
+    (mean over runs), ``n_runs``, ``treatment`` and ``platt_collapsed`` (True where the fit of
+    any run collapsed). FD-Shifts' reporting averages the per-run values
+    (fd_shifts/reporting/tables.py, ``aggregate_over_runs``).
+    """
+    from fdbench.analysis._validation import require_columns
+
+    require_columns(ece, ("csf", "study", "value", "platt_collapsed"), "ece")
+    keys = [c for c in ("dataset", "method") if c in ece.columns] + ["csf", "study"]
+    grouped = ece.groupby(keys, sort=False)
+    out = grouped.agg(
+        value=("value", "mean"),
+        n_runs=("value", "size"),
+        platt_collapsed=("platt_collapsed", "any"),
+    )
+    if "treatment" in ece.columns:
+        out.insert(0, "treatment", grouped["treatment"].first())
+    return out.reset_index()

@@ -16,7 +16,7 @@ from .mcdropout import mcd_ee, mcd_mi, mcd_mls, mcd_msr, mcd_pe
 from .registry import REGISTRY, CSFInfo, available_csfs, clear_fit_cache, compute_csfs
 from .scaling import PlattScaling, fit_platt, safe_sigmoid
 from .softmax import doctor, energy, log_softmax, mls, msr, pe
-from .temperature import fit_temperature, temp_mls, temp_msr
+from .temperature import fit_temperature, temp_mls
 
 __all__ = [
     "REGISTRY",
@@ -53,7 +53,6 @@ __all__ = [
     "pe",
     "safe_sigmoid",
     "temp_mls",
-    "temp_msr",
     "trust_score",
     "vim_score",
 ]

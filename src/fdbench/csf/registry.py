@@ -36,8 +36,7 @@ _ENTRIES = [
     CSFInfo("PE", sm.pe, "logits"),
     CSFInfo("energy", sm.energy, "logits"),
     CSFInfo("DOCTOR", sm.doctor, "logits"),
-    CSFInfo("TEMP-MSR", temp.temp_msr, "logits; temperature fitted on split 'val'"),
-    CSFInfo("TEMP-MLS", temp.temp_mls, "logits; temperature fitted on split 'val'"),
+    CSFInfo("TEMP-MLS", temp.temp_mls, "logits; temperature fitted on split 'val' (FD-Shifts)"),
     CSFInfo("MCD-MSR", mcd.mcd_msr, "mcd_logits"),
     CSFInfo("MCD-PE", mcd.mcd_pe, "mcd_logits"),
     CSFInfo("MCD-EE", mcd.mcd_ee, "mcd_logits"),
@@ -106,7 +105,9 @@ def _temperature(run: RunOutputs) -> float | None:
     return _cached(
         run,
         "temperature",
-        lambda: temp.fit_temperature(np.asarray(val.logits)[mask], np.asarray(val.labels)[mask]),
+        lambda: temp.fit_temperature(
+            np.asarray(val.logits)[mask], np.asarray(val.labels)[mask], method="fd-shifts"
+        ),
     )
 
 
@@ -142,7 +143,7 @@ def available_csfs(
     names = ["MSR", "MLS", "PE", "energy", "DOCTOR"]
     val = run.splits.get("val")
     if val is not None and _labelled(val).any():
-        names += ["TEMP-MSR", "TEMP-MLS"]
+        names.append("TEMP-MLS")
     if s.mcd_logits is not None:
         names += ["MCD-MSR", "MCD-PE", "MCD-EE", "MCD-MI", "MCD-MLS"]
     if len(_ensemble_members(run, split, ensemble)) > 1:
@@ -168,8 +169,9 @@ def compute_csfs(
     """Compute every CSF the stored outputs of ``run`` allow on ``split``.
 
     Returns ``{name: confidence}`` (float64, length N, higher = more confident) for the names of
-    :func:`available_csfs`: logit CSFs always; TEMP-* when split ``val`` has labelled samples
-    (temperature fitted there); MCD-* when the split has ``mcd_logits``; ENS-* when
+    :func:`available_csfs`: logit CSFs always; TEMP-MLS when split ``val`` has labelled samples
+    (temperature fitted there on all of them, FD-Shifts' fit: ``fit_temperature(...,
+    method="fd-shifts")``); MCD-* when the split has ``mcd_logits``; ENS-* when
     ``ensemble`` (other runs of the same method, ``run`` added if absent) gives at least two
     members; Mahalanobis, DKNN, TrustScore when the split has features and split ``train`` has
     labelled features (ViM also needs ``meta['fc_weight']`` and ``meta['fc_bias']``); learned
@@ -186,10 +188,8 @@ def compute_csfs(
         "energy": sm.energy(logits),
         "DOCTOR": sm.doctor(logits),
     }
-    if "TEMP-MSR" in names:
-        t = _temperature(run)
-        out["TEMP-MSR"] = temp.temp_msr(logits, t)
-        out["TEMP-MLS"] = temp.temp_mls(logits, t)
+    if "TEMP-MLS" in names:
+        out["TEMP-MLS"] = temp.temp_mls(logits, _temperature(run))
     if "MCD-MSR" in names:
         summary = mcd.mcd_summary(s.mcd_logits)
         predictive = summary.predictive_entropy

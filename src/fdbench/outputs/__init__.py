@@ -1,20 +1,31 @@
 """The outputs store: schema, readers, writers and importers of other tools' formats."""
 
-from .importers import FD_SHIFTS_HEADS, import_fd_shifts, import_npz, read_fd_shifts_config
+from .importers import (
+    FD_SHIFTS_CSFS,
+    FD_SHIFTS_HEADS,
+    fd_shifts_csf_name,
+    import_fd_shifts,
+    import_npz,
+    read_fd_shifts_config,
+    read_fd_shifts_csfs,
+)
 from .load import load_outputs
 from .schema import RunOutputs, SplitOutputs, validate_run, validate_split
 from .store import FORMAT_VERSION, iter_sample_chunks, read_outputs, write_outputs
 
 __all__ = [
+    "FD_SHIFTS_CSFS",
     "FD_SHIFTS_HEADS",
     "FORMAT_VERSION",
     "RunOutputs",
     "SplitOutputs",
+    "fd_shifts_csf_name",
     "import_fd_shifts",
     "import_npz",
     "iter_sample_chunks",
     "load_outputs",
     "read_fd_shifts_config",
+    "read_fd_shifts_csfs",
     "read_outputs",
     "validate_run",
     "validate_split",

@@ -15,10 +15,44 @@ import yaml
 
 from .schema import RunOutputs, SplitOutputs, validate_run
 
-__all__ = ["FD_SHIFTS_HEADS", "import_fd_shifts", "import_npz", "read_fd_shifts_config"]
+__all__ = [
+    "FD_SHIFTS_CSFS",
+    "FD_SHIFTS_HEADS",
+    "fd_shifts_csf_name",
+    "import_fd_shifts",
+    "import_npz",
+    "read_fd_shifts_config",
+    "read_fd_shifts_csfs",
+]
 
 #: FD-Shifts ``eval.ext_confid_name`` -> fdbench head name.
 FD_SHIFTS_HEADS = {"devries": "devries", "tcp": "confidnet", "dg": "dg_reservation"}
+
+#: FD-Shifts CSF (``confid``) name -> fdbench CSF name, for the CSFs both compute
+#: (fd_shifts/analysis/confid_scores.py; the learned heads are named after
+#: ``eval.ext_confid_name``, see :func:`fd_shifts_csf_name`). FD-Shifts' ``temp_mls`` is
+#: max softmax(z / T), fdbench's TEMP-MLS; its ``*_mcp`` CSFs are the MSR ones.
+FD_SHIFTS_CSFS = {
+    "det_mcp": "MSR",
+    "det_mls": "MLS",
+    "det_pe": "PE",
+    "energy_mls": "energy",
+    "temp_mls": "TEMP-MLS",
+    "mcd_mcp": "MCD-MSR",
+    "mcd_pe": "MCD-PE",
+    "mcd_ee": "MCD-EE",
+    "mcd_mi": "MCD-MI",
+    "mcd_mls": "MCD-MLS",
+    "maha": "Mahalanobis",
+    "dknn": "DKNN",
+    "vim": "ViM",
+    "devries": "DeVries",
+    "dg": "DG-Res",
+    "tcp": "ConfidNet",
+    "devries_mcd": "DeVries-MCD",
+    "dg_mcd": "DG-Res-MCD",
+    "tcp_mcd": "ConfidNet-MCD",
+}
 
 #: FD-Shifts ``eval.query_studies`` key -> fdbench study kind (new-class studies: see
 #: :func:`read_fd_shifts_config`).
@@ -211,6 +245,50 @@ def read_fd_shifts_config(path: str | os.PathLike[str]) -> dict[str, Any]:
         "dataset_names": [name for _, name in flat[1:]],
         "kinds": kinds,
     }
+
+
+def fd_shifts_csf_name(name: str, ext_confid_name: str | None = None) -> str | None:
+    """The fdbench CSF name of FD-Shifts' CSF ``name`` (None where fdbench has no such CSF).
+
+    ``ext`` and ``ext_mcd`` stand for the learned head named by ``ext_confid_name`` (FD-Shifts'
+    ``Analysis._fix_external_confid_name``): ``ext`` with ``"dg"`` is DG-Res. FD-Shifts CSFs
+    fdbench does not compute (``mcd_sv``, ``mcd_waic``, ``react_*``, ``*_qt``, ...) give None.
+    """
+    if not isinstance(name, str):
+        raise TypeError(f"name must be a str, got {type(name).__name__}")
+    if name in ("ext", "ext_mcd"):
+        if ext_confid_name is None:
+            return None
+        name = ext_confid_name + name[3:]
+    return FD_SHIFTS_CSFS.get(name)
+
+
+def read_fd_shifts_csfs(path: str | os.PathLike[str]) -> list[str]:
+    """fdbench names of the CSFs an FD-Shifts run's config lists for its test set.
+
+    Reads ``eval.confidence_measures.test`` of the Hydra ``config.yaml`` at ``path`` and maps
+    each entry with :func:`fd_shifts_csf_name` (``eval.ext_confid_name`` resolving ``ext``),
+    in config order, leaving out those fdbench does not compute: e.g. ``temp_mls`` becomes
+    ``TEMP-MLS``, ``det_mcp`` ``MSR``.
+    """
+    file = Path(path)
+    try:
+        config = yaml.safe_load(file.read_text())
+    except (OSError, yaml.YAMLError) as err:
+        raise ValueError(f"cannot read FD-Shifts config {str(file)!r}: {err}") from err
+    evaluation = config.get("eval") if isinstance(config, Mapping) else None
+    if not isinstance(evaluation, Mapping):
+        raise ValueError(f"FD-Shifts config {str(file)!r} has no 'eval' section")
+    measures = _resolve(evaluation.get("confidence_measures") or {}, config, str(file))
+    if not isinstance(measures, Mapping):
+        raise ValueError(f"{str(file)!r}: eval.confidence_measures must be a mapping")
+    listed = _resolve(measures.get("test") or [], config, str(file))
+    if not isinstance(listed, list):
+        raise ValueError(f"{str(file)!r}: eval.confidence_measures.test must be a list")
+    ext = _resolve(evaluation.get("ext_confid_name"), config, str(file))
+    ext = None if ext in (None, "???") else str(ext)
+    names = [fd_shifts_csf_name(str(entry), ext) for entry in listed]
+    return [name for name in dict.fromkeys(names) if name is not None]
 
 
 def import_fd_shifts(
