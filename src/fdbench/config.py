@@ -132,7 +132,11 @@ class CEParams(_MethodParams):
 
 
 class DeepGamblersParams(_MethodParams):
-    """Gambler's loss (Liu et al. 2019): reward ``o`` in (1, K], CE pre-training epochs."""
+    """Gambler's loss (Liu et al. 2019): reward ``o`` > 1, CE pre-training epochs.
+
+    Rewards ``o`` >= K (FD-Shifts uses 6 and 10 on CAMELYON, K = 2) are accepted with a logged
+    warning: abstention is then never optimal in the gambler's-loss theory.
+    """
 
     reward: float = Field(default=2.2, gt=1.0)
     pretrain_epochs: int = Field(default=2, ge=0)
