@@ -56,14 +56,17 @@ class ArchitectureConfig(_Strict):
 
     ``dropout`` is the rate of the dropout layers of the methods trained with dropout;
     ``dropout_placement`` names where they go (``fdbench.models.dropout.resolve_placement``):
-    ``"head"`` (before the final layer only), ``"fdshifts"`` (FD-Shifts' placement),
+    ``"head"`` (before the final layer only), ``"fc"`` (before every fully connected layer),
+    ``"fdshifts"`` (FD-Shifts' placement),
     ``"every_conv"`` (Kim et al.), ``"every_layer"`` (Bernhardt et al.), or ``None`` for the
     architecture's default (FD-Shifts' placement; ``"head"`` for ``vit``).
     """
 
     name: Literal["convnet", "vgg13", "resnet18", "resnet50", "vit"]
     dropout: float = Field(default=0.3, ge=0.0, lt=1.0)
-    dropout_placement: Literal["head", "fdshifts", "every_conv", "every_layer"] | None = None
+    dropout_placement: (
+        Literal["head", "fc", "fdshifts", "every_conv", "every_layer"] | None
+    ) = None
     options: dict[str, Any] = Field(default_factory=dict)
 
     @model_validator(mode="after")
@@ -71,6 +74,8 @@ class ArchitectureConfig(_Strict):
         placement = self.dropout_placement
         if self.name == "vit" and placement not in (None, "head"):
             raise ValueError(f"vit supports only dropout_placement 'head', got {placement!r}")
+        if self.name.startswith("resnet") and placement == "fc":
+            raise ValueError(f"{self.name} has no hidden fully connected layer: use 'head'")
         return self
 
 

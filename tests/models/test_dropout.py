@@ -44,6 +44,9 @@ def test_convnet_placements():
         assert _layout(_convnet(name).body.sequence) == [
             "conv", "drop", "pool", "conv", "drop", "pool", "conv", "drop", "gap", "fc",
         ]  # fmt: skip
+    assert _layout(_convnet("fc").body.sequence) == [
+        "conv", "pool", "conv", "pool", "conv", "gap", "drop", "fc",
+    ]  # fmt: skip
     assert _layout(_convnet("head").body.sequence) == [
         "conv", "pool", "conv", "pool", "conv", "gap", "fc",
     ]  # fmt: skip
@@ -62,6 +65,9 @@ def test_vgg13_fdshifts_rates_match_fd_shifts():
     every = build_model("vgg13", num_classes=3, dropout=0.1, dropout_placement="every_layer",
                         feature_dim=8, width_factor=0.0625)  # fmt: skip
     assert _rates(every) == pytest.approx([0.1] * 11)  # ten convs, then the final layer
+    fc = build_model("vgg13", num_classes=3, dropout=0.5, dropout_placement="fc",
+                     feature_dim=8, width_factor=0.0625)  # fmt: skip
+    assert _rates(fc) == [0.5, 0.5]  # before the hidden and the final linear layer
 
 
 def test_resnet_placements():
@@ -119,4 +125,8 @@ def test_bad_placements():
         resolve_placement("convnet", "everywhere")
     with pytest.raises(ValueError, match="vit supports only dropout_placement 'head'"):
         ArchitectureConfig(name="vit", dropout_placement="every_conv")
+    with pytest.raises(ValueError, match="dropout_placement for 'resnet18' must be one of"):
+        resolve_placement("resnet18", "fc")
+    with pytest.raises(ValueError, match="no hidden fully connected layer"):
+        ArchitectureConfig(name="resnet50", dropout_placement="fc")
     assert ArchitectureConfig(name="vgg13").dropout_placement is None

@@ -20,8 +20,9 @@ class SmallConvNet(nn.Module):
     linear layer to ``feature_dim`` units with ReLU. Input N × C × H × W (any H, W >= 4);
     output N × ``feature_dim``. Dropout at rate ``dropout`` where ``placement`` puts it (see
     :func:`~fdbench.models.dropout.resolve_placement`): ``"fdshifts"`` after each stage,
-    ``"every_conv"``/``"every_layer"`` after each convolution (before its pooling), ``"head"``
-    nowhere in the body. :attr:`sequence` holds all layers in order.
+    ``"every_conv"``/``"every_layer"`` after each convolution (before its pooling), ``"fc"``
+    before the hidden linear layer, ``"head"`` nowhere in the body. :attr:`sequence` holds all
+    layers in order.
     """
 
     def __init__(
@@ -47,7 +48,9 @@ class SmallConvNet(nn.Module):
             layers.append(nn.MaxPool2d(2) if i < 2 else nn.AdaptiveAvgPool2d(1))
             layers += dropout_layers(after_stage)
             c = c_out
-        layers += [nn.Flatten(), nn.Linear(c, feature_dim), nn.ReLU()]
+        layers.append(nn.Flatten())
+        layers += dropout_layers(dropout if placement == "fc" else 0.0)
+        layers += [nn.Linear(c, feature_dim), nn.ReLU()]
         self.net = nn.Sequential(*layers)
 
     @property

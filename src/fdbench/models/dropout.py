@@ -20,14 +20,14 @@ __all__ = [
 ]
 
 #: Named dropout placements (which layers are followed by dropout), see :func:`resolve_placement`.
-PLACEMENTS = ("head", "fdshifts", "every_conv", "every_layer")
+PLACEMENTS = ("head", "fc", "fdshifts", "every_conv", "every_layer")
 
 #: Placements each architecture supports.
 SUPPORTED = {
     "convnet": PLACEMENTS,
     "vgg13": PLACEMENTS,
-    "resnet18": PLACEMENTS,
-    "resnet50": PLACEMENTS,
+    "resnet18": ("head", "fdshifts", "every_conv", "every_layer"),
+    "resnet50": ("head", "fdshifts", "every_conv", "every_layer"),
     "vit": ("head",),
 }
 
@@ -48,6 +48,10 @@ def resolve_placement(architecture: str, placement: str | None) -> str:
     in the body:
 
     - ``"head"``: nowhere else (the body is deterministic, MC dropout samples only the head);
+    - ``"fc"``: before every fully connected layer, i.e. also before the hidden linear layer
+      that ends the body of ``convnet`` and ``vgg13`` (the classic placement of Krizhevsky et
+      al. 2012 and Simonyan & Zisserman 2015; the convolutions stay deterministic, so an MC
+      pass costs two small matrix products);
     - ``"fdshifts"``: FD-Shifts' placement (Jaeger et al., ICLR 2023; IML-DKFZ/fd-shifts,
       ``fd_shifts/models/networks/``). ``convnet``: after each of the three stages (after its
       pooling) and after the hidden linear layer, as in ``svhn_small_conv.py`` (rate 0.3 there);
@@ -82,8 +86,9 @@ class SampledDropout(nn.Dropout):
 
     In training mode (and in eval mode without a generator) it is ``nn.Dropout``. While
     :func:`sampling` has set ``generator``, it drops units with Bernoulli(1 − p) masks drawn
-    from that generator whatever the mode, so MC-dropout inference keeps batch norm in eval
-    mode and is reproducible (FD-Shifts switches only its dropout layers to training mode,
+    from that generator (a unit is kept where a float32 uniform draw is >= p) whatever the
+    mode, and scales the kept ones by 1 / (1 − p). So MC-dropout inference keeps batch norm in
+    eval mode and is reproducible (FD-Shifts switches only its dropout layers to training mode:
     ``enable_dropout`` in ``fd_shifts/models/networks/vgg.py``).
     """
 
@@ -92,8 +97,8 @@ class SampledDropout(nn.Dropout):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         if self.generator is None or self.p == 0:
             return super().forward(x)
-        keep = torch.empty_like(x).bernoulli_(1.0 - self.p, generator=self.generator)
-        return x * keep / (1.0 - self.p)
+        keep = torch.rand(x.shape, generator=self.generator, device=x.device) >= self.p
+        return x * keep * (1.0 / (1.0 - self.p))
 
 
 def dropout_layers(p: float) -> list[nn.Module]:

@@ -20,7 +20,8 @@ class VGG13(nn.Module):
     ``placement`` puts it (see :func:`~fdbench.models.dropout.resolve_placement`):
     ``"fdshifts"`` as FD-Shifts' ``fd_shifts/models/networks/vgg.py`` (after the first
     convolution of each stage, rate 0.6·``dropout`` for the very first and 0.8·``dropout`` for
-    the others, and before the hidden linear layer, rate ``dropout``); ``"every_conv"`` and
+    the others, and before the hidden linear layer, rate ``dropout``); ``"fc"`` only before the
+    hidden linear layer; ``"every_conv"`` and
     ``"every_layer"`` after every convolution (rate ``dropout``). :attr:`sequence` holds all
     layers in order.
     """
@@ -53,7 +54,7 @@ class VGG13(nn.Module):
                 layers += dropout_layers(dropout)
             c = out
         layers += [nn.AdaptiveAvgPool2d(1), nn.Flatten()]
-        layers += dropout_layers(dropout if placement == "fdshifts" else 0.0)
+        layers += dropout_layers(dropout if placement in ("fdshifts", "fc") else 0.0)
         layers += [nn.Linear(c, feature_dim), nn.ReLU()]
         self.net = nn.Sequential(*layers)
 

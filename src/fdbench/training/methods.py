@@ -26,7 +26,7 @@ class ClassifierModule(L.LightningModule):
       then the gambler's loss with reward ``reward`` > 1 (Liu et al. 2019). A reward ``o`` >= K
       is accepted with a logged warning: abstaining then never pays in the gambler's-loss
       theory, but FD-Shifts trains with such rewards (o ∈ {2.2, 3, 6, 10} on CAMELYON, K = 2;
-      ``fd_shifts/experiments/configs.py``);
+      ``fd_shifts/experiments/__init__.py``);
     - ``devries``: the learned-confidence loss with hints on a Bernoulli(½) half of each batch
       and λ adjusted after every step towards the budget β (DeVries & Taylor 2018).
 
