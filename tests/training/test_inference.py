@@ -222,3 +222,21 @@ def test_mc_is_bit_identical_for_the_same_seed(experiment):
     np.testing.assert_array_equal(a.heads["devries_mcd"], b.heads["devries_mcd"])
     np.testing.assert_array_equal(a.logits, c.logits)
     assert not np.array_equal(a.mcd_logits, c.mcd_logits)
+
+
+def test_confidnet_own_body_is_sampled_without_changing_the_classifier_samples(experiment):
+    base = _trained(experiment.train)
+    torch.manual_seed(1)
+    cn = build_model(
+        "convnet", num_classes=3, dropout=0.3, dropout_placement="fdshifts", head="confidnet",
+        width=4, feature_dim=8, confidnet_hidden=4, confidnet_depth=2, confidnet_own_body=True,
+    )  # fmt: skip
+    cn.load_state_dict(base.state_dict(), strict=False)
+    cn.confidnet_body.load_state_dict(base.body.state_dict())
+    cn.eval()
+    args = (experiment.val.images, experiment.val.labels)
+    a = predict_split(base, *args, kind="val", mc_samples=6, seed=4)
+    b = predict_split(cn, *args, kind="val", mc_samples=6, seed=4)
+    np.testing.assert_array_equal(a.mcd_logits, b.mcd_logits)
+    assert sorted(b.heads) == ["confidnet", "confidnet_mcd"]
+    assert not np.allclose(b.heads["confidnet_mcd"], b.heads["confidnet"])

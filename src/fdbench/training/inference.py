@@ -17,7 +17,7 @@ from .loader import image_tensor
 
 __all__ = ["predict_experiment", "predict_split"]
 
-#: Upper bound on rows × MC samples × (per-row size of the repeated activation) in one chunk.
+#: Upper bound on rows × MC samples × (largest per-row activation size) in one MC chunk.
 _MC_CHUNK_ELEMENTS = 1 << 22
 
 
@@ -41,12 +41,9 @@ def _split_body(body: nn.Module) -> tuple[nn.Module, nn.Module]:
     return sequence[:i], sequence[i:]
 
 
-def _mc_passes(rest: nn.Module, h: torch.Tensor, samples: int) -> torch.Tensor:
-    """``rest`` on ``samples`` copies of each row of ``h``, chunked: (N · samples) × D, rows
-    major (the passes of row 0 first)."""
-    rows = max(1, _MC_CHUNK_ELEMENTS // (samples * max(1, h[0].numel())))
-    chunks = (h[r : r + rows].repeat_interleave(samples, dim=0) for r in range(0, len(h), rows))
-    return torch.cat([rest(chunk) for chunk in chunks])
+def _repeat(h: torch.Tensor, samples: int) -> torch.Tensor:
+    """Each row of ``h`` ``samples`` times in a row (the passes of row 0 first)."""
+    return h.repeat_interleave(samples, dim=0)
 
 
 @torch.inference_mode()
@@ -74,8 +71,11 @@ def predict_split(
     the first dropout layer run once per sample. ``mcd_logits[:, s]`` are the K class outputs
     of pass ``s``; the heads' pass means are stored as ``<head>_mcd`` (FD-Shifts' ``*_mcd``
     CSFs, the mean over passes of the head confidence; ``fd_shifts/analysis/confid_scores.py``).
-    The heads read the pass's body features, a ConfidNet with its own body that body's (own
-    masks). MC outputs are omitted when ``mc_samples`` is 0 or the model has no dropout.
+    The heads read the pass's body features, a ConfidNet with its own body that body's (masks
+    from a second generator, so the classifier's samples equal those of the same network
+    without ConfidNet). The passes run in chunks of rows (memory bounded by
+    ``_MC_CHUNK_ELEMENTS``); the masks depend on ``seed``, ``batch_size`` and the chunking. MC
+    outputs are omitted when ``mc_samples`` is 0 or the model has no dropout.
     """
     if mc_samples < 0:
         raise ValueError(f"mc_samples must be >= 0, got {mc_samples}")
@@ -91,6 +91,7 @@ def predict_split(
     bias = model.classifier.bias.detach().double()
     use_mc = mc_samples > 0 and model.has_dropout
     generator = torch.Generator().manual_seed(seed)
+    own_generator = torch.Generator().manual_seed(_split_seed(seed, 1))
     confidnet = copy.deepcopy(model.confidnet).double() if model.confidnet is not None else None
     prefix, rest = _split_body(model.body)
     own = model.confidnet_body
@@ -122,14 +123,21 @@ def predict_split(
             heads.setdefault(name, []).append(value)
         if not use_mc:
             continue
-        n, s = len(f), mc_samples
-        with sampling(model, generator):
-            fs = _mc_passes(rest, h, s).double()
-            outs = (model.dropout(fs) @ weight.T + bias).view(n, s, -1)
-            fcs = _mc_passes(own_rest, hc, s).double().view(n, s, -1) if own is not None else None
-        mcd.append(outs[:, :, :k])
-        for name, value in head_values(fs.view(n, s, -1), outs, fcs).items():
-            heads.setdefault(f"{name}_mcd", []).append(value.mean(dim=1))
+        s = mc_samples
+        width = max(h[0].numel(), f.shape[1], hc[0].numel() if own is not None else 0)
+        rows = max(1, _MC_CHUNK_ELEMENTS // (s * width))
+        for r in range(0, len(f), rows):
+            with sampling(model.body, generator), sampling(model.dropout, generator):
+                fs = rest(_repeat(h[r : r + rows], s)).double()
+                outs = model.dropout(fs) @ weight.T + bias
+            fcs = None
+            if own is not None:
+                with sampling(own, own_generator):
+                    fcs = own_rest(_repeat(hc[r : r + rows], s)).double().view(-1, s, fc.shape[1])
+            outs = outs.view(-1, s, outs.shape[1])
+            mcd.append(outs[:, :, :k])
+            for name, value in head_values(fs.view(-1, s, f.shape[1]), outs, fcs).items():
+                heads.setdefault(f"{name}_mcd", []).append(value.mean(dim=1))
     d = model.feature_dim
 
     def cat(parts: list[torch.Tensor], shape: tuple[int, ...]) -> np.ndarray:
