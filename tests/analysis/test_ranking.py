@@ -104,7 +104,8 @@ def test_rank_csfs_direction():
 def test_every_metric_of_the_engine_has_a_direction():
     from fdbench.metrics import LABEL_KEYS, LOGIT_KEYS, METRIC_KEYS, SOFT_METRIC_KEYS
 
-    lower = {"risk@95cov", "mean_residual", "aurc_ba", "augrc_ba", "nll", "brier", "mce"}
+    lower = {"risk@95cov", "selective_risk@95cov", "mean_residual", "aurc_ba", "augrc_ba"}
+    lower |= {"nll", "brier", "mce"}
     higher = {"coverage@risk5", "balanced_accuracy", "ap_f_success"}
     keys = {*METRIC_KEYS, *SOFT_METRIC_KEYS, *LABEL_KEYS, *LOGIT_KEYS}
     assert lower | higher <= keys

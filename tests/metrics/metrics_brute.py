@@ -121,3 +121,35 @@ def ece_mce(r, c, n_bins=15, w=None):
         ece += weight / total * abs(acc - conf)
         mce = max(mce, abs(acc - conf))
     return ece, mce
+
+
+def min_risk_at_coverage(r, c, x, w=None):
+    """FD-Shifts' working point: the lowest selective risk among points with coverage >= x."""
+    return min(sel for cov, sel, _ in curve_points(r, c, w)[:-1] if cov >= x)
+
+
+def balanced_curve_points(r, c, labels, w=None):
+    """(coverage, balanced selective risk) per distinct threshold, then the end point: the mean
+    over the classes present of (failures of the class accepted) / (accepted of the class), 0
+    for a class with nothing accepted."""
+    n = len(r)
+    w = _weights(n, w)
+    kept = [i for i in range(n) if w[i] > 0]
+    classes = sorted(set(labels[i] for i in kept))
+    total = sum(w[i] for i in kept)
+    points = []
+    for tau in sorted(set(c[i] for i in kept)):
+        accepted = [i for i in kept if c[i] >= tau]
+        per_class = []
+        for k in classes:
+            members = [i for i in accepted if labels[i] == k]
+            weight = sum(w[i] for i in members)
+            per_class.append(sum(w[i] * r[i] for i in members) / weight if members else 0.0)
+        points.append((sum(w[i] for i in accepted) / total, sum(per_class) / len(classes)))
+    points.append((0.0, points[-1][1]))
+    return points
+
+
+def aurc_ba(r, c, labels, w=None):
+    pts = balanced_curve_points(r, c, labels, w)
+    return trapezoid([p[0] for p in pts], [p[1] for p in pts])

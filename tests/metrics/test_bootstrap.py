@@ -133,3 +133,23 @@ def test_bad_arguments(data):
         M.bootstrap_counts(5, 2, stratify=[0, 1])
     with pytest.raises(ValueError, match="confidence_level"):
         M.bootstrap_summary(pd.DataFrame({"aurc": [0.1]}), confidence_level=1.5)
+
+
+def test_working_points_equal_explicit_resampling(data):
+    """risk@95cov (FD-Shifts' lowest risk with coverage >= 0.95) and selective_risk@95cov on
+    resamples with unsampled points (zero-count tie groups) and heavy ties."""
+    r, c = data
+    keys = ["risk@95cov", "selective_risk@95cov"]
+    df = M.bootstrap(r, {"a": c, "b": -c}, metrics=keys, n_resamples=12, seed=4)
+    counts = M.bootstrap_counts(r.size, 12, seed=4)
+    table = df.set_index(["csf", "metric", "resample"])["value"]
+    for b in range(12):
+        idx = np.repeat(np.arange(r.size), counts[b])
+        for name, conf in (("a", c), ("b", -c)):
+            rb, cb = r[idx], conf[idx]
+            expected = M.min_selective_risk_at_coverage(rb, cb, 0.95)
+            assert table[name, "risk@95cov", b] == pytest.approx(expected, abs=1e-12)
+            expected = M.selective_risk_at_coverage(rb, cb, 0.95)
+            assert table[name, "selective_risk@95cov", b] == pytest.approx(expected, abs=1e-12)
+    assert (df.query("metric == 'risk@95cov'")["value"].to_numpy()
+            <= df.query("metric == 'selective_risk@95cov'")["value"].to_numpy()).all()

@@ -5,6 +5,7 @@ import warnings
 import numpy as np
 import pytest
 from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from fdbench import metrics as M
 
@@ -19,7 +20,8 @@ def _single(r, c, w, binary, in_unit):
         "eaurc": M.eaurc(r, c, **kw),
         "eaugrc": M.eaugrc(r, c, **kw),
         "naurc": M.naurc(r, c, **kw),
-        "risk@95cov": M.selective_risk_at_coverage(r, c, 0.95, **kw),
+        "risk@95cov": M.min_selective_risk_at_coverage(r, c, 0.95, **kw),
+        "selective_risk@95cov": M.selective_risk_at_coverage(r, c, 0.95, **kw),
         "coverage@risk5": M.coverage_at_risk(r, c, 0.05, **kw),
     }
     if binary:
@@ -94,7 +96,7 @@ def test_labels_and_logits_add_their_keys():
     c = M.log_softmax(logits).max(axis=1)
     result = M.evaluate_all(r, np.exp(c), labels=labels, logits=logits)
     assert tuple(result) == M.metric_keys(labels=True, logits=True)
-    assert result["aurc_ba"] == pytest.approx(M.aurc_ba(r, np.exp(c), labels), abs=1e-15)
+    assert result["aurc_ba"] == M.aurc_ba(r, np.exp(c), labels)
     assert result["augrc_ba"] == pytest.approx(M.augrc_ba(r, np.exp(c), labels), abs=1e-15)
     assert result["nll"] == pytest.approx(M.nll(labels, logits))
     assert result["balanced_accuracy"] == pytest.approx(M.balanced_accuracy(labels, logits))
@@ -157,3 +159,41 @@ def test_ece_from_the_ranking_on_bin_edges(weighted):
     assert got["mce"] == pytest.approx(M.mce(r, c, sample_weight=w), abs=1e-14)
     only_top = M.evaluate_all(r[:16], np.where(edges > 0, 1.0, 0.0))
     assert only_top["ece"] == pytest.approx(M.ece(r[:16], np.where(edges > 0, 1.0, 0.0)))
+
+
+@settings(max_examples=40, deadline=None)
+@given(samples(), st.integers(1, 4))
+def test_evaluate_all_class_balanced_keys_equal_single_functions(data, k):
+    r, c, w = data
+    labels = (np.arange(r.size) * 7) % (k + 1) - 1  # a label -1 too
+    result = M.evaluate_all(r, c, labels=labels, sample_weight=w)
+    assert result["aurc_ba"] == M.aurc_ba(r, c, labels, sample_weight=w)
+    expected = M.augrc_ba(r, c, labels, sample_weight=w)
+    assert result["augrc_ba"] == pytest.approx(expected, abs=1e-15)
+
+
+def test_evaluate_all_fd_shifts_class_aware_toy_case():
+    """FD-Shifts' own class-aware test case (fd_shifts/tests/utils.py,
+    RC_STATS_CLASS_AWARE_TEST_CASES "toy-case"): AURC-BA 0.5, AUGRC-BA 0.3125."""
+    correct = np.array([1, 0, 1, 0])
+    result = M.evaluate_all(1.0 - correct, [0.0, 1.0, 2.0, 3.0], labels=[0, 0, 1, 1])
+    assert result["aurc_ba"] == 0.5
+    assert result["augrc_ba"] == 0.3125
+
+
+def test_evaluate_all_working_point_keys():
+    # FD-Shifts' ascending/alternating case: risk@95cov is the lowest selective risk with
+    # coverage >= 0.95 (at coverage 0.95: 47/95); selective_risk@95cov the risk at the largest
+    # threshold reaching 0.95 (the same point here) and at 0.5 they differ (see test_selective)
+    c = np.linspace(0.0, 1.0, 100)
+    r = 1.0 - np.arange(100) % 2
+    result = M.evaluate_all(r, c)
+    assert result["risk@95cov"] == 47 / 95
+    assert result["selective_risk@95cov"] == 47 / 95
+    # ten failures ranked first, successes last: rejecting raises the risk, so the working
+    # point is full coverage (10/100) while the largest threshold reaching 0.95 has 10/95
+    r2 = np.r_[np.ones(10), np.zeros(90)]
+    c2 = -np.arange(100.0)
+    result = M.evaluate_all(r2, c2)
+    assert result["risk@95cov"] == 0.1
+    assert result["selective_risk@95cov"] == 10 / 95

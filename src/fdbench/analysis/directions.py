@@ -36,7 +36,7 @@ def higher_is_better(metric: str) -> bool:
     accuracy and coverage at a risk are higher-is-better, as in FD-Shifts (Jaeger et al., ICLR
     2023) and Traub et al. (NeurIPS 2024). Names are matched by prefix, so every key of
     ``fdbench.metrics.evaluate_all`` (``aurc_ba``, ``fpr@95tpr``, ``risk@95cov``,
-    ``coverage@risk5``, …) is covered.
+    ``selective_risk@95cov``, ``coverage@risk5``, …) is covered.
     """
     if not isinstance(metric, str):
         raise TypeError(f"metric must be a str; got {type(metric).__name__}")

@@ -142,30 +142,54 @@ def _scratch(W: np.ndarray, work, k: int) -> list[np.ndarray]:
     return [np.empty_like(W) for _ in range(k)]
 
 
-def aurc_from_cum(W: np.ndarray, L: np.ndarray, work: Work = None) -> np.ndarray:
-    """Trapezoidal area under selective risk over coverage, end point at coverage 0 included.
-
-    With n_g the weight of group g and s_g = L_g / W_g, the area times the total weight is
-    sum_g n_g (s_g + s_{g-1}) / 2 where the first group of positive weight pairs with itself
-    (the end point repeats its risk down to coverage 0). Rearranged:
-    1/2 sum_g (W_{g+1} - W_{g-1}) s_g + 1/2 L_first, with W_0 = 0 and W_{T+1} = W_T.
-    ``work`` (here and below) optionally holds scratch arrays shaped like ``W`` to reuse.
-    """
-    sr, coef = _scratch(W, work, 2)
-    first = first_positive(W)
-    lead = int(first.max())
+def selective_risks_from_cum(
+    W: np.ndarray, L: np.ndarray, out: np.ndarray | None = None
+) -> np.ndarray:
+    """Selective risk L / W of every tie group; 0 in the leading groups of zero weight (which
+    occur in bootstrap resamples and are no curve points). ``out`` optionally receives it."""
+    sr = np.empty_like(W) if out is None else out
+    lead = int(first_positive(W).max())
     with np.errstate(invalid="ignore", divide="ignore"):
         np.divide(L, W, out=sr)
     if lead:
         sr[:, :lead][W[:, :lead] <= 0] = 0.0
+    return sr
+
+
+def first_loss(W: np.ndarray, L: np.ndarray) -> np.ndarray:
+    """Per row, the cumulative loss at the first group of positive weight."""
+    return L[np.arange(W.shape[0]), first_positive(W)]
+
+
+def aurc_from_risks(
+    W: np.ndarray, risks: np.ndarray, head: np.ndarray, work: Work = None
+) -> np.ndarray:
+    """Trapezoidal area under a selective-type risk over coverage, end point at coverage 0.
+
+    ``risks`` (B, T) are the risks s_g at the tie-group ends (0 in leading zero-weight groups),
+    ``head`` per row s_first W_first, the risk times the weight of the first group of positive
+    weight. With n_g the weight of group g, the area times the total weight is
+    sum_g n_g (s_g + s_{g-1}) / 2 where the first group of positive weight pairs with itself
+    (the end point repeats its risk down to coverage 0). Rearranged:
+    1/2 sum_g (W_{g+1} - W_{g-1}) s_g + 1/2 s_first W_first, with W_0 = 0 and W_{T+1} = W_T.
+    ``work`` (here and below) optionally holds scratch arrays shaped like ``W`` to reuse.
+    """
+    (coef,) = _scratch(W, work, 1)
     if W.shape[1] == 1:
         coef[:, 0] = W[:, 0]
     else:
         coef[:, 0] = W[:, 1]
         np.subtract(W[:, 2:], W[:, :-2], out=coef[:, 1:-1])
         np.subtract(W[:, -1], W[:, -2], out=coef[:, -1])
-    l_first = L[np.arange(W.shape[0]), first]
-    return 0.5 * (_rowdot(coef, sr) + l_first) / W[:, -1]
+    return 0.5 * (_rowdot(coef, risks) + head) / W[:, -1]
+
+
+def aurc_from_cum(W: np.ndarray, L: np.ndarray, work: Work = None) -> np.ndarray:
+    """AURC: :func:`aurc_from_risks` of the selective risks L / W (head: the first group's
+    loss)."""
+    sr, coef = _scratch(W, work, 2)
+    selective_risks_from_cum(W, L, sr)
+    return aurc_from_risks(W, sr, first_loss(W, L), [coef])
 
 
 def increments(X: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
@@ -294,6 +318,19 @@ def risk_at_coverage_from_cum(W: np.ndarray, L: np.ndarray, coverage: float) -> 
     rows = np.arange(W.shape[0])
     idx = first_reaching(W, coverage)
     return L[rows, idx] / W[rows, idx]
+
+
+def min_risk_at_coverage_from_risks(
+    W: np.ndarray, risks: np.ndarray, coverage: float
+) -> np.ndarray:
+    """Lowest selective risk among the thresholds whose coverage is >= ``coverage`` (in (0, 1]).
+
+    ``risks`` are the selective risks of :func:`selective_risks_from_cum`. The thresholds with
+    coverage >= x are the columns from the first one reaching x on (coverage grows along a row);
+    zero-weight groups repeat the point before them and do not change the minimum.
+    """
+    idx = first_reaching(W, coverage)
+    return np.array([row[i:].min() for row, i in zip(risks, idx.tolist(), strict=True)])
 
 
 def coverage_at_risk_from_cum(

@@ -23,9 +23,11 @@ from ._core import (
     coverage_at_risk_from_cum,
     failure_index,
     fpr_at_tpr_from_cum,
+    min_risk_at_coverage_from_risks,
     optimal_from_counts,
     rank,
     risk_at_coverage_from_cum,
+    selective_risks_from_cum,
     success_cumulative,
 )
 from ._validation import check_inputs
@@ -209,6 +211,9 @@ def _csf_metrics(
                 x = 0.95 if key == "fpr@95tpr" else 0.80
                 out[key] = fpr_at_tpr_from_cum(W, L, x, scratch, tp)
             elif key == "risk@95cov":
+                risks = selective_risks_from_cum(W, L, scratch[0] if scratch else None)
+                out[key] = min_risk_at_coverage_from_risks(W, risks, 0.95)
+            elif key == "selective_risk@95cov":
                 out[key] = risk_at_coverage_from_cum(W, L, 0.95)
             elif key == "coverage@risk5":
                 out[key] = coverage_at_risk_from_cum(W, L, 0.05, scratch)

@@ -7,16 +7,21 @@ import warnings
 import numpy as np
 from numpy.typing import ArrayLike
 
+from ._balanced import class_codes, class_mean_selective_risk
 from ._core import (
     Ranking,
     augrc_from_cum,
     aurc_from_cum,
+    aurc_from_risks,
     aurc_range_from_curve,
     coverage_at_risk_from_cum,
+    min_risk_at_coverage_from_risks,
     optimal_binary_unit,
     optimal_from_counts,
     optimal_from_unit_cumulative,
+    rank,
     risk_at_coverage_from_cum,
+    selective_risks_from_cum,
 )
 from ._validation import UndefinedMetricWarning, check_inputs, check_labels, check_unit_interval
 from .curves import prepare
@@ -26,10 +31,12 @@ __all__ = [
     "augrc_ba",
     "aurc",
     "aurc_ba",
+    "aurc_balanced_residuals",
     "balanced_residuals",
     "coverage_at_risk",
     "eaugrc",
     "eaurc",
+    "min_selective_risk_at_coverage",
     "naurc",
     "optimal_aurc_augrc",
     "selective_risk_at_coverage",
@@ -264,6 +271,11 @@ def selective_risk_at_coverage(
 ) -> float:
     """Selective risk of the largest threshold whose coverage is >= ``coverage`` (in (0, 1]).
 
+    The operating point a deployment with target coverage x would set: the threshold that
+    accepts as few samples as still reach coverage x. ``evaluate_all`` key
+    ``selective_risk@95cov``. FD-Shifts' working point ("risk@95cov") is another quantity,
+    :func:`min_selective_risk_at_coverage`.
+
     Coverages are compared as accepted weight / total weight in float64, exact for unit and
     integer weights; non-integer weights are summed cumulatively, so a target equal to a
     point's exact coverage may fall on either side of it by one rounding.
@@ -273,6 +285,33 @@ def selective_risk_at_coverage(
     x = check_unit_interval(coverage, "coverage")
     p = prepare(residuals, confidence, sample_weight)
     return float(risk_at_coverage_from_cum(p.W, p.L, x)[0])
+
+
+def min_selective_risk_at_coverage(
+    residuals: ArrayLike,
+    confidence: ArrayLike,
+    coverage: float,
+    *,
+    sample_weight: ArrayLike | None = None,
+) -> float:
+    """Lowest selective risk among the curve points whose coverage is >= ``coverage``.
+
+    FD-Shifts' working point "risk@x cov" (x in (0, 1]): of every threshold that accepts at
+    least a fraction x of the samples, the one with the lowest selective risk. It is never
+    above :func:`selective_risk_at_coverage`, which takes the largest such threshold.
+    ``evaluate_all`` key ``risk@95cov``. Points are those of :func:`risk_coverage_curve` (one
+    per distinct confidence, weighted coverages); coverages are compared as in
+    :func:`selective_risk_at_coverage`.
+
+    Source: Jaeger et al., ICLR 2023; IML-DKFZ/fd-shifts, ``fd_shifts/analysis/rc_stats.py``
+    (``RiskCoverageStatsMixin.get_working_point`` with ``target_cov``) and
+    ``fd_shifts/analysis/eval_utils.py`` (``risk@95cov`` = min of the selective risks with
+    coverage >= 0.95; reported there x100).
+    """
+    x = check_unit_interval(coverage, "coverage")
+    p = prepare(residuals, confidence, sample_weight)
+    risks = selective_risks_from_cum(p.W, p.L)
+    return float(min_risk_at_coverage_from_risks(p.W, risks, x)[0])
 
 
 def coverage_at_risk(
@@ -314,7 +353,7 @@ def balanced_residuals(
     """
     r, _, w, keep = check_inputs(residuals, np.zeros(np.shape(residuals)), sample_weight)
     y = check_labels(labels, r.size, keep)
-    factor = _balance_factor(y, w)
+    factor = _balance_factor(*class_codes(y), w)
     out = np.asarray(residuals, dtype=np.float64).copy()
     if keep is None:
         out *= factor
@@ -323,17 +362,21 @@ def balanced_residuals(
     return out
 
 
-def _balance_factor(labels: np.ndarray, weights: np.ndarray | None) -> np.ndarray:
-    classes, inverse = np.unique(labels, return_inverse=True)
-    counts = np.bincount(inverse, weights=weights, minlength=classes.size)
-    total = counts.sum()
-    return (total / (classes.size * counts))[inverse]
+def _balance_factor(
+    codes: np.ndarray, n_classes: int, weights: np.ndarray | None
+) -> np.ndarray:
+    """n / (K n_{y_i}) per sample from the class codes of :func:`class_codes` (weights > 0)."""
+    counts = np.bincount(codes, weights=weights)
+    present = counts > 0
+    per_class = np.zeros(counts.size)
+    per_class[present] = counts[present].sum() / (n_classes * counts[present])
+    return per_class[codes]
 
 
 def _prepare_balanced(residuals, confidence, labels, sample_weight):
     r, c, w, keep = check_inputs(residuals, confidence, sample_weight)
     y = check_labels(labels, r.size, keep)
-    return prepare(r * _balance_factor(y, w), c, w)
+    return prepare(r * _balance_factor(*class_codes(y), w), c, w)
 
 
 def aurc_ba(
@@ -343,10 +386,48 @@ def aurc_ba(
     *,
     sample_weight: ArrayLike | None = None,
 ) -> float:
-    """AURC with class-balanced residuals r_i n / (K n_{y_i}) and unchanged coverage.
+    """AURC of the balanced selective risk (AURC-BA), as FD-Shifts' code defines it.
 
-    The selective risk at full coverage is the balanced error rate. See
-    :func:`balanced_residuals`; source: Traub et al., NeurIPS 2024.
+    At each threshold tau (one curve point per distinct confidence), the balanced selective
+    risk is the mean over the K classes present of each class's selective risk,
+    sum_{y_i = c} w_i r_i [c_i >= tau] / sum_{y_i = c} w_i [c_i >= tau], a class with nothing
+    accepted contributing 0 (still counted in K). Coverage is the plain (weighted) coverage.
+    Same curve points, end point (coverage 0 repeating the last risk) and trapezoid as
+    :func:`aurc`. At full coverage the risk is the balanced error rate, 1 - balanced accuracy.
+    Weights count as copies (integer weights equal repeating the samples).
+
+    Example: confidences [0, 1, 2, 3], residuals [0, 1, 0, 1], labels [0, 0, 1, 1] give
+    risks 1/2, 3/4, 1/4, 1/2 at coverages 1, 3/4, 1/2, 1/4 and AURC-BA 0.5. The AURC of
+    class-reweighted residuals is another quantity (:func:`aurc_balanced_residuals`).
+
+    Source: the authors' code of Traub et al., NeurIPS 2024 (whose requirement R5, error
+    flexibility, names balanced accuracy; the paper gives no formula): IML-DKFZ/fd-shifts,
+    ``fd_shifts/analysis/rc_stats_utils.py`` (``selective_risk_ba_stats`` with
+    ``drop_empty_classes=False``) and ``fd_shifts/analysis/rc_stats.py`` (``aurc_ba``).
+    """
+    r, c, w, keep = check_inputs(residuals, confidence, sample_weight)
+    y = check_labels(labels, r.size, keep)
+    ranking = rank(c)
+    W = ranking.cumulative(w)[None, :]
+    codes, n_classes = class_codes(y)
+    risks = class_mean_selective_risk(ranking, codes, n_classes, r, w)[None, :]
+    return float(aurc_from_risks(W, risks, W[:, 0] * risks[:, 0])[0])
+
+
+def aurc_balanced_residuals(
+    residuals: ArrayLike,
+    confidence: ArrayLike,
+    labels: ArrayLike,
+    *,
+    sample_weight: ArrayLike | None = None,
+) -> float:
+    """AURC of the class-reweighted residuals r_i n / (K n_{y_i}), coverage unchanged.
+
+    :func:`aurc` of :func:`balanced_residuals`: the AUGRC paper's balanced-accuracy error
+    function put into the plain selective risk. Its risk at full coverage is the balanced
+    error rate too, but at lower coverage it divides the re-weighted failures by all accepted
+    samples, not class by class, so it differs from FD-Shifts' AURC-BA (:func:`aurc_ba`; e.g.
+    0.7292 against 0.5 on the example there). Kept under its own name; not a paper's metric.
     """
     p = _prepare_balanced(residuals, confidence, labels, sample_weight)
     return float(aurc_from_cum(p.W, p.L)[0])

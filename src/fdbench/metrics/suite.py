@@ -5,17 +5,21 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike
 
+from ._balanced import class_codes, class_mean_selective_risk
 from ._core import (
     ScratchPool,
     ap_error_from_cum,
     ap_success_from_cum,
     augrc_from_cum,
-    aurc_from_cum,
+    aurc_from_risks,
     auroc_from_cum,
     coverage_at_risk_from_cum,
+    first_loss,
     fpr_at_tpr_from_cum,
+    min_risk_at_coverage_from_risks,
     rank,
     risk_at_coverage_from_cum,
+    selective_risks_from_cum,
     success_cumulative,
 )
 from ._validation import check_inputs, check_labels
@@ -47,10 +51,16 @@ METRIC_KEYS: tuple[str, ...] = (
     "ece",
     "mce",
     "risk@95cov",
+    "selective_risk@95cov",
     "coverage@risk5",
     "accuracy",
 )
-"""Keys of :func:`evaluate_all` for 0/1 residuals, in order."""
+"""Keys of :func:`evaluate_all` for 0/1 residuals, in order.
+
+``risk@95cov`` is FD-Shifts' working point (its code's name): the lowest selective risk among
+thresholds with coverage >= 0.95 (:func:`~fdbench.metrics.min_selective_risk_at_coverage`);
+``selective_risk@95cov`` the selective risk of the largest such threshold
+(:func:`~fdbench.metrics.selective_risk_at_coverage`)."""
 
 SOFT_METRIC_KEYS: tuple[str, ...] = (*METRIC_KEYS[:-1], "mean_residual")
 """Keys for soft (non-0/1) residuals: ``accuracy`` is replaced by ``mean_residual``."""
@@ -61,7 +71,8 @@ BINARY_ONLY_KEYS: frozenset[str] = frozenset(
 """Entries that need 0/1 residuals; NaN for soft residuals."""
 
 LABEL_KEYS: tuple[str, ...] = ("aurc_ba", "augrc_ba")
-"""Added when ``labels`` are given."""
+"""Added when ``labels`` are given (``aurc_ba`` is FD-Shifts' AURC-BA, see
+:func:`~fdbench.metrics.aurc_ba`)."""
 
 LOGIT_KEYS: tuple[str, ...] = ("nll", "brier", "balanced_accuracy")
 """Added when ``labels`` and ``logits`` are given."""
@@ -95,9 +106,11 @@ def evaluate_all(
     otherwise, plus ``LABEL_KEYS`` with ``labels`` and ``LOGIT_KEYS`` with labels and
     ``logits``). Each value equals the corresponding single function (``aurc``, ``augrc``,
     ``eaurc``, ``eaugrc``, ``naurc``, ``auroc_f``, ``ap_f_success``, ``ap_f_error``,
-    ``fpr_at_tpr`` at 0.95 and 0.80, ``ece``/``mce`` with 15 bins, ``selective_risk_at_coverage``
-    at 0.95, ``coverage_at_risk`` at 0.05, ``aurc_ba``/``augrc_ba``, ``nll``, ``brier``,
-    ``balanced_accuracy``); ``accuracy`` is 1 - weighted mean residual.
+    ``fpr_at_tpr`` at 0.95 and 0.80, ``ece``/``mce`` with 15 bins, ``risk@95cov`` =
+    ``min_selective_risk_at_coverage`` and ``selective_risk@95cov`` =
+    ``selective_risk_at_coverage`` at 0.95, ``coverage_at_risk`` at 0.05,
+    ``aurc_ba``/``augrc_ba``, ``nll``, ``brier``, ``balanced_accuracy``); ``accuracy`` is
+    1 - weighted mean residual.
 
     Undefined entries are NaN without a warning: binary-only entries (``BINARY_ONLY_KEYS``) for
     soft residuals, ECE/MCE when a confidence lies outside [0, 1], ranking metrics when only
@@ -120,7 +133,9 @@ def evaluate_all(
     nan = float("nan")
     work = [pool.get(f"work{k}", W.shape[1])[None, :] for k in range(3)]
     out: dict[str, float] = {}
-    out["aurc"] = float(aurc_from_cum(W, L, work)[0])
+    risks = selective_risks_from_cum(W, L, work[0])
+    out["aurc"] = float(aurc_from_risks(W, risks, first_loss(W, L), work[1:])[0])
+    working_point = float(min_risk_at_coverage_from_risks(W, risks, 0.95)[0])
     out["augrc"] = float(augrc_from_cum(W, L, work)[0])
     opt_work = work if ranking.ends is None else None
     aurc_opt, augrc_opt = _optimum(r, w, opt_work, ranking, L)
@@ -149,15 +164,18 @@ def evaluate_all(
         out["ece"], out["mce"] = float(ece_value), float(mce_value)
     else:
         out["ece"] = out["mce"] = nan
-    out["risk@95cov"] = float(risk_at_coverage_from_cum(W, L, 0.95)[0])
+    out["risk@95cov"] = working_point
+    out["selective_risk@95cov"] = float(risk_at_coverage_from_cum(W, L, 0.95)[0])
     out["coverage@risk5"] = float(coverage_at_risk_from_cum(W, L, 0.05, work)[0])
     if binary:
         out["accuracy"] = 1.0 - mean_residual
     else:
         out["mean_residual"] = mean_residual
     if y is not None:
-        L_ba = ranking.cumulative(rw * _balance_factor(y, w))[None, :]
-        out["aurc_ba"] = float(aurc_from_cum(W, L_ba, work)[0])
+        codes, n_classes = class_codes(y)
+        risks_ba = class_mean_selective_risk(ranking, codes, n_classes, r, w)[None, :]
+        out["aurc_ba"] = float(aurc_from_risks(W, risks_ba, W[:, 0] * risks_ba[:, 0], work)[0])
+        L_ba = ranking.cumulative(rw * _balance_factor(codes, n_classes, w))[None, :]
         out["augrc_ba"] = float(augrc_from_cum(W, L_ba, work)[0])
         if logits is not None:
             z = np.asarray(logits, dtype=np.float64)

@@ -8,8 +8,10 @@ import lightning as L
 import torch
 import torch.nn.functional as F
 
+from ..config import ScheduleConfig
 from ..models.network import ConfidNetHead, Network
 from .losses import confidnet_loss, devries_loss, gambler_loss, update_devries_lambda
+from .schedules import make_scheduler
 
 __all__ = ["ClassifierModule", "ConfidNetFinetuneModule", "ConfidNetModule"]
 
@@ -30,8 +32,9 @@ class ClassifierModule(L.LightningModule):
     - ``devries``: the learned-confidence loss with hints on a Bernoulli(½) half of each batch
       and λ adjusted after every step towards the budget β (DeVries & Taylor 2018).
 
-    Optimiser: SGD with momentum (optionally Nesterov) and weight decay; learning rate constant
-    or cosine-annealed to 0 over all steps.
+    Optimiser: SGD with momentum (optionally Nesterov) and weight decay; learning-rate
+    ``schedule``: ``"constant"``, ``"cosine"`` (annealed to 0 over all steps) or a
+    :class:`~fdbench.config.ScheduleConfig` (see :func:`fdbench.training.schedules.make_scheduler`).
     """
 
     def __init__(
@@ -43,7 +46,7 @@ class ClassifierModule(L.LightningModule):
         momentum: float,
         nesterov: bool,
         weight_decay: float,
-        schedule: str,
+        schedule: str | ScheduleConfig,
         reward: float = 2.2,
         pretrain_epochs: int = 0,
         budget: float = 0.3,
@@ -64,8 +67,10 @@ class ClassifierModule(L.LightningModule):
                 reward,
                 network.num_classes,
             )
-        if schedule not in ("cosine", "constant"):
-            raise ValueError(f"schedule must be 'cosine' or 'constant', got {schedule!r}")
+        if not isinstance(schedule, ScheduleConfig) and schedule not in ("cosine", "constant"):
+            raise ValueError(
+                f"schedule must be 'cosine', 'constant' or a ScheduleConfig, got {schedule!r}"
+            )
         self.network = network
         self.kind = kind
         self.lr, self.momentum, self.nesterov = lr, momentum, nesterov
@@ -103,8 +108,10 @@ class ClassifierModule(L.LightningModule):
         if self.schedule == "constant":
             return opt
         steps = max(1, int(self.trainer.estimated_stepping_batches))
-        cosine = torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=steps)
-        return {"optimizer": opt, "lr_scheduler": {"scheduler": cosine, "interval": "step"}}
+        scheduler = make_scheduler(opt, self.schedule, steps=steps, epochs=self.trainer.max_epochs)
+        if scheduler is None:
+            return opt
+        return {"optimizer": opt, "lr_scheduler": scheduler}
 
 
 class ConfidNetModule(L.LightningModule):
