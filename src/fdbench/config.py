@@ -58,11 +58,31 @@ class DataConfig(_Strict):
 
 
 class ArchitectureConfig(_Strict):
-    """The network: one of the architecture names, head dropout rate and builder options."""
+    """The network: one of the architecture names, dropout rate and placement, builder options.
+
+    ``dropout`` is the rate of the dropout layers of the methods trained with dropout;
+    ``dropout_placement`` names where they go (``fdbench.models.dropout.resolve_placement``):
+    ``"head"`` (before the final layer only), ``"fc"`` (before every fully connected layer),
+    ``"fdshifts"`` (FD-Shifts' placement),
+    ``"every_conv"`` (Kim et al.), ``"every_layer"`` (Bernhardt et al.), or ``None`` for the
+    architecture's default (FD-Shifts' placement; ``"head"`` for ``vit``).
+    """
 
     name: Literal["convnet", "vgg13", "resnet18", "resnet50", "vit"]
     dropout: float = Field(default=0.3, ge=0.0, lt=1.0)
+    dropout_placement: (
+        Literal["head", "fc", "fdshifts", "every_conv", "every_layer"] | None
+    ) = None
     options: dict[str, Any] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _placement_supported(self) -> ArchitectureConfig:
+        placement = self.dropout_placement
+        if self.name == "vit" and placement not in (None, "head"):
+            raise ValueError(f"vit supports only dropout_placement 'head', got {placement!r}")
+        if self.name.startswith("resnet") and placement == "fc":
+            raise ValueError(f"{self.name} has no hidden fully connected layer: use 'head'")
+        return self
 
 
 Fill = Annotated[int, Field(ge=0, le=255)] | list[Annotated[int, Field(ge=0, le=255)]]
@@ -211,7 +231,11 @@ class CEParams(_MethodParams):
 
 
 class DeepGamblersParams(_MethodParams):
-    """Gambler's loss (Liu et al. 2019): reward ``o`` in (1, K], CE pre-training epochs."""
+    """Gambler's loss (Liu et al. 2019): reward ``o`` > 1, CE pre-training epochs.
+
+    Rewards ``o`` >= K (FD-Shifts uses 6 and 10 on CAMELYON, K = 2) are accepted with a logged
+    warning: abstention is then never optimal in the gambler's-loss theory.
+    """
 
     reward: float = Field(default=2.2, gt=1.0)
     pretrain_epochs: int = Field(default=2, ge=0)

@@ -60,8 +60,10 @@ def test_devries_and_confidnet_heads():
     assert [m.out_features for m in linears] == [7, 7, 1]
 
 
-def test_dropout_only_between_features_and_classifier():
-    net = build_model("convnet", num_classes=3, dropout=0.4, width=4, feature_dim=8)
+def test_head_placement_has_dropout_only_between_features_and_classifier():
+    net = build_model(
+        "convnet", num_classes=3, dropout=0.4, dropout_placement="head", width=4, feature_dim=8
+    )
     drops = [n for n, m in net.named_modules() if isinstance(m, torch.nn.Dropout)]
     assert drops == ["dropout"]
     net.train()

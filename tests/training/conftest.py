@@ -46,7 +46,7 @@ def tiny_config(**overrides):
     data = {
         "name": "tiny",
         "data": {"builder": "fashion_mnist_experiments", "args": {"quick": True}},
-        "architecture": {"name": "convnet", "dropout": 0.3,
+        "architecture": {"name": "convnet", "dropout": 0.3, "dropout_placement": "fc",
                          "options": {"width": 2, "feature_dim": 6}},
         "training": {"epochs": 1, "batch_size": 32, "lr": 0.05, "threads": 1},
         "inference": {"mc_samples": 4, "batch_size": 16, "max_train_samples": 40},

@@ -120,3 +120,123 @@ def test_bad_arguments(experiment):
         predict_experiment(build_model("convnet", num_classes=4, width=2), experiment)
     with pytest.raises(TypeError, match="model must be"):
         predict_experiment(torch.nn.Linear(2, 2), experiment)
+
+
+def _trained(train, head=None, dropout=0.3, placement="fdshifts", steps=30):
+    """A convnet trained a few SGD steps (with its dropout) on the train split ``train``."""
+    torch.manual_seed(0)
+    net = build_model(
+        "convnet", num_classes=3, dropout=dropout, dropout_placement=placement, head=head,
+        width=4, feature_dim=8,
+    )  # fmt: skip
+    x = torch.from_numpy(train.images.transpose(0, 3, 1, 2).copy())
+    y = torch.from_numpy(train.labels)
+    opt = torch.optim.SGD(net.parameters(), lr=0.05, momentum=0.9)
+    net.train()
+    for _ in range(steps):
+        opt.zero_grad()
+        torch.nn.functional.cross_entropy(net(x)[:, :3], y).backward()
+        opt.step()
+    return net.eval()
+
+
+def test_mc_dropout_changes_body_activations_between_passes(experiment):
+    net = _trained(experiment.train)
+    seen = []
+    hidden = net.body.sequence[-2]  # the body's hidden linear layer (two dropout layers before)
+    handle = hidden.register_forward_hook(lambda m, i, o: seen.append(o.detach().clone()))
+    try:
+        split = predict_split(net, experiment.val.images, experiment.val.labels, kind="val",
+                              mc_samples=2, seed=0)  # fmt: skip
+    finally:
+        handle.remove()
+    deterministic, passes = seen  # one eval-mode call, one call on the repeated rows
+    n = len(experiment.val.labels)
+    assert deterministic.shape == (n, 8) and passes.shape == (2 * n, 8)
+    first, second = passes[0::2], passes[1::2]  # pass 0 and pass 1 of every sample
+    assert (first != second).any(dim=1).float().mean() > 0.9
+    assert not torch.equal(first, deterministic)
+    assert split.mcd_logits.shape == (n, 2, 3)
+
+
+def _head_only(net, split, samples, seed):
+    """MC dropout on the head alone (the former fdbench scheme), computed here for comparison:
+    Bernoulli masks on the deterministic features, float64 final layer."""
+    g = torch.Generator().manual_seed(seed)
+    f = torch.from_numpy(split.features)
+    p = net.dropout.p
+    mask = torch.bernoulli(torch.full((len(f), samples, f.shape[1]), 1 - p, dtype=torch.float64),
+                           generator=g) / (1 - p)  # fmt: skip
+    w, b = net.classifier.weight.detach().double(), net.classifier.bias.detach().double()
+    return ((f.unsqueeze(1) * mask) @ w.T + b).numpy()
+
+
+def test_whole_network_mc_differs_from_head_only_sampling(experiment):
+    from fdbench.csf import mcd_msr
+
+    net = _trained(experiment.train)
+    images = np.concatenate([experiment.val.images, experiment.studies[0].images])
+    labels = np.concatenate([experiment.val.labels, experiment.studies[0].labels])
+    split = predict_split(net, images, labels, kind="val", mc_samples=200, seed=0)
+    head = _head_only(net, split, 200, seed=0)
+    whole = split.mcd_logits
+    # head-only sampling is linear in the masks: its mean converges to the logits, while the
+    # body's nonlinear layers make whole-network samples spread more and their mean move away
+    spread_whole, spread_head = whole.std(axis=1).mean(), head.std(axis=1).mean()
+    assert spread_whole > 1.5 * spread_head
+    bias_whole = np.abs(whole.mean(axis=1) - split.logits).mean()
+    bias_head = np.abs(head.mean(axis=1) - split.logits).mean()
+    assert bias_whole > 2 * bias_head
+    assert np.abs(mcd_msr(whole) - mcd_msr(head)).max() > 1e-3
+
+
+def test_mc_heads_are_pass_means(experiment):
+    images, labels = experiment.val.images, experiment.val.labels
+    for head, name in (("deepgamblers", "dg_reservation"), ("devries", "devries"),
+                       ("confidnet", "confidnet")):  # fmt: skip
+        net = _net(head)
+        split = predict_split(net, images, labels, kind="val", mc_samples=4, seed=0)
+        assert sorted(split.heads) == sorted([name, f"{name}_mcd"])
+        mcd = split.heads[f"{name}_mcd"]
+        assert mcd.dtype == np.float64 and mcd.shape == (len(labels),)
+        assert np.all((mcd > 0) & (mcd < 1))
+        assert not np.allclose(mcd, split.heads[name])
+        # with a vanishing dropout rate every pass is the deterministic network
+        net.dropout.p = 1e-12
+        for m in net.body.modules():
+            if isinstance(m, torch.nn.Dropout):
+                m.p = 1e-12
+        tiny = predict_split(net, images, labels, kind="val", mc_samples=3, seed=0)
+        np.testing.assert_allclose(tiny.heads[f"{name}_mcd"], tiny.heads[name], rtol=1e-6)
+        np.testing.assert_allclose(tiny.mcd_logits, np.repeat(tiny.logits[:, None], 3, 1),
+                                   rtol=1e-5, atol=1e-6)  # fmt: skip
+
+
+def test_mc_is_bit_identical_for_the_same_seed(experiment):
+    net = _trained(experiment.train, head="devries")
+    args = (experiment.val.images, experiment.val.labels)
+    a = predict_split(net, *args, kind="val", mc_samples=5, seed=7)
+    b = predict_split(net, *args, kind="val", mc_samples=5, seed=7)
+    c = predict_split(net, *args, kind="val", mc_samples=5, seed=8)
+    np.testing.assert_array_equal(a.mcd_logits, b.mcd_logits)
+    np.testing.assert_array_equal(a.heads["devries_mcd"], b.heads["devries_mcd"])
+    np.testing.assert_array_equal(a.logits, c.logits)
+    assert not np.array_equal(a.mcd_logits, c.mcd_logits)
+
+
+def test_confidnet_own_body_is_sampled_without_changing_the_classifier_samples(experiment):
+    base = _trained(experiment.train)
+    torch.manual_seed(1)
+    cn = build_model(
+        "convnet", num_classes=3, dropout=0.3, dropout_placement="fdshifts", head="confidnet",
+        width=4, feature_dim=8, confidnet_hidden=4, confidnet_depth=2, confidnet_own_body=True,
+    )  # fmt: skip
+    cn.load_state_dict(base.state_dict(), strict=False)
+    cn.confidnet_body.load_state_dict(base.body.state_dict())
+    cn.eval()
+    args = (experiment.val.images, experiment.val.labels)
+    a = predict_split(base, *args, kind="val", mc_samples=6, seed=4)
+    b = predict_split(cn, *args, kind="val", mc_samples=6, seed=4)
+    np.testing.assert_array_equal(a.mcd_logits, b.mcd_logits)
+    assert sorted(b.heads) == ["confidnet", "confidnet_mcd"]
+    assert not np.allclose(b.heads["confidnet_mcd"], b.heads["confidnet"])

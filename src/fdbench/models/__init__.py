@@ -43,6 +43,7 @@ def build_model(
     in_channels: int = 1,
     image_size: int = 28,
     dropout: float = 0.0,
+    dropout_placement: str | None = None,
     head: str | None = None,
     mean: tuple[float, ...] | None = None,
     std: tuple[float, ...] | None = None,
@@ -54,15 +55,23 @@ def build_model(
     (``convnet``: ``width``, ``feature_dim``; ``vgg13``: ``feature_dim``, ``width_factor``;
     ``resnet18``/``resnet50``: ``base``; ``vit``: ``patch_size``, ``dim``, ``depth``, ``heads``,
     ``mlp_ratio``). ``mean``/``std`` (per channel, on the [0, 1] scale) set the input
-    normalisation; by default 0.5 and 0.25. ``dropout`` is the head dropout rate used by
-    MC dropout; ``head`` one of ``None``, ``"devries"``, ``"deepgamblers"``, ``"confidnet"``.
+    normalisation; by default 0.5 and 0.25. ``dropout`` is the dropout rate (used by MC
+    dropout) and ``dropout_placement`` where it goes: one of ``fdbench.models.dropout``'s
+    ``PLACEMENTS`` that the architecture supports, ``None`` for the architecture's default
+    (FD-Shifts' placement; see :func:`~fdbench.models.dropout.resolve_placement`). Every
+    placement has dropout before the final linear layer. ``head`` one of ``None``,
+    ``"devries"``, ``"deepgamblers"``, ``"confidnet"``.
     ``confidnet_hidden``/``confidnet_depth`` in ``kwargs`` size the ConfidNet MLP and
     ``confidnet_own_body`` gives it its own copy of the body (see :class:`Network`).
     """
+    from .dropout import resolve_placement
     from .network import Network, Normalize
 
     if architecture not in ARCHITECTURES:
         raise ValueError(f"architecture must be one of {ARCHITECTURES}, got {architecture!r}")
+    if not 0.0 <= dropout < 1.0:
+        raise ValueError(f"dropout must lie in [0, 1), got {dropout}")
+    placement = resolve_placement(architecture, dropout_placement)
     if in_channels < 1:
         raise ValueError(f"in_channels must be >= 1, got {in_channels}")
     names = ("confidnet_hidden", "confidnet_depth", "confidnet_own_body")
@@ -74,15 +83,17 @@ def build_model(
     if architecture == "convnet":
         from .convnet import SmallConvNet
 
-        body = SmallConvNet(in_channels, **kwargs)
+        body = SmallConvNet(in_channels, dropout=dropout, placement=placement, **kwargs)
     elif architecture == "vgg13":
         from .vgg import VGG13
 
-        body = VGG13(in_channels, **kwargs)
+        body = VGG13(in_channels, dropout=dropout, placement=placement, **kwargs)
     elif architecture in ("resnet18", "resnet50"):
         from . import resnet
 
-        body = getattr(resnet, architecture)(in_channels, **kwargs)
+        body = getattr(resnet, architecture)(
+            in_channels, dropout=dropout, placement=placement, **kwargs
+        )
     else:
         from .vit import SmallViT
 

@@ -7,6 +7,8 @@ import copy
 import torch
 from torch import nn
 
+from .dropout import SampledDropout, has_dropout
+
 __all__ = ["HEADS", "ConfidNetHead", "Network", "Normalize"]
 
 #: Confidence heads a :class:`Network` can carry.
@@ -28,13 +30,6 @@ class Normalize(nn.Module):
             raise ValueError(f"std must be positive, got {std}")
         self.register_buffer("mean", torch.tensor(mean, dtype=torch.float32).view(1, -1, 1, 1))
         self.register_buffer("std", torch.tensor(std, dtype=torch.float32).view(1, -1, 1, 1))
-
-    def confidnet_features(self, x: torch.Tensor, features: torch.Tensor) -> torch.Tensor:
-        """Input features of the ConfidNet MLP: ``features`` (the classifier's, already
-        computed from ``x``) or, with its own body, that body's features of ``x``."""
-        if self.confidnet_body is None:
-            return features
-        return self.confidnet_body(self.normalize(x))
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return (x.float() / 255.0 - self.mean) / self.std
@@ -67,8 +62,11 @@ class ConfidNetHead(nn.Module):
 class Network(nn.Module):
     """A classifier ``classifier(dropout(body(normalize(x))))`` with optional confidence heads.
 
-    Dropout sits only between the feature extractor and the final linear layer, so MC dropout
-    computes the body once and samples the head. ``head`` adds:
+    :attr:`dropout` (rate ``dropout``) sits between the feature extractor and the final linear
+    layer; the body may hold more dropout layers (its placement, see
+    :func:`~fdbench.models.dropout.resolve_placement`). All are
+    :class:`~fdbench.models.dropout.SampledDropout`, so MC-dropout inference samples the whole
+    network (:func:`~fdbench.models.dropout.sampling`). ``head`` adds:
 
     - ``"devries"``: a confidence branch ``sigmoid(Linear(features))`` (DeVries & Taylor 2018);
     - ``"deepgamblers"``: one extra output, the reservation (abstention) logit (Liu et al. 2019);
@@ -104,7 +102,7 @@ class Network(nn.Module):
         self.head = head
         self.normalize = normalize if normalize is not None else nn.Identity()
         self.body = body
-        self.dropout = nn.Dropout(dropout)
+        self.dropout = SampledDropout(dropout)
         extra = 1 if head == "deepgamblers" else 0
         self.classifier = nn.Linear(feature_dim, num_classes + extra)
         self.devries = nn.Linear(feature_dim, 1) if head == "devries" else None
@@ -116,6 +114,11 @@ class Network(nn.Module):
         if confidnet_own_body and head != "confidnet":
             raise ValueError("confidnet_own_body needs head='confidnet'")
         self.confidnet_body = copy.deepcopy(body) if confidnet_own_body else None
+
+    @property
+    def has_dropout(self) -> bool:
+        """Whether the classifier (body or head) has dropout, i.e. MC dropout can sample it."""
+        return has_dropout(self.body) or self.dropout.p > 0
 
     def features(self, x: torch.Tensor) -> torch.Tensor:
         """Penultimate features (N × D) of images ``x`` (N × C × H × W, 0..255)."""

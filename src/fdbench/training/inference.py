@@ -7,20 +7,43 @@ from typing import Any
 
 import numpy as np
 import torch
+from torch import nn
 
 from ..data.studies import Experiment
+from ..models.dropout import first_dropout, has_dropout, sampling
 from ..models.network import Network
 from ..outputs import RunOutputs, SplitOutputs
 from .loader import image_tensor
 
 __all__ = ["predict_experiment", "predict_split"]
 
-#: Upper bound on rows × MC samples × feature dim held in one float64 MC-dropout chunk.
+#: Upper bound on rows × MC samples × (largest per-row activation size) in one MC chunk.
 _MC_CHUNK_ELEMENTS = 1 << 22
 
 
 def _split_seed(seed: int, index: int) -> int:
     return int(np.random.SeedSequence([seed, index]).generate_state(1, dtype=np.uint64)[0] >> 1)
+
+
+def _split_body(body: nn.Module) -> tuple[nn.Module, nn.Module]:
+    """``(prefix, rest)`` with ``rest(prefix(x)) == body(x)``; the prefix holds no dropout.
+
+    A body exposing its layers as ``sequence`` is split at its first layer with dropout, so
+    MC dropout computes the prefix once and repeats only the rest; a body without dropout is
+    all prefix; any other body is all rest.
+    """
+    if not has_dropout(body):
+        return body, nn.Identity()
+    sequence = getattr(body, "sequence", None)
+    if not isinstance(sequence, nn.Sequential):
+        return nn.Identity(), body
+    i = first_dropout(sequence)
+    return sequence[:i], sequence[i:]
+
+
+def _repeat(h: torch.Tensor, samples: int) -> torch.Tensor:
+    """Each row of ``h`` ``samples`` times in a row (the passes of row 0 first)."""
+    return h.repeat_interleave(samples, dim=0)
 
 
 @torch.inference_mode()
@@ -36,14 +59,23 @@ def predict_split(
 ) -> SplitOutputs:
     """Outputs of ``model`` on one split (uint8 images N × H × W × C, int64 labels).
 
-    The body runs once per sample in float32 (eval mode); the final linear layer and the heads
-    then run in float64 on the features cast to float64, so ``logits`` are exact float64
-    functions of the features. MC dropout (Gal & Ghahramani 2016) samples only the head:
-    ``mcd_logits[:, s] = W · (m_s ⊙ f) / (1 − p) + b`` with Bernoulli(1 − p) masks ``m_s``
-    drawn from a generator seeded by ``seed``; it is omitted when ``mc_samples`` is 0 or the
-    model has no dropout. Heads: ``devries`` = sigmoid of the confidence branch,
-    ``dg_reservation`` = softmax probability of the reservation output, ``confidnet`` = sigmoid
-    of the ConfidNet MLP.
+    The body runs in float32 (eval mode); the final linear layer and the heads then run in
+    float64 on the features cast to float64, so ``logits`` are exact float64 functions of the
+    features. Heads: ``devries`` = sigmoid of the confidence branch, ``dg_reservation`` =
+    softmax probability of the reservation output, ``confidnet`` = sigmoid of the ConfidNet MLP.
+
+    MC dropout (Gal & Ghahramani 2016) samples the whole network: ``mc_samples`` passes with
+    every dropout layer of body and head active (Bernoulli masks from a generator seeded by
+    ``seed``, so the same seed gives bit-identical samples) and batch norm in eval mode, as
+    FD-Shifts' ``mcd_eval_forward`` (``fd_shifts/models/devries_model.py``). The layers before
+    the first dropout layer run once per sample. ``mcd_logits[:, s]`` are the K class outputs
+    of pass ``s``; the heads' pass means are stored as ``<head>_mcd`` (FD-Shifts' ``*_mcd``
+    CSFs, the mean over passes of the head confidence; ``fd_shifts/analysis/confid_scores.py``).
+    The heads read the pass's body features, a ConfidNet with its own body that body's (masks
+    from a second generator, so the classifier's samples equal those of the same network
+    without ConfidNet). The passes run in chunks of rows (memory bounded by
+    ``_MC_CHUNK_ELEMENTS``); the masks depend on ``seed``, ``batch_size`` and the chunking. MC
+    outputs are omitted when ``mc_samples`` is 0 or the model has no dropout.
     """
     if mc_samples < 0:
         raise ValueError(f"mc_samples must be >= 0, got {mc_samples}")
@@ -57,32 +89,55 @@ def predict_split(
     k = model.num_classes
     weight = model.classifier.weight.detach().double()
     bias = model.classifier.bias.detach().double()
-    p = float(model.dropout.p)
-    use_mc = mc_samples > 0 and p > 0
+    use_mc = mc_samples > 0 and model.has_dropout
     generator = torch.Generator().manual_seed(seed)
+    own_generator = torch.Generator().manual_seed(_split_seed(seed, 1))
     confidnet = copy.deepcopy(model.confidnet).double() if model.confidnet is not None else None
+    prefix, rest = _split_body(model.body)
+    own = model.confidnet_body
+    own_prefix, own_rest = _split_body(own) if own is not None else (None, None)
     logits, mcd, feats = [], [], []
     heads: dict[str, list[torch.Tensor]] = {}
+
+    def head_values(f: torch.Tensor, out: torch.Tensor, fc: torch.Tensor | None) -> dict:
+        values = {}
+        if model.head == "deepgamblers":
+            values["dg_reservation"] = torch.softmax(out, dim=-1)[..., k]
+        if model.devries is not None:
+            wd, bd = model.devries.weight.double(), model.devries.bias.double()
+            values["devries"] = torch.sigmoid(f @ wd.T + bd).squeeze(-1)
+        if confidnet is not None:
+            values["confidnet"] = torch.sigmoid(confidnet(f if fc is None else fc))
+        return values
+
     for start in range(0, len(x), batch_size):
-        f = model.features(x[start : start + batch_size]).double()
+        xb = model.normalize(x[start : start + batch_size])
+        h = prefix(xb)
+        f = rest(h).double()
         out = f @ weight.T + bias
         feats.append(f)
         logits.append(out[:, :k])
-        if model.head == "deepgamblers":
-            heads.setdefault("dg_reservation", []).append(torch.softmax(out, dim=1)[:, k])
-        if model.devries is not None:
-            wd, bd = model.devries.weight.double(), model.devries.bias.double()
-            heads.setdefault("devries", []).append(torch.sigmoid(f @ wd.T + bd).squeeze(1))
-        if confidnet is not None:
-            fc = model.confidnet_features(x[start : start + batch_size], f).double()
-            heads.setdefault("confidnet", []).append(torch.sigmoid(confidnet(fc)))
-        if use_mc:
-            rows = max(1, _MC_CHUNK_ELEMENTS // (mc_samples * f.shape[1]))
-            for r in range(0, len(f), rows):
-                fr = f[r : r + rows]
-                keep = torch.full((len(fr), mc_samples, fr.shape[1]), 1.0 - p, dtype=torch.float64)
-                mask = torch.bernoulli(keep, generator=generator) / (1.0 - p)
-                mcd.append(((fr.unsqueeze(1) * mask) @ weight.T + bias)[:, :, :k])
+        hc = own_prefix(xb) if own is not None else None
+        fc = own_rest(hc).double() if own is not None else None
+        for name, value in head_values(f, out, fc).items():
+            heads.setdefault(name, []).append(value)
+        if not use_mc:
+            continue
+        s = mc_samples
+        width = max(h[0].numel(), f.shape[1], hc[0].numel() if own is not None else 0)
+        rows = max(1, _MC_CHUNK_ELEMENTS // (s * width))
+        for r in range(0, len(f), rows):
+            with sampling(model.body, generator), sampling(model.dropout, generator):
+                fs = rest(_repeat(h[r : r + rows], s)).double()
+                outs = model.dropout(fs) @ weight.T + bias
+            fcs = None
+            if own is not None:
+                with sampling(own, own_generator):
+                    fcs = own_rest(_repeat(hc[r : r + rows], s)).double().view(-1, s, fc.shape[1])
+            outs = outs.view(-1, s, outs.shape[1])
+            mcd.append(outs[:, :, :k])
+            for name, value in head_values(fs.view(-1, s, f.shape[1]), outs, fcs).items():
+                heads.setdefault(f"{name}_mcd", []).append(value.mean(dim=1))
     d = model.feature_dim
 
     def cat(parts: list[torch.Tensor], shape: tuple[int, ...]) -> np.ndarray:
@@ -166,7 +221,7 @@ def predict_experiment(
         "experiment": experiment.name,
         "fc_weight": model.classifier.weight.detach().double()[:k].numpy().copy(),
         "fc_bias": model.classifier.bias.detach().double()[:k].numpy().copy(),
-        "mc_samples": int(mc_samples) if model.dropout.p > 0 else 0,
+        "mc_samples": int(mc_samples) if model.has_dropout else 0,
         "dropout": float(model.dropout.p),
     }
     info.update(meta or {})

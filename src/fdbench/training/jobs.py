@@ -122,6 +122,7 @@ def _build_spec(config: BenchmarkConfig, experiment: Experiment, head, dropout: 
         "in_channels": int(images.shape[3]),
         "image_size": int(images.shape[1]),
         "dropout": config.architecture.dropout if dropout else 0.0,
+        "dropout_placement": config.architecture.dropout_placement,
         "head": head,
         "mean": [float(m) for m in stats.mean(axis=0)],
         "std": [float(s) for s in std],

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import logging
+
 import lightning as L
 import torch
 import torch.nn.functional as F
@@ -15,13 +17,18 @@ __all__ = ["ClassifierModule", "ConfidNetFinetuneModule", "ConfidNetModule"]
 
 KINDS = ("ce", "deepgamblers", "devries")
 
+_log = logging.getLogger(__name__)
+
 
 class ClassifierModule(L.LightningModule):
     """Trains a :class:`~fdbench.models.network.Network` end to end with one method's loss.
 
     - ``ce``: cross-entropy;
     - ``deepgamblers``: cross-entropy on the K class outputs for ``pretrain_epochs`` epochs,
-      then the gambler's loss with reward ``reward`` (Liu et al. 2019);
+      then the gambler's loss with reward ``reward`` > 1 (Liu et al. 2019). A reward ``o`` >= K
+      is accepted with a logged warning: abstaining then never pays in the gambler's-loss
+      theory, but FD-Shifts trains with such rewards (o ∈ {2.2, 3, 6, 10} on CAMELYON, K = 2;
+      ``fd_shifts/experiments/__init__.py``);
     - ``devries``: the learned-confidence loss with hints on a Bernoulli(½) half of each batch
       and λ adjusted after every step towards the budget β (DeVries & Taylor 2018).
 
@@ -51,8 +58,15 @@ class ClassifierModule(L.LightningModule):
         expected = {"ce": None, "deepgamblers": "deepgamblers", "devries": "devries"}[kind]
         if network.head != expected:
             raise ValueError(f"method {kind!r} needs a network with head {expected!r}")
-        if kind == "deepgamblers" and not 1.0 < reward <= network.num_classes:
-            raise ValueError(f"reward must lie in (1, K = {network.num_classes}], got {reward}")
+        if kind == "deepgamblers" and not reward > 1.0:
+            raise ValueError(f"reward must be > 1, got {reward}")
+        if kind == "deepgamblers" and reward >= network.num_classes:
+            _log.warning(
+                "DeepGamblers reward o = %s >= K = %d: abstention is never optimal in the "
+                "gambler's-loss theory (Liu et al. 2019)",
+                reward,
+                network.num_classes,
+            )
         if not isinstance(schedule, ScheduleConfig) and schedule not in ("cosine", "constant"):
             raise ValueError(
                 f"schedule must be 'cosine', 'constant' or a ScheduleConfig, got {schedule!r}"
