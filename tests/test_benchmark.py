@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -9,7 +11,14 @@ import pytest
 pytest.importorskip("torch")
 pytest.importorskip("lightning")
 
-from fdbench.benchmark import SCORES_FILE, load_scores, report_table, run_benchmark
+from fdbench.analysis.selection import best_configs
+from fdbench.benchmark import (
+    SCORES_FILE,
+    load_scores,
+    report_table,
+    run_benchmark,
+    select_candidates,
+)
 from fdbench.config import parse_config
 
 TINY = {
@@ -200,6 +209,160 @@ def test_other_config_in_same_folder_is_refused(config, sequential):
     other = parse_config({**TINY, "training": {**TINY["training"], "epochs": 2}}, source="x")
     with pytest.raises(ValueError, match="another configuration"):
         run_benchmark(other, run_dir)
+
+
+def _rows(method, seed, candidate, csf, study, value, metric="augrc"):
+    return {
+        "dataset": "d",
+        "method": method,
+        "seed": seed,
+        "candidate": candidate,
+        "csf": csf,
+        "study": study,
+        "metric": metric,
+        "value": value,
+        "protocol": "failure_detection",
+    }
+
+
+def test_select_candidates_picks_per_csf_by_mean_over_seeds():
+    # MSR: candidate 0 has val AUGRC means 0.15 (seeds 0.1, 0.2), candidate 1 has 0.2: 0 wins,
+    # although candidate 1 is better on seed 0. MCD-MSR exists on candidate 1 only: it wins
+    # there even though candidate 0's MSR is better. One-candidate method "plain" passes through.
+    rows = [
+        _rows("ce", 0, 0, "MSR", "val", 0.1),
+        _rows("ce", 1, 0, "MSR", "val", 0.2),
+        _rows("ce", 0, 1, "MSR", "val", 0.05),
+        _rows("ce", 1, 1, "MSR", "val", 0.35),
+        _rows("ce", 0, 1, "MCD-MSR", "val", 0.9),
+        _rows("ce", 1, 1, "MCD-MSR", "val", 0.9),
+    ]
+    for seed in (0, 1):
+        for candidate in (0, 1):
+            rows.append(_rows("ce", seed, candidate, "MSR", "iid", 10 * candidate + seed))
+        rows.append(_rows("ce", seed, 1, "MCD-MSR", "iid", 100 + seed))
+    rows.append(_rows("plain", 0, 0, "MSR", "iid", 7.0))
+    table = pd.DataFrame(rows)
+    selected = select_candidates(table, "augrc")
+    assert not (selected["study"] == "val").any()
+    got = {(r.method, r.csf, r.seed): (r.candidate, r.value) for r in selected.itertuples()}
+    assert got == {
+        ("ce", "MSR", 0): (0, 0.0),
+        ("ce", "MSR", 1): (0, 1.0),
+        ("ce", "MCD-MSR", 0): (1, 100.0),
+        ("ce", "MCD-MSR", 1): (1, 101.0),
+        ("plain", "MSR", 0): (0, 7.0),
+    }
+    # by a metric where higher is better the other MSR candidate wins
+    flipped = table.assign(metric="auroc_f")
+    chosen = select_candidates(flipped, "auroc_f")
+    assert set(chosen.loc[chosen["method"] == "ce", "candidate"]) == {1}
+    with pytest.raises(ValueError, match="aurc"):
+        select_candidates(table, "aurc")
+
+
+def test_select_candidates_keeps_a_table_without_val_rows_as_it_is():
+    table = pd.DataFrame([_rows("plain", 0, 0, "MSR", "iid", 7.0)])
+    assert select_candidates(table, "augrc") is table
+
+
+GRID = {
+    **TINY,
+    "name": "tiny-grid",
+    "methods": [
+        {
+            "name": "ce",
+            "kind": "ce",
+            "seeds": [0, 1],
+            "grid": {"dropout": [False, True]},
+        },
+        {
+            "name": "dg",
+            "kind": "deepgamblers",
+            "seeds": [0],
+            "params": {"dropout": True, "pretrain_epochs": 0},
+            "grid": {"reward": [1.5, 2.5]},
+        },
+        {
+            "name": "confidnet",
+            "kind": "confidnet",
+            "seeds": [0],
+            "params": {"base": "ce", "epochs": 1, "hidden": 16, "depth": 2},
+        },
+    ],
+    "ensembles": ["ce"],
+    "analysis": {"n_bootstrap": 5, "report_studies": ["iid"]},
+}
+
+
+@pytest.fixture(scope="module")
+def grid(tmp_path_factory):
+    config = parse_config(GRID, source="grid")
+    run_dir = tmp_path_factory.mktemp("grid")
+    return config, run_dir, run_benchmark(config, run_dir)
+
+
+def _val_rows(run_dir):
+    paths = sorted((run_dir / "evaluation").glob("**/candidate*/results.parquet"))
+    return pd.concat([pd.read_parquet(p) for p in paths], ignore_index=True)
+
+
+def test_grid_csfs_select_their_own_candidate(grid):
+    config, run_dir, results = grid
+    table = _val_rows(run_dir)
+    assert set(table.loc[table["study"] == "val", "method"]) == {"ce", "dg", "ensemble(ce)"}
+    chosen = best_configs(table, config.selection.metric, config_columns=["candidate"])
+    keys = ["dataset", "method", "csf"]
+    expected = chosen.set_index(keys)["candidate"].astype(int).sort_index()
+    in_grid = results[results["method"].isin(["ce", "dg", "ensemble(ce)"])]
+    got = in_grid.groupby(keys)["candidate"].unique()
+    assert all(len(c) == 1 for c in got)
+    assert got.map(lambda c: int(c[0])).sort_index().equals(expected)
+    assert not (results["study"] == "val").any()
+    # CSFs of one method choose different candidates: MSR the model without dropout, MCD-MSR
+    # (which cannot take it) the one with dropout
+    assert expected.loc[("fashion_mnist", "ce", "MSR")] == 0
+    assert expected.loc[("fashion_mnist", "ce", "MCD-MSR")] == 1
+
+
+def test_mcd_rows_come_only_from_dropout_candidates(grid):
+    _, _, results = grid
+    ce = results[results["method"].isin(["ce", "ensemble(ce)"])]
+    mcd = ce[ce["csf"].str.startswith("MCD-")]
+    assert not mcd.empty
+    assert set(mcd["candidate"]) == {1}
+    assert all(json.loads(p)["dropout"] for p in mcd["params"])
+    no_dropout = ce[ce["candidate"] == 0]
+    assert not no_dropout["csf"].str.startswith("MCD-").any()
+    assert all(not json.loads(p)["dropout"] for p in no_dropout["params"])
+
+
+def test_grid_records_candidate_params_and_layout(grid):
+    _, run_dir, results = grid
+    for _, row in results.drop_duplicates(["method", "candidate"]).iterrows():
+        params = json.loads(row["params"])
+        if row["method"] == "dg":
+            assert params["reward"] == [1.5, 2.5][row["candidate"]]
+        if row["method"] == "confidnet":
+            assert row["candidate"] == 0 and params["base"] == "ce"
+    runs = run_dir / "runs" / "fashion_mnist"
+    assert (runs / "ce" / "seed0" / "candidates" / "1" / "outputs.zarr").exists()
+    assert not (runs / "ce" / "seed0" / "outputs.zarr").exists()
+    assert (runs / "confidnet" / "seed0" / "outputs.zarr").exists()
+    assert (run_dir / "bootstrap.parquet").exists()
+
+
+def test_deepgamblers_csfs_can_select_different_rewards(grid):
+    _, run_dir, results = grid
+    table = _val_rows(run_dir)
+    dg = table[(table["method"] == "dg") & (table["study"] == "val")]
+    chosen = best_configs(dg, "augrc", config_columns=["candidate"])
+    chosen = chosen.set_index(["dataset", "csf"])["candidate"]
+    picked = results[results["method"] == "dg"].groupby(["dataset", "csf"])["candidate"].first()
+    assert picked.to_dict() == chosen.to_dict()
+    # on fashion_mnist DG-Res keeps reward 1.5 and PE (DG-PE) reward 2.5
+    assert picked[("fashion_mnist", "DG-Res")] == 0
+    assert picked[("fashion_mnist", "PE")] == 1
 
 
 def test_cor_is_the_mean_over_the_pooled_levels_not_over_the_types():

@@ -1,7 +1,9 @@
-"""The main job: train every (method, seed), infer, evaluate every CSF on every study, report."""
+"""The main job: train every (method, seed), infer, evaluate every CSF on every study, select
+each CSF's grid candidate on validation, report."""
 
 from __future__ import annotations
 
+import functools
 import json
 import time
 from collections.abc import Callable, Sequence
@@ -91,15 +93,20 @@ def load_scores(path: Path) -> list[StudyScores]:
         ]
 
 
-def evaluate_runs(stores: Sequence[Path], out_dir: Path, *, iid_split: str = "iid") -> Path:
+def evaluate_runs(
+    stores: Sequence[Path], out_dir: Path, *, iid_split: str = "iid", with_val: bool = False
+) -> Path:
     """Evaluate one run (one store) or a deep ensemble (several stores) into ``out_dir``.
 
     Writes ``results.parquet`` (both protocols: FD-Shifts failure detection on every study, and
     Kim et al.'s unknown detection on the studies with new-class samples) and ``scores.npz``
     (per study and prediction group: residuals and confidences under failure detection, plus
     the ``val`` split). The studies are the stored test splits and the pooled corruption
-    studies ``corruption/<severity>`` (:func:`fdbench.evaluation.default_studies`). The results
-    file is written last: its presence marks the job as done.
+    studies ``corruption/<severity>`` (:func:`fdbench.evaluation.default_studies`). With
+    ``with_val`` the results also hold failure-detection rows of the ``val`` split
+    (``study == "val"``), which :func:`select_candidates` selects on. Every row records the grid
+    candidate it comes from: ``candidate`` (index) and ``params`` (its parameters as JSON), from
+    the stores' meta. The results file is written last: its presence marks the job as done.
     """
     from fdbench.outputs import read_outputs
 
@@ -119,6 +126,8 @@ def evaluate_runs(stores: Sequence[Path], out_dir: Path, *, iid_split: str = "ii
     for group in groups:
         for protocol in Protocol:
             chosen = studies
+            if protocol is Protocol.FAILURE_DETECTION and with_val:
+                chosen = [*studies, "val"]
             if protocol is Protocol.UNKNOWN_DETECTION:
                 chosen = [
                     s
@@ -146,60 +155,126 @@ def evaluate_runs(stores: Sequence[Path], out_dir: Path, *, iid_split: str = "ii
             scores.append(StudyScores(study, group.source, es.residuals, conf, es.parts))
     out_dir.mkdir(parents=True, exist_ok=True)
     save_scores(out_dir / SCORES_FILE, scores)
-    return write_table(pd.concat(tables, ignore_index=True), out_dir / RESULTS_FILE)
+    table = pd.concat(tables, ignore_index=True).assign(
+        candidate=int(first.meta.get("candidate", 0)),
+        params=json.dumps(first.meta.get("params", {}), sort_keys=True),
+    )
+    return write_table(table, out_dir / RESULTS_FILE)
 
 
 @dataclass(frozen=True)
 class BenchmarkPlan:
-    """The jobs of a benchmark and where their files go."""
+    """The jobs of a benchmark and where their files go, and the metric each CSF's grid
+    candidate is selected by (:func:`select_candidates`)."""
 
     training: list[Job]
     evaluation: list[Job]
+    selection_metric: str = "augrc"
 
 
 def plan_benchmark(
     config: BenchmarkConfig, experiments: Sequence[Experiment], run_dir: Path
 ) -> BenchmarkPlan:
     """Training jobs for every (experiment, method, seed) and evaluation jobs for every run and
-    every configured ensemble (ConfidNet runs wait for the model of their base method)."""
-    from fdbench.training.jobs import plan_jobs, run_training_job
-    from fdbench.training.jobs import run_dir as job_dir
+    every configured ensemble (ConfidNet runs wait for the model of their base method).
+
+    A method with a grid is evaluated once per candidate (an ensemble: once per candidate, over
+    the seeds' models of that candidate), in ``.../candidate<i>`` folders, with its ``val``
+    rows for the selection; a method without a grid has one evaluation per run, as before.
+    """
+    from fdbench.training.experiments import experiment_for_run
+    from fdbench.training.jobs import output_stores, plan_jobs, run_training_job
 
     models = run_dir / "runs"
     training, evaluation = [], []
     for experiment in experiments:
         for method, seed in plan_jobs(config):
             spec = config.method(method)
-            key = f"train:{experiment.name}/{method}/{seed}"
+            key = f"{experiment.name}/{method}/{seed}"
             after = ()
             if spec.kind == "confidnet":
                 after = (f"train:{experiment.name}/{spec.params.get('base', 'ce')}/{seed}",)
-            store = job_dir(models, experiment.name, method, seed) / "outputs.zarr"
+            stores = output_stores(config, experiment.name, method, seed, models)
+            run = experiment_for_run(config, experiment, seed)
             training.append(
-                Job(key, run_training_job, (config, experiment, method, seed, models), store, after)
-            )
-            folder = run_dir / "evaluation" / experiment.name / method / f"seed{seed}"
-            evaluation.append(
-                Job(f"eval:{key[6:]}", evaluate_runs, ([store], folder), folder / RESULTS_FILE)
-            )
-        for method in config.ensembles:
-            seeds = config.method(method).seeds
-            stores = [job_dir(models, experiment.name, method, s) / "outputs.zarr" for s in seeds]
-            folder = run_dir / "evaluation" / experiment.name / f"ensemble-{method}"
-            evaluation.append(
                 Job(
-                    f"eval:{experiment.name}/ensemble({method})",
-                    evaluate_runs,
-                    (stores, folder),
-                    folder / RESULTS_FILE,
+                    f"train:{key}",
+                    run_training_job,
+                    (config, run, method, seed, models),
+                    stores[-1],
+                    after,
                 )
             )
-    return BenchmarkPlan(training, evaluation)
+            folder = run_dir / "evaluation" / experiment.name / method / f"seed{seed}"
+            evaluation.extend(_evaluation_jobs(f"eval:{key}", [[s] for s in stores], folder))
+        for method in config.ensembles:
+            seeds = config.method(method).seeds
+            members = [output_stores(config, experiment.name, method, s, models) for s in seeds]
+            evaluation.extend(
+                _evaluation_jobs(
+                    f"eval:{experiment.name}/ensemble({method})",
+                    [list(stores) for stores in zip(*members, strict=True)],
+                    run_dir / "evaluation" / experiment.name / f"ensemble-{method}",
+                )
+            )
+    return BenchmarkPlan(training, evaluation, config.selection.metric)
+
+
+def _evaluation_jobs(key: str, candidates: list[list[Path]], folder: Path) -> list[Job]:
+    """One evaluation job per grid candidate (``candidates[i]``: the stores it evaluates)."""
+    if len(candidates) == 1:
+        return [Job(key, evaluate_runs, (candidates[0], folder), folder / RESULTS_FILE)]
+    evaluate = functools.partial(evaluate_runs, with_val=True)
+    return [
+        Job(
+            f"{key}/candidate{i}",
+            evaluate,
+            (stores, folder / f"candidate{i}"),
+            folder / f"candidate{i}" / RESULTS_FILE,
+        )
+        for i, stores in enumerate(candidates)
+    ]
+
+
+def select_candidates(results: pd.DataFrame, metric: str) -> pd.DataFrame:
+    """Keep, per (dataset, method, CSF), the test rows of the grid candidate best on validation.
+
+    The methods whose rows include ``val`` rows (``study == "val"``, see :func:`evaluate_runs`)
+    were trained over a grid: for each of their CSFs,
+    :func:`fdbench.analysis.selection.best_configs` picks the ``candidate`` with the best mean
+    over seeds of ``metric`` on ``val``, and only that candidate's rows of every other study
+    (both protocols) are kept; the ``val`` rows are dropped. A CSF competes only among the
+    candidates that have it (MCD-* among those trained with dropout), never falling back to
+    another. Rows of methods without ``val`` rows (one candidate) are kept as they are; row
+    order is preserved.
+
+    This is FD-Shifts' selection per confidence score (``filter_best_hparams`` in
+    ``fd_shifts/reporting/__init__.py``: per experiment, model and confid, the reward and
+    dropout with the best mean over runs on ``val_tuning``), by the metric that is reported
+    (Traub et al., NeurIPS 2024).
+    """
+    from fdbench.analysis.selection import best_configs
+
+    is_val = (results["study"] == "val").to_numpy()
+    if not is_val.any():
+        return results
+    methods = ["dataset", "method"]
+    keys = [*methods, "csf", "candidate"]
+    graded = pd.MultiIndex.from_frame(results.loc[is_val, methods].drop_duplicates())
+    chosen = best_configs(results[is_val], metric, config_columns=["candidate"])
+    in_grid = pd.MultiIndex.from_frame(results[methods]).isin(graded)
+    selected = pd.MultiIndex.from_frame(results[keys]).isin(
+        pd.MultiIndex.from_frame(chosen[keys])
+    )
+    keep = ~is_val & (~in_grid | selected)
+    return results[keep].reset_index(drop=True)
 
 
 def collect_results(plan: BenchmarkPlan) -> pd.DataFrame:
-    """Concatenate the results of every evaluation job into one tidy table."""
-    return pd.concat([pd.read_parquet(job.output) for job in plan.evaluation], ignore_index=True)
+    """Concatenate the results of every evaluation job into one tidy table, keeping per CSF the
+    grid candidate selected on validation (:func:`select_candidates`)."""
+    table = pd.concat([pd.read_parquet(job.output) for job in plan.evaluation], ignore_index=True)
+    return select_candidates(table, plan.selection_metric)
 
 
 def run_benchmark(
@@ -278,13 +353,15 @@ def report_table(results: pd.DataFrame) -> pd.DataFrame:
     :data:`CORRUPTION_SUMMARY` (``"cor"``) is added: per dataset, method, seed, CSF and metric
     the mean over the pooled severity levels, as FD-Shifts' ``cor`` column
     (``fd_shifts/reporting/tables.py``, ``_aggregate_noise_studies``: the mean of the
-    ``noise_study_<level>`` columns). Its ``n_samples`` is the sum over the levels. Every other
-    study is kept as it is.
+    ``noise_study_<level>`` columns). Its ``n_samples`` is the sum over the levels; it keeps the
+    ``candidate``/``params`` of its rows (one per CSF after :func:`select_candidates`). Every
+    other study is kept as it is.
     """
     table = results[results["protocol"] == Protocol.FAILURE_DETECTION.value]
     table = table[~table["study"].str.match(PER_TYPE_CORRUPTION.pattern)]
     pooled = table[table["study"].str.match(POOLED_CORRUPTION.pattern)]
     keys = ["dataset", "method", "seed", "csf", "metric", "protocol", "study"]
+    keys += [c for c in ("candidate", "params") if c in table.columns]
     summary = (
         pooled.assign(study=CORRUPTION_SUMMARY)
         .groupby(keys, sort=False, as_index=False)

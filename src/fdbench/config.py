@@ -13,6 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 __all__ = [
     "AnalysisConfig",
     "ArchitectureConfig",
+    "AugmentationOp",
     "BenchmarkConfig",
     "CEParams",
     "ConfidNetParams",
@@ -21,6 +22,7 @@ __all__ = [
     "DevriesParams",
     "InferenceConfig",
     "MethodConfig",
+    "ScheduleConfig",
     "SelectionConfig",
     "TrainingConfig",
     "config_digest",
@@ -43,12 +45,16 @@ class DataConfig(_Strict):
     """Which experiments to build: a builder function of ``fdbench.data`` and its arguments.
 
     ``builder`` names a function ``fdbench.data.<builder>(**args)`` returning ``Experiment``s;
-    ``experiments`` restricts the run to the named ones (all when ``None``).
+    ``experiments`` restricts the run to the named ones (all when ``None``). With ``per_run``
+    the experiments are built again for every run seed, the builder getting
+    ``run_seed=<seed>`` (FD-Shifts re-draws SVHN's held-out classes for each run); left out of
+    the dumped config when false, so configs without it keep their digest.
     """
 
     builder: str = Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")
     args: dict[str, Any] = Field(default_factory=dict)
     experiments: list[str] | None = None
+    per_run: bool = Field(default=False, exclude_if=lambda v: not v)
 
 
 class ArchitectureConfig(_Strict):
@@ -59,8 +65,96 @@ class ArchitectureConfig(_Strict):
     options: dict[str, Any] = Field(default_factory=dict)
 
 
+Fill = Annotated[int, Field(ge=0, le=255)] | list[Annotated[int, Field(ge=0, le=255)]]
+
+
+class RandomCropOp(_Strict):
+    """Pad by ``padding`` pixels of value ``fill`` and crop back to size at a random offset."""
+
+    name: Literal["random_crop"]
+    padding: int = Field(ge=0)
+    fill: Fill = 0
+
+
+class HFlipOp(_Strict):
+    """Mirror horizontally with probability ``p``."""
+
+    name: Literal["hflip"]
+    p: float = Field(default=0.5, ge=0.0, le=1.0)
+
+
+class RotateOp(_Strict):
+    """Rotate by a uniform angle in [−``degrees``, ``degrees``]; outside pixels ``fill``."""
+
+    name: Literal["rotate"]
+    degrees: float = Field(ge=0.0)
+    fill: Fill = 0
+
+
+class CutoutOp(_Strict):
+    """Cutout: one square hole of side ``size`` (value ``fill``) with probability ``p``."""
+
+    name: Literal["cutout"]
+    size: PositiveInt
+    p: float = Field(default=1.0, ge=0.0, le=1.0)
+    fill: Fill = 0
+
+
+class ColorJitterOp(_Strict):
+    """Brightness, contrast and saturation jitter of the given strengths (random order)."""
+
+    name: Literal["color_jitter"]
+    brightness: float = Field(default=0.0, ge=0.0)
+    contrast: float = Field(default=0.0, ge=0.0)
+    saturation: float = Field(default=0.0, ge=0.0)
+
+
+#: One training augmentation: an operation of ``fdbench.training.augment`` with its parameters.
+AugmentationOp = Annotated[
+    RandomCropOp | HFlipOp | RotateOp | CutoutOp | ColorJitterOp, Field(discriminator="name")
+]
+
+
+class ScheduleConfig(_Strict):
+    """A learning-rate schedule (``fdbench.training.schedules``), stepped every ``interval``.
+
+    ``name``: ``constant``; ``cosine`` (annealed to 0 over all intervals, torch's
+    ``CosineAnnealingLR``); ``warmup_cosine`` (linear warm-up from 0 over ``warmup``
+    intervals, then cosine to 0; pl_bolts' ``LinearWarmupCosineAnnealingLR`` as FD-Shifts uses
+    it for ViTs); ``multistep`` (times ``gamma`` at each of ``milestones``); ``step`` (times
+    ``gamma`` every ``step_size`` intervals). ``interval``: ``step`` (every batch) or ``epoch``.
+    """
+
+    name: Literal["constant", "cosine", "warmup_cosine", "multistep", "step"]
+    interval: Literal["step", "epoch"] = "step"
+    warmup: int = Field(default=0, ge=0)
+    milestones: list[PositiveInt] = Field(default_factory=list)
+    step_size: PositiveInt | None = None
+    gamma: float = Field(default=0.1, gt=0.0)
+
+    @model_validator(mode="after")
+    def _check_params(self) -> ScheduleConfig:
+        if self.name == "warmup_cosine" and self.warmup < 1:
+            raise ValueError("warmup_cosine needs warmup >= 1 (intervals of linear warm-up)")
+        if self.name == "multistep" and (
+            not self.milestones or self.milestones != sorted(set(self.milestones))
+        ):
+            raise ValueError(f"multistep needs increasing milestones, got {self.milestones}")
+        if self.name == "step" and self.step_size is None:
+            raise ValueError("step needs step_size")
+        return self
+
+
 class TrainingConfig(_Strict):
-    """Optimisation defaults shared by all methods (SGD with momentum, cosine schedule)."""
+    """Optimisation defaults shared by all methods (SGD with momentum), the learning-rate
+    schedule and the training augmentation.
+
+    ``schedule``: ``"cosine"`` (per batch, to 0 over all batches), ``"constant"``, or a
+    :class:`ScheduleConfig`. ``augment``: ``true`` (horizontal flips with probability ½, the
+    historical meaning, kept batch for batch), ``false`` (none), or a list of operations
+    applied in order (``random_crop``, ``hflip``, ``rotate``, ``cutout``, ``color_jitter``;
+    see ``fdbench.training.augment``), every draw seeded by the run seed.
+    """
 
     epochs: PositiveInt = 10
     batch_size: PositiveInt = 128
@@ -68,8 +162,8 @@ class TrainingConfig(_Strict):
     momentum: float = Field(default=0.9, ge=0.0, lt=1.0)
     nesterov: bool = True
     weight_decay: float = Field(default=5e-4, ge=0.0)
-    schedule: Literal["cosine", "constant"] = "cosine"
-    augment: bool = True
+    schedule: Literal["cosine", "constant"] | ScheduleConfig = "cosine"
+    augment: bool | list[AugmentationOp] = True
     threads: PositiveInt = 2
 
 
@@ -160,7 +254,8 @@ class MethodConfig(_Strict):
     """One benchmarked method: a label, its training method, seeds, parameters and a grid.
 
     ``grid`` maps parameter names to candidate values; every combination (with ``params`` as
-    the base) is trained and the best on the validation split is kept.
+    the base) is trained and evaluated, and each CSF keeps the candidate best on the validation
+    split (:func:`fdbench.benchmark.select_candidates`).
     """
 
     name: str = Field(pattern=r"^[A-Za-z0-9_\-]+$")
@@ -226,6 +321,11 @@ class BenchmarkConfig(_Strict):
         if dupes:
             raise ValueError(f"method names must be unique, repeated: {dupes}")
         by_name = {m.name: m for m in self.methods}
+        if self.data.per_run and self.ensembles:
+            raise ValueError(
+                "ensembles need one label space for all their members; data.per_run draws "
+                f"the classes per seed, so leave ensembles empty (got {self.ensembles})"
+            )
         for name in self.ensembles:
             if name not in by_name or len(by_name[name].seeds) < 2:
                 raise ValueError(

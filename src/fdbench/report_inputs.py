@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import fnmatch
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
@@ -9,7 +10,13 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
-from fdbench.benchmark import GALLERY_KINDS, SCORES_FILE, BenchmarkPlan, load_scores
+from fdbench.benchmark import (
+    GALLERY_KINDS,
+    SCORES_FILE,
+    BenchmarkPlan,
+    StudyScores,
+    load_scores,
+)
 from fdbench.io import write_table
 
 if TYPE_CHECKING:
@@ -40,6 +47,8 @@ def write_report_inputs(
     covers every run (paired resamples across CSFs and seeds); curves, calibration after Platt
     scaling on validation, SGR risk excess and the failure gallery use the lowest seed of each
     method (the gallery: of the first method, on studies of the kinds in ``GALLERY_KINDS``).
+    Of a method trained over a grid, each CSF's scores come from the candidate ``results``
+    keeps for it (:func:`fdbench.benchmark.select_candidates`).
     """
     from fdbench.analysis import StudySamples, bootstrap_analysis, platt_calibration, risk_excess
     from fdbench.report import Gallery, curve_table, select_gallery
@@ -50,14 +59,19 @@ def write_report_inputs(
     tasks, curves, reliability, sgr, galleries = [], [], [], [], []
     lowest: dict[tuple[str, str], int] = {}
     runs = []
+    provenance = ["dataset", "method", "seed", "candidate"]
+    kept = results.groupby(provenance, sort=False)["csf"].unique()
     for job in plan.evaluation:
-        head = pd.read_parquet(job.output, columns=["dataset", "method", "seed"]).iloc[0]
+        head = pd.read_parquet(job.output, columns=provenance).iloc[0]
         run = (str(head["dataset"]), str(head["method"]), int(head["seed"]))
-        runs.append((run, job.output.parent / SCORES_FILE))
+        csfs = kept.get((*run, int(head["candidate"])))
+        if csfs is None:
+            continue
+        runs.append((run, job.output.parent / SCORES_FILE, set(csfs)))
         key = run[:2]
         lowest[key] = min(lowest.get(key, run[2]), run[2])
-    for (dataset, method, seed), path in runs:
-        entries = load_scores(path)
+    for (dataset, method, seed), path, csfs in runs:
+        entries = [r for r in (_restricted(e, csfs) for e in load_scores(path)) if r.confidences]
         val = {e.source: e for e in entries if e.study == "val"}
         entries = [
             e for e in entries if e.study != "val" and _selected(e.study, settings.report_studies)
@@ -128,6 +142,14 @@ def write_report_inputs(
     if galleries:
         Gallery.concat(galleries).save(run_dir / "gallery.npz")
     _write_rounding(config, plan, run_dir)
+
+
+def _restricted(entry: StudyScores, csfs: set[str]) -> StudyScores:
+    """``entry`` with only the confidences of ``csfs`` (the CSFs selected from its run)."""
+    if set(entry.confidences) <= csfs:
+        return entry
+    confidences = {c: v for c, v in entry.confidences.items() if c in csfs}
+    return dataclasses.replace(entry, confidences=confidences)
 
 
 def _write_rounding(config: BenchmarkConfig, plan: BenchmarkPlan, run_dir: Path) -> None:

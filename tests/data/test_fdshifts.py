@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import shutil
@@ -34,7 +35,7 @@ CIFAR10_CLASSES = (
 N_C = 4  # images per severity in the fake CIFAR-C files
 CONFIGS = {
     name: Path(str(files("fdbench") / "configs" / f"fdshifts_{name}.yaml"))
-    for name in ("cifar10", "cifar100", "super_cifar100", "svhn")
+    for name in ("cifar10", "cifar100", "super_cifar100", "svhn", "svhn_openset")
 }
 
 
@@ -431,13 +432,14 @@ def test_too_small_test_set(fake, tmp_path):
 
 
 @pytest.mark.parametrize("name", list(CONFIGS))
-def test_shipped_configs_build(name, fake):
+def test_shipped_configs_build(name, fake, openset):
     config = load_config(CONFIGS[name])
     assert config.data.builder == "fdshifts_experiments"
     assert config.data.args["dataset"] == name and "data_dir" not in config.data.args
-    expected_arch = "convnet" if name == "svhn" else "vgg13"
+    expected_arch = "convnet" if name.startswith("svhn") else "vgg13"
     assert config.architecture.name == expected_arch
-    data = config.data.model_copy(update={"args": {**config.data.args, "data_dir": fake.root}})
+    root = openset[0] if name == "svhn_openset" else fake.root
+    data = config.data.model_copy(update={"args": {**config.data.args, "data_dir": root}})
     experiments = build_experiments(config.model_copy(update={"data": data}))
     assert [e.name for e in experiments] == [name]
     assert experiments[0].studies[0].name == "iid"
@@ -476,3 +478,125 @@ def test_benchmark_end_to_end(fake, tmp_path):
     assert studies == {"iid", "new_class/cifar10", "new_class/cifar100", "new_class/tiny_imagenet"}
     aurc = results[(results["metric"] == "aurc") & (results["protocol"] == "failure_detection")]
     assert len(aurc) and aurc["value"].between(0, 1).all()
+
+
+# ------------------------------------------------------------------ SVHN semantic (openset)
+
+N_OPEN_TEST = 2 * FDSHIFTS_N_VAL + 400  # enough test images of 6 classes for val + iid
+
+
+@pytest.fixture(scope="module")
+def openset(tmp_path_factory):
+    """A data folder with SVHN only, its test set large enough for any 6 training classes."""
+    root = tmp_path_factory.mktemp("svhn_openset")
+    rng = np.random.default_rng(1)
+    folder = root / "svhn"
+    folder.mkdir()
+    out = {}
+    for split, n in (("train", 120), ("test", N_OPEN_TEST)):
+        hwc, y = _images(rng, n), rng.integers(1, 11, n)
+        x = np.ascontiguousarray(hwc.transpose(1, 2, 3, 0))
+        savemat(folder / f"{split}_32x32.mat", {"X": x, "y": y[:, None].astype(np.uint8)})
+        out[split] = (hwc, y % 10)  # the official files label the digit 0 as 10
+    return root, out
+
+
+def test_svhn_openset_holds_out_40_percent(openset):
+    root, data = openset
+    (exp,) = fdshifts_experiments(dataset="svhn_openset", data_dir=root, run_seed=3)
+    split = exp.split
+    known, held = split["train_classes"], split["held_out_classes"]
+    assert len(held) == 4 and len(known) == 6
+    assert sorted(known + held) == list(range(10)) and split["draw_seed"] == 3
+    assert split["held_out_names"] == [str(c) for c in held]
+    assert exp.name == "svhn_openset" and exp.class_names == tuple(str(c) for c in known)
+    lookup = {c: j for j, c in enumerate(known)}
+    tr_images, tr_labels = data["train"]
+    tr = np.isin(tr_labels, known)
+    np.testing.assert_array_equal(exp.train.images, tr_images[tr])
+    np.testing.assert_array_equal(exp.train.labels, [lookup[c] for c in tr_labels[tr]])
+    te_images, te_labels = data["test"]
+    te = np.isin(te_labels, known)
+    relabelled = np.array([lookup[c] for c in te_labels[te]])
+    _check_val_iid(exp, te_images[te], relabelled)
+    assert [s.name for s in exp.studies] == ["iid", "new_class/semantic"]
+    sem = _studies(exp)["new_class/semantic"]
+    assert sem.kind is StudyKind.NEW_CLASS_SEMANTIC
+    np.testing.assert_array_equal(sem.images, te_images[np.isin(te_labels, held)])
+    assert (sem.labels == -1).all()
+
+
+def test_svhn_openset_draw_per_run_seed(openset):
+    root, _ = openset
+
+    def draw(**kw):
+        (exp,) = fdshifts_experiments(dataset="svhn_openset", data_dir=root, **kw)
+        return exp
+
+    draws = {k: tuple(draw(run_seed=k).split["held_out_classes"]) for k in range(5)}
+    assert len(set(draws.values())) > 1  # a new sample of held-out classes per run
+    a, b = draw(run_seed=2), draw(run_seed=2)
+    assert a.split == b.split
+    np.testing.assert_array_equal(a.train.images, b.train.images)
+    np.testing.assert_array_equal(a.studies[1].images, b.studies[1].images)
+    assert draw().split == draw(run_seed=0).split  # without run_seed: the data seed's draw
+    with pytest.raises(ValueError, match="run_seed"):
+        draw(run_seed=-1)
+
+
+def test_svhn_keeps_its_fixed_split(built):
+    assert built["svhn"][0].split is None
+
+
+def test_per_run_config_builds_one_experiment_per_seed(openset, tmp_path):
+    from fdbench.training.experiments import experiment_for_run, write_split
+
+    root, _ = openset
+    raw = load_config(CONFIGS["svhn_openset"]).model_dump(mode="json")
+    raw["data"]["args"]["data_dir"] = str(root)
+    config = parse_config(raw)
+    assert config.data.per_run
+    (base,) = build_experiments(config)
+    for seed in (0, 1, 4):
+        run = experiment_for_run(config, base, seed)
+        (direct,) = fdshifts_experiments(dataset="svhn_openset", data_dir=root, run_seed=seed)
+        assert run.split == direct.split
+        assert experiment_for_run(config, base, seed) is run  # built once per seed
+        path = write_split(run, tmp_path / f"seed{seed}")
+        assert json.loads(path.read_text()) == direct.split
+    with pytest.raises(ValueError, match="ensembles"):
+        parse_config({**raw, "ensembles": ["ce"]})
+    fixed = load_config(CONFIGS["svhn"])
+    assert "per_run" not in fixed.data.model_dump(mode="json")  # digest of old configs kept
+    (svhn,) = build_experiments(
+        fixed.model_copy(update={"data": fixed.data.model_copy(
+            update={"args": {**fixed.data.args, "data_dir": str(root), "skip_missing": True}})})
+    )  # fmt: skip
+    assert experiment_for_run(fixed, svhn, 3) is svhn
+    assert write_split(svhn, tmp_path / "fixed") is None
+
+
+def test_openset_benchmark_records_each_runs_draw(openset, tmp_path):
+    pytest.importorskip("torch")
+    pytest.importorskip("lightning")
+    from fdbench.benchmark import run_benchmark
+
+    root, _ = openset
+    raw = load_config(CONFIGS["svhn_openset"]).model_dump(mode="json")
+    raw["data"]["args"].update(data_dir=str(root), max_per_study=8)
+    raw.update(
+        architecture={"name": "convnet", "dropout": 0.3, "options": {"width": 2, "feature_dim": 8}},
+        training={"epochs": 1, "batch_size": 64, "threads": 1, "augment": False},
+        inference={"mc_samples": 0, "batch_size": 256, "max_train_samples": 40},
+        methods=[{"name": "ce", "kind": "ce", "seeds": [0, 1]}],
+    )
+    results = run_benchmark(parse_config(raw), tmp_path / "run", report=False)
+    assert set(results["study"]) == {"iid", "new_class/semantic"}
+    assert set(results["seed"]) == {0, 1}
+    for seed in (0, 1):
+        recorded = json.loads(
+            (tmp_path / "run" / "runs" / "svhn_openset" / "ce" / f"seed{seed}" / "split.json")
+            .read_text()
+        )
+        (exp,) = fdshifts_experiments(dataset="svhn_openset", data_dir=root, run_seed=seed)
+        assert recorded == exp.split

@@ -11,10 +11,12 @@ torch = pytest.importorskip("torch")
 from fdbench.outputs import read_outputs  # noqa: E402
 from fdbench.training import (  # noqa: E402
     load_checkpoint,
+    output_stores,
     plan_jobs,
     run_training_job,
     train_or_load,
 )
+from fdbench.training.inference import predict_split  # noqa: E402
 from fdbench.training.jobs import run_dir  # noqa: E402
 
 
@@ -111,6 +113,36 @@ def test_grid_selects_lowest_validation_score(tmp_path, config, experiment):
     assert info["params"]["lr"] == [0.01, 0.1][selection["chosen"]]
 
 
+def test_grid_job_stores_every_candidate(tmp_path, config, experiment):
+    stores = output_stores(config, "tiny", "grid", 0, tmp_path)
+    folder = run_dir(tmp_path, "tiny", "grid", 0)
+    assert stores == [folder / "candidates" / f"{i}" / "outputs.zarr" for i in range(2)]
+    assert output_stores(config, "tiny", "ce", 0, tmp_path) == [
+        run_dir(tmp_path, "tiny", "ce", 0) / "outputs.zarr"
+    ]
+    assert run_training_job(config, experiment, "grid", 0, tmp_path) == stores[-1]
+    runs = [read_outputs(store) for store in stores]
+    assert [r.meta["candidate"] for r in runs] == [0, 1]
+    assert [r.meta["params"]["lr"] for r in runs] == [0.01, 0.1]
+    assert not (folder / "outputs.zarr").exists()
+    assert not np.array_equal(runs[0].splits["val"].logits, runs[1].splits["val"].logits)
+    # each store holds the outputs of its own checkpoint
+    for i, run in enumerate(runs):
+        net, _ = load_checkpoint(folder / "candidates" / f"{i}.pt")
+        val = predict_split(
+            net,
+            experiment.val.images,
+            experiment.val.labels,
+            kind="val",
+            mc_samples=0,
+            batch_size=config.inference.batch_size,
+        )
+        np.testing.assert_array_equal(run.splits["val"].logits, val.logits)
+    stamps = [s.stat().st_mtime_ns for s in stores]
+    assert run_training_job(config, experiment, "grid", 0, tmp_path) == stores[-1]
+    assert [s.stat().st_mtime_ns for s in stores] == stamps
+
+
 def test_training_learns_the_tiny_task(tmp_path, experiment, make_config):
     config = make_config(training={"epochs": 3, "batch_size": 16, "lr": 0.05, "threads": 1})
     run = read_outputs(run_training_job(config, experiment, "ce", 0, tmp_path))
@@ -137,3 +169,53 @@ def test_bad_job_arguments(tmp_path, config, experiment):
         run_training_job(config, experiment, "ce", -1, tmp_path)
     with pytest.raises(TypeError, match="experiment must be an Experiment"):
         run_training_job(config, "tiny", "ce", 0, tmp_path)
+
+
+def test_paper_recipe_trains_deterministically(tmp_path, experiment, make_config):
+    # FD-Shifts' CIFAR recipe (random crop, flip, cutout; cosine stepped per epoch) through the
+    # real training job: bit-identical for one seed, and a different model than flips only.
+    training = {
+        "epochs": 2, "batch_size": 32, "threads": 1,
+        "schedule": {"name": "cosine", "interval": "epoch"},
+        "augment": [{"name": "random_crop", "padding": 2}, {"name": "hflip"},
+                    {"name": "cutout", "size": 4, "p": 0.5, "fill": 30}],
+    }  # fmt: skip
+    config = make_config(training=training)
+    flips = make_config(training={**training, "augment": True})
+    weights = []
+    for folder, cfg in (("a", config), ("b", config), ("c", flips)):
+        net, _ = train_or_load(cfg, experiment, "ce", 0, tmp_path / folder)
+        weights.append(net.classifier.weight.detach())
+    assert torch.equal(weights[0], weights[1])
+    assert not torch.equal(weights[0], weights[2])
+
+
+def test_configured_schedule_reaches_the_optimiser(experiment, make_config):
+    import lightning as L
+
+    from fdbench.training.jobs import _build_spec, _network, _trainer
+    from fdbench.training.loader import image_tensor, make_loader
+    from fdbench.training.methods import ClassifierModule
+
+    config = make_config(training={"epochs": 3, "batch_size": 32, "threads": 1,
+                                   "schedule": {"name": "multistep", "milestones": [1, 2],
+                                                "gamma": 0.5, "interval": "epoch"}})  # fmt: skip
+    net = _network(_build_spec(config, experiment, None, False))
+    tc = config.training
+    module = ClassifierModule(net, "ce", lr=0.2, momentum=0.9, nesterov=False,
+                              weight_decay=0.0, schedule=tc.schedule)  # fmt: skip
+    lrs = []
+
+    class Record(L.Callback):
+        def on_train_epoch_start(self, trainer, pl_module):
+            lrs.append(trainer.optimizers[0].param_groups[0]["lr"])
+
+    loader = make_loader(image_tensor(experiment.train.images),
+                         torch.from_numpy(experiment.train.labels), batch_size=32, shuffle=True)
+    trainer = _trainer(3)
+    trainer.callbacks.append(Record())
+    trainer.fit(module, loader)
+    assert lrs == pytest.approx([0.2, 0.1, 0.05])
+    with pytest.raises(ValueError, match="schedule"):
+        ClassifierModule(net, "ce", lr=0.2, momentum=0.9, nesterov=False, weight_decay=0.0,
+                         schedule="linear")  # fmt: skip

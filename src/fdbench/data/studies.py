@@ -7,6 +7,7 @@ import os
 from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -69,13 +70,18 @@ class Study:
 
 @dataclass(frozen=True)
 class Experiment:
-    """A training task (label space, train and val sets) and the studies it is tested on."""
+    """A training task (label space, train and val sets) and the studies it is tested on.
+
+    ``split``: for experiments whose classes are drawn per run, the draw (e.g. the held-out
+    classes), written to each run's ``split.json``; ``None`` for a fixed split.
+    """
 
     name: str
     class_names: tuple[str, ...]
     train: ImageDataset
     val: ImageDataset
     studies: tuple[Study, ...]
+    split: dict[str, Any] | None = None
 
 
 #: Default sizes: (full, quick).
@@ -250,7 +256,7 @@ def _subclass_experiment(train_set, test_set, seed, q) -> Experiment:
 # --------------------------------------------------------------------------- FD-Shifts
 
 #: The FD-Shifts experiments (Jaeger et al., ICLR 2023) that :func:`fdshifts_experiments` builds.
-FDSHIFTS_DATASETS = ("cifar10", "cifar100", "super_cifar100", "svhn")
+FDSHIFTS_DATASETS = ("cifar10", "cifar100", "super_cifar100", "svhn", "svhn_openset")
 
 #: Size of the validation split: the first images of the official test set, the remaining ones
 #: forming the ``iid`` study (DeVries & Taylor's split, FD-Shifts' default ``val_split=devries``).
@@ -323,6 +329,7 @@ _FDSHIFTS_PLAN: dict[str, tuple[str, str | None, tuple[str, ...]]] = {
     "cifar100": ("cifar100", "cifar100_c", ("cifar10", "svhn", "tiny_imagenet")),
     "super_cifar100": ("cifar100", None, ()),
     "svhn": ("svhn", None, ("cifar10", "cifar100", "tiny_imagenet")),
+    "svhn_openset": ("svhn", None, ()),
 }
 
 _log = logging.getLogger(__name__)
@@ -356,7 +363,9 @@ def _read_test(root: Path, source: str) -> ImageDataset:
 
 def _read_train_test(root: Path, dataset: str) -> tuple[ImageDataset, ImageDataset]:
     folder = root / FDSHIFTS_SOURCES[_FDSHIFTS_PLAN[dataset][0]][0]
-    read = {"cifar10": read_cifar10, "svhn": read_svhn}.get(dataset, read_cifar100)
+    read = {"cifar10": read_cifar10, "svhn": read_svhn, "svhn_openset": read_svhn}.get(
+        dataset, read_cifar100
+    )
     return read(folder, "train"), read(folder, "test")
 
 
@@ -386,6 +395,7 @@ def fdshifts_experiments(
     seed: int = 0,
     max_per_study: int | None = None,
     skip_missing: bool = False,
+    run_seed: int | None = None,
 ) -> list[Experiment]:
     """The FD-Shifts experiment on ``dataset`` (Jaeger et al., ICLR 2023), read from disk.
 
@@ -411,6 +421,18 @@ def fdshifts_experiments(
       its super-class. Unlike FD-Shifts, whose validation split here is the first 1000 held-out
       (shifted) images, the validation split comes from the i.i.d. test images.
     - ``svhn``: ``iid``; ``new_class/{cifar10, cifar100, tiny_imagenet}`` (all non-semantic).
+    - ``svhn_openset``: SVHN's semantic new-class shift (FD-Shifts' ``svhn_openset``; paper,
+      Appendix E.1: "we sample 40% of classes randomly to be held back and train on the
+      remaining 60% of classes (each of the 5 runs per experiment receives a new sample of
+      held-out classes)"). Trained on the 6 classes left by :func:`~fdbench.data.splits.
+      semantic_split` (4 of 10 held out), relabelled 0..5; validation and ``iid`` as above
+      from the test images of those classes; ``new_class/semantic``: every test image of the
+      held-out classes, labelled −1. The draw is a function of ``run_seed`` (of ``seed`` when
+      ``run_seed`` is None) alone and recorded in ``Experiment.split``; a benchmark whose
+      ``data.per_run`` is set passes each run's seed as ``run_seed``. FD-Shifts keeps all 10
+      outputs and masks the held-out ones at evaluation (``holdout_classes`` in
+      ``fd_shifts/analysis/__init__.py``); here the network has 6 outputs, which gives the
+      same softmax over the trained classes.
 
     Missing data raise one ``FileNotFoundError`` naming every expected file or folder and where
     to get it. With ``skip_missing``, studies whose data are missing are left out with a logged
@@ -441,8 +463,30 @@ def fdshifts_experiments(
     for source, what in missing.items():
         _log.warning("fdshifts %s: leaving out the %s studies, missing %s", dataset, source, what)
 
+    if run_seed is not None and (not isinstance(run_seed, int | np.integer) or run_seed < 0):
+        raise ValueError(f"run_seed must be None or an int ≥ 0; got {run_seed!r}")
     train_set, test_set = _read_train_test(root, dataset)
-    if dataset == "super_cifar100":
+    split = None
+    if dataset == "svhn_openset":
+        draw = seed if run_seed is None else int(run_seed)
+        known, held_out = semantic_split(
+            len(train_set.class_names),
+            fraction=SEMANTIC_FRACTION,
+            seed=_sub_rng(draw, "svhn_openset"),
+        )
+        class_names = tuple(train_set.class_names[i] for i in known)
+        split = {
+            "dataset": "svhn",
+            "draw_seed": draw,
+            "train_classes": known.tolist(),
+            "held_out_classes": held_out.tolist(),
+            "held_out_names": [train_set.class_names[i] for i in held_out],
+        }
+        tr = np.isin(train_set.labels, known)
+        train_images, train_labels = train_set.images[tr], relabel(train_set.labels[tr], known)
+        te = np.isin(test_set.labels, known)
+        test_images, test_labels = test_set.images[te], relabel(test_set.labels[te], known)
+    elif dataset == "super_cifar100":
         shift = _super_cifar100(train_set)
         class_names = shift.super_names
         tr = shift.train_mask(train_set.labels)
@@ -477,6 +521,17 @@ def fdshifts_experiments(
         studies.append(
             Study("subclass", StudyKind.SUBCLASS, held[keep], shift.super_labels(fine[keep]))
         )
+    if dataset == "svhn_openset":
+        held = np.flatnonzero(np.isin(test_set.labels, split["held_out_classes"]))
+        held = held[_take(held.size, max_per_study, _sub_rng(seed, "new_class/semantic"))]
+        studies.append(
+            Study(
+                "new_class/semantic",
+                StudyKind.NEW_CLASS_SEMANTIC,
+                test_set.images[held],
+                np.full(held.size, -1, np.int64),
+            )
+        )
     for source in new_class:
         if source in missing:
             continue
@@ -488,7 +543,7 @@ def fdshifts_experiments(
         studies.append(
             Study(f"new_class/{source}", kind, images[keep], np.full(keep.size, -1, np.int64))
         )
-    return [Experiment(dataset, class_names, train, val, tuple(studies))]
+    return [Experiment(dataset, class_names, train, val, tuple(studies), split)]
 
 
 def _cifar_c_studies(

@@ -9,7 +9,7 @@ from fdbench.report.gallery import (
 )
 from fdbench.report.latex import escape_latex, to_booktabs
 from fdbench.report.report import RunInputs, read_run_inputs, write_report
-from fdbench.report.tables import ReportTable, metric_tables
+from fdbench.report.tables import ReportTable, classifier_accuracy, metric_tables
 
 __all__ = [
     "CURVE_COLUMNS",
@@ -18,6 +18,7 @@ __all__ = [
     "Gallery",
     "ReportTable",
     "RunInputs",
+    "classifier_accuracy",
     "curve_table",
     "escape_latex",
     "metric_tables",

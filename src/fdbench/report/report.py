@@ -195,11 +195,18 @@ def _metrics_section(b: _Builder, results: pd.DataFrame) -> str:
     if not tables:
         return ""
     note = (
-        '<p class="note">Means over seeds; one column per study. Colours are normalised per '
-        "column, from the worst value (red) to the best (green); the best value of a column is "
-        "bold and outlined. AURC and AUGRC are shown ×1000, lower is better; accuracy and "
-        "AUROC_f higher is better; ECE of the raw confidence, lower is better (– where a CSF's "
-        "confidence is not a probability; see CSF calibration for ECE after Platt scaling).</p>"
+        '<p class="note">Means over seeds; one column per study. Accuracy belongs to the '
+        "classifier, not to the CSF, so it is shown once per classifier, without colours: "
+        "MCD-* and *-MCD CSFs are judged with the MC-dropout classifier (arg-max of the mean MC "
+        "softmax), every other CSF with the network. On a new-class study (failure-detection "
+        "protocol: misclassified inliers removed, every new-class sample a failure) the value "
+        "is the share of retained inliers: correctly classified inliers / (those + new-class "
+        "samples). In the CSF tables colours are normalised per column, from the worst value "
+        "(red) to the best (green), and the best value of a column is bold and outlined; a "
+        "column whose values all print alike has neither. AURC and AUGRC are shown ×1000, lower "
+        "is better; AUROC_f higher is better; ECE of the raw confidence, lower is better (– "
+        "where a CSF's confidence is not a probability; see CSF calibration for ECE after Platt "
+        "scaling).</p>"
     )
     return note + "".join(b.table(t) for t in tables)
 
@@ -521,14 +528,15 @@ def write_report(
     """Build ``run_dir/report.html``, one self-contained page, and export its tables and figures.
 
     Inputs given as arguments win; with ``read_files`` the missing ones are read from the run
-    folder (:func:`read_run_inputs`, layout in docs/report.md). Sections: heat-mapped metric
-    tables (AURC and AUGRC ×1000, accuracy, AUROC_f, ECE; CSF × study, colour per column, best
-    outlined) from ``results``; bootstrap rankings, rank distributions, Wilcoxon significance
-    maps and Kendall τ (AURC vs AUGRC) from ``bootstrap``; risk-coverage and generalized-risk
-    curves from ``curves``; ECE and reliability diagrams after scaling from ``reliability``; the
-    failure gallery; the float-precision table ``rounding``; the SGR risk-excess table and plot
-    from ``sgr``. Every dataset × method gets its own tables and figures; curves, reliability,
-    ECE after scaling and SGR show its lowest seed. A section whose input is absent is left
+    folder (:func:`read_run_inputs`, layout in docs/report.md). Sections: accuracy once per
+    classifier and heat-mapped metric tables (AURC and AUGRC ×1000, AUROC_f, ECE; CSF × study,
+    colour per column where the shown values differ, best outlined) from ``results``;
+    bootstrap rankings, rank distributions, Wilcoxon significance maps and Kendall τ (AURC vs
+    AUGRC) from ``bootstrap``; risk-coverage and generalized-risk curves from ``curves``; ECE
+    and reliability diagrams after scaling from ``reliability``; the failure gallery; the
+    float-precision table ``rounding``; the SGR risk-excess table and plot from ``sgr``. Every
+    dataset × method gets its own tables and figures; curves, reliability, ECE after scaling
+    and SGR show its lowest seed. A section whose input is absent is left
     out; an input lacking a required column (``REQUIRED_COLUMNS``) raises ValueError naming
     it. Images are base64 PNG inside the
     page (no network, no JavaScript). Every table is also written as CSV and booktabs LaTeX to

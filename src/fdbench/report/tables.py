@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -9,12 +10,13 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from fdbench.protocol import Protocol
 from fdbench.report.latex import format_number, to_booktabs
 
 DISPLAY_METRICS = (
+    ("accuracy", "Accuracy", 1.0, 4),
     ("aurc", "AURC ×1000", 1000.0, 2),
     ("augrc", "AUGRC ×1000", 1000.0, 2),
-    ("accuracy", "Accuracy", 1.0, 4),
     ("auroc_f", "AUROC_f", 1.0, 4),
     ("ece", "ECE (raw confidence)", 1.0, 4),
 )
@@ -43,14 +45,21 @@ class ReportTable:
             [float(format_number(v, self.digits)) if np.isfinite(v) else np.nan for v in values]
         )
 
+    def varies(self, j: int) -> bool:
+        """Whether column ``j`` holds at least two numbers that print differently: only such a
+        column gets heat colours and a best mark."""
+        values = self.shown(j)
+        return np.unique(values[np.isfinite(values)]).size > 1
+
     def best_cells(self) -> set[tuple[int, int]]:
-        """(row position, column position) of the best shown value of every column (all ties)."""
+        """(row position, column position) of the best shown value of every column that
+        :meth:`varies` (all ties)."""
         if self.higher_is_better is None:
             return set()
         cells = set()
         for j in range(self.frame.shape[1]):
             values = self.shown(j)
-            if np.isfinite(values).any():
+            if self.varies(j):
                 best = np.nanmax(values) if self.higher_is_better else np.nanmin(values)
                 cells |= {(int(i), j) for i in np.flatnonzero(values == best)}
         return cells
@@ -58,20 +67,16 @@ class ReportTable:
     def heat(self) -> np.ndarray:
         """Per-column goodness in [0, 1] (1 = best of the column) of the shown values, rows ×
         columns array; NaN where there is no heat map or no number. A column whose values all
-        print alike is neutral (0.5)."""
+        print alike (it does not :meth:`varies`) gets no colours."""
         out = np.full(self.frame.shape, np.nan)
         if self.higher_is_better is None:
             return out
         for j in range(self.frame.shape[1]):
-            values = self.shown(j)
-            if not np.isfinite(values).any():
+            if not self.varies(j):
                 continue
+            values = self.shown(j)
             low, high = np.nanmin(values), np.nanmax(values)
-            scaled = (
-                (values - low) / (high - low)
-                if high > low
-                else np.where(values == low, 0.5, np.nan)
-            )
+            scaled = (values - low) / (high - low)
             out[:, j] = scaled if self.higher_is_better else 1 - scaled
         return out
 
@@ -104,13 +109,90 @@ def _stem(*parts: str) -> str:
     return "".join(ch if ch.isalnum() or ch in "-_" else "-" for ch in text).strip("-_")
 
 
+CLASSIFIERS = {
+    "logits": "network (arg-max of the logits)",
+    "mcd": "MC dropout (arg-max of the mean MC softmax)",
+    "ensemble": "deep ensemble (arg-max of the members' mean softmax)",
+}
+"""Row labels of the accuracy table: the classifier whose predictions define the failures."""
+
+NEW_CLASS_ACCURACY = "share of retained inliers"
+"""What "accuracy" is on a new-class study under the failure-detection protocol."""
+
+
+def _is_failure_detection_new_class(rows: pd.DataFrame, study: str) -> bool:
+    """Whether ``study`` is a new-class study (named ``new_class…``) scored under the
+    failure-detection protocol (the default when ``rows`` has no ``protocol`` column)."""
+    if not study.startswith("new_class"):
+        return False
+    if "protocol" not in rows.columns:
+        return True
+    protocols = set(rows.loc[rows["study"] == study, "protocol"])
+    return protocols == {Protocol.FAILURE_DETECTION.value}
+
+
+def classifier_accuracy(rows: pd.DataFrame, digits: int = 4) -> pd.DataFrame:
+    """Classifier × study table of the seed-mean accuracy of the ``accuracy`` rows ``rows`` of
+    one dataset × method.
+
+    Accuracy belongs to the classifier, not to the CSF: every CSF judged with the same
+    predictions has the same accuracy. The CSFs are grouped by their classifier
+    (``fdbench.evaluation.csf_prediction_source``: the MC-dropout classifier for MCD-* and *-MCD,
+    the network for every other CSF, the ensemble for an ``ensemble(…)`` method), and each
+    classifier gets one row, labelled from ``CLASSIFIERS``. CSFs of one classifier whose
+    accuracies print differently at ``digits`` decimals in some study (e.g. CSFs selected from
+    different training configurations) get one row per distinct accuracy, labelled with their
+    CSFs. On a new-class study scored under the failure-detection protocol (misclassified
+    inliers removed, every new-class sample a failure) the column is labelled
+    ``"<study> (share of retained inliers)"``: the value is the share of the evaluated samples
+    that are (correctly classified) inliers, n_correct / (n_correct + n_new).
+    """
+    from fdbench.analysis._validation import require_columns
+    from fdbench.evaluation import csf_prediction_source
+
+    require_columns(rows, ("csf", "study", "value"), "rows")
+    if "metric" in rows.columns and set(rows["metric"]) - {"accuracy"}:
+        raise ValueError(
+            f"rows must hold accuracy rows only; got metrics {sorted(set(rows['metric']))}"
+        )
+    if isinstance(digits, bool) or not isinstance(digits, int) or digits < 0:
+        raise ValueError(f"digits: expected a non-negative integer, got {digits!r}")
+    frame = rows.pivot_table(
+        index="csf", columns="study", values="value", aggfunc="mean", sort=False
+    )
+    ensemble = "method" in rows.columns and rows["method"].astype(str).str.startswith(
+        "ensemble("
+    ).all()
+    groups: dict[tuple[str, tuple[str, ...]], list[str]] = {}
+    for csf, values in frame.iterrows():
+        source = "ensemble" if ensemble else csf_prediction_source(str(csf))
+        shown = tuple(format_number(v, digits) for v in values)
+        groups.setdefault((source, shown), []).append(str(csf))
+    per_source = Counter(source for source, _ in groups)
+    labels = [
+        CLASSIFIERS[source] + (f": {', '.join(csfs)}" if per_source[source] > 1 else "")
+        for (source, _), csfs in groups.items()
+    ]
+    table = frame.loc[[csfs[0] for csfs in groups.values()]]
+    table.index = pd.Index(labels, name="classifier")
+    table.columns = [
+        f"{study} ({NEW_CLASS_ACCURACY})"
+        if _is_failure_detection_new_class(rows, str(study))
+        else study
+        for study in table.columns
+    ]
+    return table
+
+
 def metric_tables(
     results: pd.DataFrame, metrics: Sequence[tuple[str, str, float, int]] = DISPLAY_METRICS
 ) -> list[ReportTable]:
-    """CSF × study tables of seed-mean values, one per display metric and dataset/method.
+    """The tables of seed-mean values of every dataset/method, one per display metric.
 
     ``metrics`` holds (metric, title, display scale, decimals); AURC-type metrics are shown ×1000
-    as in the papers. Metrics absent from ``results`` are skipped.
+    as in the papers. Metrics absent from ``results`` are skipped. Every metric but accuracy
+    gets a CSF × study table; accuracy, shared by the CSFs of one classifier, gets a
+    classifier × study table without colours (:func:`classifier_accuracy`).
     """
     from fdbench.analysis import higher_is_better
 
@@ -119,6 +201,11 @@ def metric_tables(
         for metric, title, scale, digits in metrics:
             rows = part[part["metric"] == metric]
             if rows.empty:
+                continue
+            if metric == "accuracy":
+                frame = classifier_accuracy(rows.assign(value=rows["value"] * scale), digits)
+                title = f"{title} per classifier" + (f" — {label}" if label else "")
+                tables.append(plain_table(frame, _stem(metric, label), title, digits))
                 continue
             frame = rows.pivot_table(
                 index="csf", columns="study", values="value", aggfunc="mean", sort=False

@@ -2,22 +2,35 @@
 
 from __future__ import annotations
 
+import json
+import os
 from importlib import import_module
+from pathlib import Path
 
 from ..config import BenchmarkConfig
 from ..data.studies import Experiment
+from ..io import atomic_path
 
-__all__ = ["build_experiments"]
+__all__ = ["SPLIT_FILE", "build_experiments", "experiment_for_run", "write_split"]
+
+#: Name of the file recording a run's class draw in its run folder.
+SPLIT_FILE = "split.json"
+
+_PER_RUN_CACHE: dict[tuple[str, int], list[Experiment]] = {}
 
 
-def build_experiments(config: BenchmarkConfig) -> list[Experiment]:
+def build_experiments(config: BenchmarkConfig, *, run_seed: int | None = None) -> list[Experiment]:
     """Call ``fdbench.data.<builder>(**args)`` of ``config.data`` and keep the experiments named
     in ``config.data.experiments`` (all when unset), in the builder's order.
 
-    The builder is looked up in ``fdbench.data`` and then ``fdbench.data.studies``; a missing
-    builder or unknown experiment name raises ``ValueError``.
+    With ``run_seed`` (only where ``config.data.per_run`` is set) the builder also gets
+    ``run_seed=run_seed``: the experiments of that run. The builder is looked up in
+    ``fdbench.data`` and then ``fdbench.data.studies``; a missing builder or unknown
+    experiment name raises ``ValueError``.
     """
     data = config.data
+    if run_seed is not None and not data.per_run:
+        raise ValueError("run_seed is only given where config.data.per_run is set")
     builder = None
     for module in ("fdbench.data", "fdbench.data.studies"):
         builder = getattr(import_module(module), data.builder, None)
@@ -25,7 +38,10 @@ def build_experiments(config: BenchmarkConfig) -> list[Experiment]:
             break
     if not callable(builder):
         raise ValueError(f"data.builder {data.builder!r} is not a function of fdbench.data")
-    experiments = list(builder(**data.args))
+    args = dict(data.args)
+    if run_seed is not None:
+        args["run_seed"] = run_seed
+    experiments = list(builder(**args))
     if data.experiments is None:
         return experiments
     names = [e.name for e in experiments]
@@ -33,3 +49,33 @@ def build_experiments(config: BenchmarkConfig) -> list[Experiment]:
     if unknown:
         raise ValueError(f"data.experiments names {unknown}, but {data.builder} builds {names}")
     return [e for e in experiments if e.name in data.experiments]
+
+
+def experiment_for_run(config: BenchmarkConfig, experiment: Experiment, seed: int) -> Experiment:
+    """The experiment that run ``seed`` trains and is tested on.
+
+    ``experiment`` itself unless ``config.data.per_run`` is set; then the experiment of the same
+    name built with ``run_seed=seed`` (:func:`build_experiments`; built once per config and
+    seed in this process).
+    """
+    if not config.data.per_run:
+        return experiment
+    key = (config.model_dump_json(), int(seed))
+    if key not in _PER_RUN_CACHE:
+        _PER_RUN_CACHE[key] = build_experiments(config, run_seed=int(seed))
+    for candidate in _PER_RUN_CACHE[key]:
+        if candidate.name == experiment.name:
+            return candidate
+    raise ValueError(f"run seed {seed} builds no experiment named {experiment.name!r}")
+
+
+def write_split(experiment: Experiment, folder: str | os.PathLike[str]) -> Path | None:
+    """Write ``experiment.split`` (its per-run class draw) to ``folder/split.json``; nothing
+    for a fixed split. Returns the path written, or ``None``."""
+    if experiment.split is None:
+        return None
+    path = Path(folder) / SPLIT_FILE
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with atomic_path(path) as tmp:
+        tmp.write_text(json.dumps(experiment.split, indent=2, sort_keys=True))
+    return path

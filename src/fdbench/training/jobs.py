@@ -1,4 +1,4 @@
-"""Training jobs: build, train (with grid selection on the validation split), infer and store."""
+"""Training jobs: build, train every grid candidate, infer and store each candidate's outputs."""
 
 from __future__ import annotations
 
@@ -22,12 +22,14 @@ from ..models import build_model
 from ..models.network import Network
 from ..outputs import write_outputs
 from .determinism import deterministic
+from .experiments import write_split
 from .inference import predict_experiment, predict_split
 from .loader import image_tensor, make_loader
 from .methods import ClassifierModule, ConfidNetFinetuneModule, ConfidNetModule
 
 __all__ = [
     "load_checkpoint",
+    "output_stores",
     "plan_jobs",
     "run_dir",
     "run_training_job",
@@ -50,6 +52,27 @@ def plan_jobs(config: BenchmarkConfig) -> list[tuple[str, int]]:
 def run_dir(out_dir: str | os.PathLike[str], experiment: str, method: str, seed: int) -> Path:
     """Folder of one (experiment, method, seed) run: ``out_dir/experiment/method/seed<seed>``."""
     return Path(out_dir) / experiment / method / f"seed{seed}"
+
+
+def output_stores(
+    config: BenchmarkConfig,
+    experiment: str,
+    method: str,
+    seed: int,
+    out_dir: str | os.PathLike[str],
+) -> list[Path]:
+    """The output stores of one (experiment, method, seed) run, one per grid candidate in the
+    order of :meth:`fdbench.config.MethodConfig.candidates`.
+
+    A method without a grid has one candidate, stored at ``<run>/outputs.zarr``; with a grid,
+    candidate ``i`` is stored at ``<run>/candidates/<i>/outputs.zarr`` (next to its model
+    ``<run>/candidates/<i>.pt``), so every CSF can select its own candidate afterwards.
+    """
+    folder = run_dir(out_dir, experiment, method, seed)
+    n = len(config.method(method).candidates())
+    if n == 1:
+        return [folder / "outputs.zarr"]
+    return [folder / "candidates" / str(i) / "outputs.zarr" for i in range(n)]
 
 
 @contextlib.contextmanager
@@ -255,11 +278,18 @@ def train_or_load(
     out_dir: str | os.PathLike[str],
 ) -> tuple[Network, dict[str, Any]]:
     """Train ``method`` for ``seed`` (every grid candidate, keeping the one with the lowest
-    validation ``config.selection.metric``) or load it if a finished checkpoint exists.
+    validation ``config.selection.metric`` of the method's own confidence,
+    :func:`validation_score`) or load it if a finished checkpoint exists.
 
     Candidates are saved to ``<run>/candidates/<i>.pt`` and the selected one to
     ``<run>/model.pt`` (atomic writes), so an interrupted job resumes. A checkpoint made under
     another configuration raises ``ValueError``. Returns ``(network, info)``.
+
+    The benchmark's results do not use this selection: every candidate's outputs are stored
+    (:func:`run_training_job`) and each CSF selects its own candidate on the validation split
+    (:func:`fdbench.benchmark.select_candidates`). ``model.pt`` is the model a ConfidNet second
+    stage is trained on: FD-Shifts trains ConfidNet within its own run, so fdbench takes the
+    base candidate the base method's own confidence selects.
     """
     spec = config.method(method)
     digest = config_digest(config, method)
@@ -319,14 +349,18 @@ def run_training_job(
     *,
     progress: bool = False,
 ) -> Path:
-    """Train (or load) one (experiment, method, seed) model, run inference, store its outputs.
+    """Train (or load) one (experiment, method, seed) run, infer and store the outputs of every
+    grid candidate.
 
-    Writes ``out_dir/<experiment>/<method>/seed<seed>/outputs.zarr`` atomically with
-    :func:`fdbench.outputs.write_outputs` and returns that path; if it already exists (made
-    under the same configuration) nothing is recomputed. Training and inference are seeded by
-    ``seed`` alone and run with ``config.training.threads`` threads and deterministic
-    algorithms, so the same config and seed give bit-identical outputs. A top-level function
-    without global state, safe to submit to dask workers; deep ensembles are several seeds.
+    Writes each store of :func:`output_stores` atomically with
+    :func:`fdbench.outputs.write_outputs` (its meta records the ``candidate`` index and its
+    ``params``) and returns the last one, which marks the job as done; stores that already
+    exist (made under the same configuration) are not recomputed. Without a grid the one store
+    holds the outputs of ``<run>/model.pt``, as before grids were evaluated per candidate.
+    Training and inference are seeded by ``seed`` alone and run with
+    ``config.training.threads`` threads and deterministic algorithms, so the same config and
+    seed give bit-identical outputs. A top-level function without global state, safe to submit
+    to dask workers; deep ensembles are several seeds.
     """
     if not isinstance(config, BenchmarkConfig):
         raise TypeError(f"config must be a BenchmarkConfig, got {type(config).__name__}")
@@ -336,38 +370,51 @@ def run_training_job(
         raise ValueError(f"seed must be a non-negative int, got {seed!r}")
     spec = config.method(method)
     digest = config_digest(config, method)
-    store = run_dir(out_dir, experiment.name, method, seed) / "outputs.zarr"
-    if store.exists():
-        from ..outputs import read_outputs
-
-        meta = read_outputs(store, lazy=True).meta
-        if meta.get("config_digest") != digest:
-            raise ValueError(
-                f"outputs {store} were made under a different configuration; "
-                "remove them or choose another output folder"
-            )
-        return store
+    stores = output_stores(config, experiment.name, method, seed, out_dir)
+    todo = [(i, store) for i, store in enumerate(stores) if not _stored(store, digest)]
+    if not todo:
+        return stores[-1]
     net, info = train_or_load(config, experiment, method, seed, out_dir)
+    folder = run_dir(out_dir, experiment.name, method, seed)
+    write_split(experiment, folder)
     inf = config.inference
-    with deterministic(seed, config.training.threads):
-        run = predict_experiment(
-            net,
-            experiment,
-            mc_samples=inf.mc_samples,
-            batch_size=inf.batch_size,
-            seed=seed,
-            max_train_samples=inf.max_train_samples,
-            progress=progress,
-            meta={
-                "benchmark": config.name,
-                "dataset": experiment.name,
-                "method": method,
-                "method_kind": spec.kind,
-                "seed": int(seed),
-                "model": config.architecture.name,
-                "params": info["params"],
-                "config_digest": digest,
-            },
+    for i, store in todo:
+        if len(stores) > 1:
+            net, info = load_checkpoint(folder / "candidates" / f"{i}.pt")
+        with deterministic(seed, config.training.threads):
+            run = predict_experiment(
+                net,
+                experiment,
+                mc_samples=inf.mc_samples,
+                batch_size=inf.batch_size,
+                seed=seed,
+                max_train_samples=inf.max_train_samples,
+                progress=progress,
+                meta={
+                    "benchmark": config.name,
+                    "dataset": experiment.name,
+                    "method": method,
+                    "method_kind": spec.kind,
+                    "seed": int(seed),
+                    "model": config.architecture.name,
+                    "candidate": i,
+                    "params": info["params"],
+                    "config_digest": digest,
+                },
+            )
+        write_outputs(store, run)
+    return stores[-1]
+
+
+def _stored(store: Path, digest: str) -> bool:
+    """Whether ``store`` exists; ``ValueError`` if it was made under another configuration."""
+    if not store.exists():
+        return False
+    from ..outputs import read_outputs
+
+    if read_outputs(store, lazy=True).meta.get("config_digest") != digest:
+        raise ValueError(
+            f"outputs {store} were made under a different configuration; "
+            "remove them or choose another output folder"
         )
-    write_outputs(store, run)
-    return store
+    return True

@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
 import numpy as np
 import torch
 from torch.utils.data import BatchSampler, DataLoader, Dataset, RandomSampler, SequentialSampler
+
+from .augment import Pipeline
 
 __all__ = ["Batches", "image_tensor", "make_loader"]
 
@@ -22,25 +27,27 @@ def image_tensor(images: np.ndarray) -> torch.Tensor:
 class Batches(Dataset):
     """Tensors of equal length indexed by a list of sample indices, returning one whole batch.
 
-    With ``flip_generator`` set, each image of the first tensor (N × C × H × W) is mirrored
-    horizontally with probability ½, drawn from that generator (reproducible augmentation).
+    With ``transform`` set (e.g. an augmentation :class:`~fdbench.training.augment.Pipeline`),
+    the batch of the first tensor (N × C × H × W) is replaced by ``transform(batch)``.
     """
 
-    def __init__(self, *tensors: torch.Tensor, flip_generator: torch.Generator | None = None):
+    def __init__(
+        self,
+        *tensors: torch.Tensor,
+        transform: Callable[[torch.Tensor], torch.Tensor] | None = None,
+    ):
         if not tensors or len({len(t) for t in tensors}) != 1:
             raise ValueError(f"tensors must share one length, got {[len(t) for t in tensors]}")
         self.tensors = tensors
-        self.flip_generator = flip_generator
+        self.transform = transform
 
     def __len__(self) -> int:
         return len(self.tensors[0])
 
     def __getitem__(self, index: list[int]) -> tuple[torch.Tensor, ...]:
         batch = [t[index] for t in self.tensors]
-        if self.flip_generator is not None:
-            x = batch[0]
-            flip = torch.rand(len(x), generator=self.flip_generator) < 0.5
-            batch[0] = torch.where(flip.view(-1, 1, 1, 1), x.flip(-1), x)
+        if self.transform is not None:
+            batch[0] = self.transform(batch[0])
         return tuple(batch)
 
 
@@ -49,15 +56,24 @@ def make_loader(
     batch_size: int,
     shuffle: bool,
     seed: int = 0,
-    augment: bool = False,
+    augment: bool | Sequence[Mapping[str, Any] | Any] = False,
     num_workers: int = 0,
 ) -> DataLoader:
-    """A ``DataLoader`` of whole batches of ``tensors``; shuffling and flips (of the first
-    tensor, when ``augment``) are drawn from generators seeded with ``seed`` alone."""
+    """A ``DataLoader`` of whole batches of ``tensors``; shuffling and augmentation (of the
+    first tensor, a uint8 image batch) are drawn from generators seeded with ``seed`` alone.
+
+    ``augment``: ``False`` (none), ``True`` (horizontal flips with probability ½, the
+    historical default) or a sequence of named operations for
+    :class:`~fdbench.training.augment.Pipeline` (e.g. ``[{"name": "random_crop", "padding":
+    4}, {"name": "hflip"}]``); the augmentation generator is seeded with ``seed + 1``.
+    """
     if batch_size < 1:
         raise ValueError(f"batch_size must be >= 1, got {batch_size}")
-    flip = torch.Generator().manual_seed(seed + 1) if augment else None
-    data = Batches(*tensors, flip_generator=flip)
+    if isinstance(augment, bool):
+        ops = [{"name": "hflip", "p": 0.5}] if augment else []
+    else:
+        ops = list(augment)
+    data = Batches(*tensors, transform=Pipeline(ops, seed + 1) if ops else None)
     if shuffle:
         base = RandomSampler(data, generator=torch.Generator().manual_seed(seed))
     else:

@@ -6,8 +6,10 @@ import lightning as L
 import torch
 import torch.nn.functional as F
 
+from ..config import ScheduleConfig
 from ..models.network import ConfidNetHead, Network
 from .losses import confidnet_loss, devries_loss, gambler_loss, update_devries_lambda
+from .schedules import make_scheduler
 
 __all__ = ["ClassifierModule", "ConfidNetFinetuneModule", "ConfidNetModule"]
 
@@ -23,8 +25,9 @@ class ClassifierModule(L.LightningModule):
     - ``devries``: the learned-confidence loss with hints on a Bernoulli(½) half of each batch
       and λ adjusted after every step towards the budget β (DeVries & Taylor 2018).
 
-    Optimiser: SGD with momentum (optionally Nesterov) and weight decay; learning rate constant
-    or cosine-annealed to 0 over all steps.
+    Optimiser: SGD with momentum (optionally Nesterov) and weight decay; learning-rate
+    ``schedule``: ``"constant"``, ``"cosine"`` (annealed to 0 over all steps) or a
+    :class:`~fdbench.config.ScheduleConfig` (see :func:`fdbench.training.schedules.make_scheduler`).
     """
 
     def __init__(
@@ -36,7 +39,7 @@ class ClassifierModule(L.LightningModule):
         momentum: float,
         nesterov: bool,
         weight_decay: float,
-        schedule: str,
+        schedule: str | ScheduleConfig,
         reward: float = 2.2,
         pretrain_epochs: int = 0,
         budget: float = 0.3,
@@ -50,8 +53,10 @@ class ClassifierModule(L.LightningModule):
             raise ValueError(f"method {kind!r} needs a network with head {expected!r}")
         if kind == "deepgamblers" and not 1.0 < reward <= network.num_classes:
             raise ValueError(f"reward must lie in (1, K = {network.num_classes}], got {reward}")
-        if schedule not in ("cosine", "constant"):
-            raise ValueError(f"schedule must be 'cosine' or 'constant', got {schedule!r}")
+        if not isinstance(schedule, ScheduleConfig) and schedule not in ("cosine", "constant"):
+            raise ValueError(
+                f"schedule must be 'cosine', 'constant' or a ScheduleConfig, got {schedule!r}"
+            )
         self.network = network
         self.kind = kind
         self.lr, self.momentum, self.nesterov = lr, momentum, nesterov
@@ -89,8 +94,10 @@ class ClassifierModule(L.LightningModule):
         if self.schedule == "constant":
             return opt
         steps = max(1, int(self.trainer.estimated_stepping_batches))
-        cosine = torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=steps)
-        return {"optimizer": opt, "lr_scheduler": {"scheduler": cosine, "interval": "step"}}
+        scheduler = make_scheduler(opt, self.schedule, steps=steps, epochs=self.trainer.max_epochs)
+        if scheduler is None:
+            return opt
+        return {"optimizer": opt, "lr_scheduler": scheduler}
 
 
 class ConfidNetModule(L.LightningModule):
