@@ -2,9 +2,10 @@
 
 Prints the stage times (`times.json`), the i.i.d. accuracy of every run, accuracy under
 corruption per severity (with how often it falls with severity run by run), and the AURC and
-AUGRC (×1000) tables of the failure-detection protocol: mean over seeds, corruption studies as
-the mean over all 15 types × 5 severities, studies of experiments other than the one with the
-most studies prefixed with their data set.
+AUGRC (×1000) tables of the failure-detection protocol: mean over seeds, corruption shift as
+FD-Shifts' "cor" (the mean over the 5 pooled severity levels ``corruption/<severity>``, each
+pooling the 15 corruption types; ``fdbench.benchmark.report_table``), studies of experiments
+other than the one with the most studies prefixed with their data set.
 
     python benchmarks/results_tables.py runs/fashion_mnist
 """
@@ -17,6 +18,9 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+
+from fdbench.benchmark import CORRUPTION_SUMMARY, report_table
+from fdbench.protocol import POOLED_CORRUPTION
 
 FAILURE_DETECTION = "failure_detection"
 
@@ -73,15 +77,14 @@ def corruption_accuracy(results: pd.DataFrame) -> str:
 
 
 def metric_table(results: pd.DataFrame, metric: str) -> str:
-    table = results[(results.metric == metric) & (results.protocol == FAILURE_DETECTION)].copy()
-    corrupted = table.study.str.startswith("corruption/")
-    table.loc[corrupted, "study"] = "corruptions"
+    table = report_table(results[results.metric == metric])
+    table = table[~table.study.str.match(POOLED_CORRUPTION.pattern)].copy()
     main = table.groupby("dataset").study.nunique().idxmax()
     other = table.dataset != main
     table.loc[other, "study"] = table.dataset[other] + ":" + table.study[other]
     table["row"] = _run_label(table)
     grid = table.groupby(["row", "study"], sort=False).value.mean().unstack() * 1000
-    studies = sorted(grid.columns, key=lambda s: (s != "iid", s != "corruptions", s))
+    studies = sorted(grid.columns, key=lambda s: (s != "iid", s != CORRUPTION_SUMMARY, s))
     grid = grid[studies]
     head = "| CSF | " + " | ".join(studies) + " |"
     rule = "|---|" + "---:|" * len(studies)
@@ -103,7 +106,10 @@ def main() -> None:
     print("### Accuracy under corruption\n")
     print(corruption_accuracy(results), end="\n\n")
     for metric in ("aurc", "augrc"):
-        print(f"**{metric.upper()} ×1000** (mean over seeds; corruptions: mean over 15 × 5)\n")
+        print(
+            f"**{metric.upper()} ×1000** (mean over seeds; {CORRUPTION_SUMMARY}: mean over the 5 "
+            "severities, each pooling the 15 corruption types)\n"
+        )
         print(metric_table(results, metric), end="\n\n")
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -11,7 +12,13 @@ pytest.importorskip("torch")
 pytest.importorskip("lightning")
 
 from fdbench.analysis.selection import best_configs
-from fdbench.benchmark import report_table, run_benchmark, select_candidates
+from fdbench.benchmark import (
+    SCORES_FILE,
+    load_scores,
+    report_table,
+    run_benchmark,
+    select_candidates,
+)
 from fdbench.config import parse_config
 
 TINY = {
@@ -39,7 +46,7 @@ TINY = {
     "ensembles": ["ce_dropout"],
     "analysis": {
         "n_bootstrap": 20,
-        "report_studies": ["iid", "subclass", "new_class/*", "corruption/fog/5"],
+        "report_studies": ["iid", "subclass", "new_class/*", "corruption/5"],
     },
 }
 
@@ -92,7 +99,9 @@ def test_results_cover_methods_csfs_and_studies(sequential):
         assert name in csfs, name
     studies = set(results["study"])
     assert {"iid", "subclass", "new_class/semantic", "new_class/mnist"} <= studies
-    assert sum(s.startswith("corruption/") for s in studies) == 75
+    pooled = {f"corruption/{s}" for s in range(1, 6)}
+    assert pooled <= studies
+    assert sum(s.startswith("corruption/") for s in studies) == 75 + 5
     unknown = results[results["protocol"] == "unknown_detection"]
     assert set(unknown["study"]) == {s for s in studies if s.startswith("new_class/")}
     for name in (
@@ -117,13 +126,45 @@ def test_new_class_failure_detection_drops_inlier_errors(sequential):
     assert by_protocol["failure_detection"] < by_protocol["unknown_detection"]
 
 
-def test_report_table_condenses_corruptions(sequential):
+def test_pooled_corruption_studies_hold_every_type_of_their_severity(sequential):
+    run_dir, results = sequential
+    fd = results[results["protocol"] == "failure_detection"]
+    per_type = fd[fd["study"].str.match(r"^corruption/[a-z_]+/\d$")]
+    for severity in range(1, 6):
+        members = per_type[per_type["study"].str.endswith(f"/{severity}")]
+        assert members["study"].nunique() == 15
+        expected = members.groupby(["method", "seed", "csf", "metric"])["n_samples"].sum()
+        pooled = fd[fd["study"] == f"corruption/{severity}"]
+        got = pooled.groupby(["method", "seed", "csf", "metric"])["n_samples"].first()
+        # every (method, seed, CSF, metric) of the per-type studies has its pooled row
+        pd.testing.assert_series_equal(got.sort_index(), expected.sort_index(), check_names=False)
+    folder = run_dir / "evaluation" / "fashion_mnist" / "ce_dropout" / "seed0"
+    scores = {(e.study, e.source): e for e in load_scores(folder / SCORES_FILE)}
+    for source in ("logits", "mcd"):
+        pooled = scores["corruption/5", source]
+        names = [name for name, _ in pooled.parts]
+        assert names[:2] == ["corruption/gaussian_noise/5", "corruption/shot_noise/5"]
+        assert len(names) == 15
+        members = [scores[name, source] for name in names]
+        np.testing.assert_array_equal(
+            pooled.residuals, np.concatenate([m.residuals for m in members])
+        )
+        for csf, conf in pooled.confidences.items():
+            np.testing.assert_array_equal(
+                conf, np.concatenate([m.confidences[csf] for m in members])
+            )
+
+
+def test_report_table_shows_pooled_corruptions_and_their_mean(sequential):
     _, results = sequential
     table = report_table(results)
-    assert not table["study"].str.match(r"corruption/[a-z_]+/\d").any() or set(
-        table.loc[table["study"].str.startswith("corruption/"), "study"]
-    ) == {f"corruption/mean/{s}" for s in range(1, 6)}
+    corruption = set(table.loc[table["study"].str.startswith("corruption"), "study"])
+    assert corruption == {f"corruption/{s}" for s in range(1, 6)}
     assert (table["protocol"] == "failure_detection").all()
+    keys = ["dataset", "method", "seed", "csf", "metric"]
+    levels = table[table["study"].isin(corruption)].groupby(keys)["value"].mean()
+    cor = table[table["study"] == "cor"].set_index(keys)["value"]
+    pd.testing.assert_series_equal(cor.sort_index(), levels.sort_index(), check_names=False)
 
 
 def test_same_config_gives_identical_table_after_interruption(config, sequential, tmp_path):
@@ -322,3 +363,24 @@ def test_deepgamblers_csfs_can_select_different_rewards(grid):
     # on fashion_mnist DG-Res keeps reward 1.5 and PE (DG-PE) reward 2.5
     assert picked[("fashion_mnist", "DG-Res")] == 0
     assert picked[("fashion_mnist", "PE")] == 1
+
+
+def test_cor_is_the_mean_over_the_pooled_levels_not_over_the_types():
+    rows = []
+    for severity, pooled_value in ((1, 0.1), (2, 0.4)):
+        rows.append((f"corruption/{severity}", pooled_value, 40))
+        rows += [(f"corruption/{t}/{severity}", v, 20) for t, v in (("a", 0.9), ("b", 0.8))]
+    rows.append(("iid", 0.05, 100))
+    results = pd.DataFrame(
+        [
+            {"dataset": "d", "method": "ce", "seed": 0, "csf": "MSR", "study": study,
+             "metric": "aurc", "value": value, "n_samples": n, "protocol": protocol}
+            for study, value, n in rows
+            for protocol in ("failure_detection", "unknown_detection")
+        ]
+    )
+    table = report_table(results).set_index("study")
+    assert list(table.index) == ["corruption/1", "corruption/2", "iid", "cor"]
+    assert table.loc["cor", "value"] == pytest.approx((0.1 + 0.4) / 2, abs=1e-15)
+    assert table.loc["cor", "n_samples"] == 80
+    assert table.loc["iid", "value"] == 0.05

@@ -14,15 +14,28 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
-from fdbench.evaluation import NON_TEST_SPLITS, evaluate_confidences, prediction_groups
+from fdbench.evaluation import (
+    NON_TEST_SPLITS,
+    default_studies,
+    evaluate_confidences,
+    prediction_groups,
+)
 from fdbench.io import atomic_path, write_table
-from fdbench.protocol import Protocol, build_evaluation_set
+from fdbench.protocol import (
+    PER_TYPE_CORRUPTION,
+    POOLED_CORRUPTION,
+    Protocol,
+    build_evaluation_set,
+    study_splits,
+)
 from fdbench.runner import Job, run_jobs
 
 if TYPE_CHECKING:
     from fdbench.config import BenchmarkConfig
     from fdbench.data.studies import Experiment
 
+#: The corruption summary of the report: FD-Shifts' "cor", the mean over the pooled levels.
+CORRUPTION_SUMMARY = "cor"
 SCORES_FILE = "scores.npz"
 RESULTS_FILE = "results.parquet"
 GALLERY_KINDS = ("iid", "subclass", "new_class_semantic", "new_class_nonsemantic")
@@ -88,19 +101,22 @@ def evaluate_runs(
     Writes ``results.parquet`` (both protocols: FD-Shifts failure detection on every study, and
     Kim et al.'s unknown detection on the studies with new-class samples) and ``scores.npz``
     (per study and prediction group: residuals and confidences under failure detection, plus
-    the ``val`` split). With ``with_val`` the results also hold failure-detection rows of the
-    ``val`` split (``study == "val"``), which :func:`select_candidates` selects on. Every row
-    records the grid candidate it comes from: ``candidate`` (index) and ``params`` (its
-    parameters as JSON), from the stores' meta. The results file is written last: its presence
-    marks the job as done.
+    the ``val`` split). The studies are the stored test splits and the pooled corruption
+    studies ``corruption/<severity>`` (:func:`fdbench.evaluation.default_studies`). With
+    ``with_val`` the results also hold failure-detection rows of the ``val`` split
+    (``study == "val"``), which :func:`select_candidates` selects on. Every row records the grid
+    candidate it comes from: ``candidate`` (index) and ``params`` (its parameters as JSON), from
+    the stores' meta. The results file is written last: its presence marks the job as done.
     """
     from fdbench.outputs import read_outputs
 
     runs = [read_outputs(path) for path in stores]
     first = runs[0]
-    studies = [s for s in first.splits if s not in NON_TEST_SPLITS]
+    available = list(first.splits)
+    studies = default_studies(available)
+    splits = [s for s in available if s not in NON_TEST_SPLITS]
+    groups = prediction_groups(runs, [*splits, *(["val"] if "val" in first.splits else [])])
     needed = [*studies, *(["val"] if "val" in first.splits else [])]
-    groups = prediction_groups(runs, needed)
     info = {
         "dataset": first.meta.get("dataset", ""),
         "method": f"ensemble({first.meta['method']})" if len(runs) > 1 else first.meta["method"],
@@ -113,7 +129,11 @@ def evaluate_runs(
             if protocol is Protocol.FAILURE_DETECTION and with_val:
                 chosen = [*studies, "val"]
             if protocol is Protocol.UNKNOWN_DETECTION:
-                chosen = [s for s in studies if np.any(group.labels[s] == -1)]
+                chosen = [
+                    s
+                    for s in studies
+                    if any(np.any(group.labels[n] == -1) for n in study_splits(s, available))
+                ]
             if chosen:
                 table = evaluate_confidences(
                     group.labels,
@@ -130,7 +150,7 @@ def evaluate_runs(
             es = build_evaluation_set(study, group.labels, group.predictions, iid_split=iid_split)
             conf = {
                 c: es.gather({s: group.confidences[s][c] for s, _ in es.parts})
-                for c in group.confidences[study]
+                for c in group.confidences[study_splits(study, available)[0]]
             }
             scores.append(StudyScores(study, group.source, es.residuals, conf, es.parts))
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -326,23 +346,28 @@ def run_benchmark(
 
 
 def report_table(results: pd.DataFrame) -> pd.DataFrame:
-    """The failure-detection rows with the corruption studies condensed for reading.
+    """The failure-detection rows as the report shows them, corruption shift as FD-Shifts does.
 
-    ``corruption/<type>/<severity>`` studies are replaced by their mean over the corruption
-    types per severity, ``corruption/mean/<severity>`` (FD-Shifts reports corruption shift
-    per intensity); every other study is kept as it is.
+    The per-type studies ``corruption/<type>/<severity>`` (the finer view, kept in the results
+    table) are left out; the pooled studies ``corruption/<severity>`` stay, and
+    :data:`CORRUPTION_SUMMARY` (``"cor"``) is added: per dataset, method, seed, CSF and metric
+    the mean over the pooled severity levels, as FD-Shifts' ``cor`` column
+    (``fd_shifts/reporting/tables.py``, ``_aggregate_noise_studies``: the mean of the
+    ``noise_study_<level>`` columns). Its ``n_samples`` is the sum over the levels; it keeps the
+    ``candidate``/``params`` of its rows (one per CSF after :func:`select_candidates`). Every
+    other study is kept as it is.
     """
     table = results[results["protocol"] == Protocol.FAILURE_DETECTION.value]
-    parts = table["study"].str.extract(r"^corruption/(?P<type>[^/]+)/(?P<severity>\d+)$")
-    is_corruption = parts["severity"].notna()
-    keys = ["dataset", "method", "seed", "csf", "metric", "protocol"]
-    condensed = (
-        table[is_corruption]
-        .assign(study="corruption/mean/" + parts.loc[is_corruption, "severity"])
-        .groupby([*keys, "study"], sort=False, as_index=False)
+    table = table[~table["study"].str.match(PER_TYPE_CORRUPTION.pattern)]
+    pooled = table[table["study"].str.match(POOLED_CORRUPTION.pattern)]
+    keys = ["dataset", "method", "seed", "csf", "metric", "protocol", "study"]
+    keys += [c for c in ("candidate", "params") if c in table.columns]
+    summary = (
+        pooled.assign(study=CORRUPTION_SUMMARY)
+        .groupby(keys, sort=False, as_index=False)
         .agg(value=("value", "mean"), n_samples=("n_samples", "sum"))
     )
-    return pd.concat([table[~is_corruption], condensed], ignore_index=True)
+    return pd.concat([table, summary], ignore_index=True)
 
 
 def _pin_config(config: BenchmarkConfig, run_dir: Path) -> None:

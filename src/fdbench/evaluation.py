@@ -11,7 +11,13 @@ import numpy as np
 import pandas as pd
 
 from fdbench import metrics as M
-from fdbench.protocol import NEW_CLASS_LABEL, Protocol, build_evaluation_set
+from fdbench.protocol import (
+    NEW_CLASS_LABEL,
+    Protocol,
+    build_evaluation_set,
+    corruption_pools,
+    study_splits,
+)
 
 if TYPE_CHECKING:
     from fdbench.outputs import RunOutputs
@@ -20,6 +26,23 @@ RESULT_COLUMNS = ("dataset", "method", "seed", "csf", "study", "metric", "value"
 BOOTSTRAP_METRICS = ("aurc", "augrc", "eaurc", "eaugrc", "auroc_f", "fpr@95tpr")
 NON_TEST_SPLITS = frozenset({"train", "val"})
 TABLE_META_COLUMNS = frozenset({"label", "prediction", "study", "group"})
+
+
+def default_studies(splits: Sequence[str]) -> list[str]:
+    """The studies evaluated by default on outputs with these split names.
+
+    Every split but ``train``/``val``, in order, then the pooled corruption studies
+    ``corruption/<severity>`` that the per-type splits ``corruption/<type>/<severity>`` form
+    (:func:`fdbench.protocol.corruption_pools`; FD-Shifts' studies), unless a split already
+    carries that name. The per-type studies stay as the finer view.
+    """
+    names = [s for s in splits if s not in NON_TEST_SPLITS]
+    return [*names, *(p for p in corruption_pools(names) if p not in names)]
+
+
+def splits_of(studies: Sequence[str], splits: Sequence[str]) -> list[str]:
+    """The splits the ``studies`` are made of (pooled studies expanded), each once, in order."""
+    return list(dict.fromkeys(n for study in studies for n in study_splits(study, splits)))
 
 
 def evaluate_confidences(
@@ -42,9 +65,11 @@ def evaluate_confidences(
     ``labels``/``predictions``/``logits`` map split names to per-sample arrays, ``confidences``
     maps split names to ``{csf_name: confidence}``. Each study is assembled by
     :func:`fdbench.protocol.build_evaluation_set` (new-class studies are paired with the
-    ``iid_split`` split), then :func:`fdbench.metrics.evaluate_all` runs once per CSF. With
-    ``n_bootstrap > 0`` the rows gain ``std``, ``ci_lower`` and ``ci_upper`` columns from
-    seeded, paired bootstrap resamples (the same resamples for every CSF of a study).
+    ``iid_split`` split; a pooled corruption study concatenates its per-type splits), then
+    :func:`fdbench.metrics.evaluate_all` runs once per CSF. ``studies`` defaults to
+    :func:`default_studies`. With ``n_bootstrap > 0`` the rows gain ``std``, ``ci_lower`` and
+    ``ci_upper`` columns from seeded, paired bootstrap resamples (the same resamples for every
+    CSF of a study).
 
     Returns the tidy results table (columns ``RESULT_COLUMNS`` plus ``n_samples``).
     """
@@ -52,7 +77,7 @@ def evaluate_confidences(
         raise ValueError(f"n_bootstrap must be >= 0; got {n_bootstrap}")
     info = {"dataset": "", "method": "", "seed": 0, **(run_info or {})}
     if studies is None:
-        studies = [s for s in labels if s not in NON_TEST_SPLITS]
+        studies = default_studies(list(labels))
     if not studies:
         raise ValueError("no test study to evaluate: only train/val splits were given")
     rows: list[dict[str, object]] = []
@@ -317,16 +342,19 @@ def evaluate_run(
     ``run`` is one run or the member runs of a deep ensemble (then the classifier is the
     ensemble and the CSFs are ENS-*; the ``method`` column reads ``ensemble(<method>)``).
     Failures are defined per CSF group by :func:`prediction_groups`: the network's arg-max for
-    most CSFs, the MC-dropout mean prediction for MC-dropout CSFs. Run metadata ``dataset``,
+    most CSFs, the MC-dropout mean prediction for MC-dropout CSFs. ``studies`` defaults to
+    :func:`default_studies` (pooled corruption studies included). Run metadata ``dataset``,
     ``method`` and ``seed`` fill the table's columns.
     """
     runs = [run] if not isinstance(run, Sequence) else list(run)
     if isinstance(run, Sequence) and len(runs) < 2:
         raise ValueError(f"an ensemble needs at least 2 members; got {len(runs)}")
     first = runs[0]
+    available = list(first.splits)
     if studies is None:
-        studies = [s for s in first.splits if s not in NON_TEST_SPLITS]
-    needed = list(dict.fromkeys([*studies, *([iid_split] if iid_split in first.splits else [])]))
+        studies = default_studies(available)
+    iid = [iid_split] if iid_split in first.splits else []
+    needed = list(dict.fromkeys([*splits_of(studies, available), *iid]))
     tables = [
         evaluate_confidences(
             group.labels,

@@ -85,6 +85,32 @@ def test_evaluate_npz_with_bootstrap_to_parquet(tmp_path):
     assert row["std"].item() == pytest.approx(summary.loc["aurc", "std"], abs=1e-12)
 
 
+@pytest.mark.parametrize("protocol", ["failure_detection", "unknown_detection"])
+def test_evaluate_pools_per_type_corruption_splits_per_severity(tmp_path, protocol):
+    rng = np.random.default_rng(4)
+    k, sizes = 4, {"iid": 80, "corruption/fog/1": 50, "corruption/noise/1": 70,
+                   "corruption/fog/2": 50, "corruption/noise/2": 70}
+    study = np.concatenate([np.full(n, name) for name, n in sizes.items()])
+    n = study.size
+    labels = rng.integers(0, k, n)
+    logits = rng.normal(size=(n, k)) + 2.0 * np.eye(k)[labels] * rng.random((n, 1))
+    path = tmp_path / "outputs.npz"
+    np.savez(path, logits=logits, labels=labels, study=study)
+    out = tmp_path / "results.parquet"
+    result = run_cli("evaluate", str(path), "--protocol", protocol, "--out", str(out))
+    assert result.returncode == 0, result.stderr
+    assert "corruption/1  (n = 120" in result.stdout
+    table = pd.read_parquet(out)
+    assert list(dict.fromkeys(table.study)) == [*sizes, "corruption/1", "corruption/2"]
+    pooled = table[table.study == "corruption/2"]
+    assert (pooled.n_samples == 120).all()
+    members = np.isin(study, ["corruption/fog/2", "corruption/noise/2"])
+    residuals = (logits[members].argmax(axis=1) != labels[members]).astype(float)
+    msr = np.exp(M.log_softmax(logits[members])).max(axis=1)
+    row = pooled[(pooled.csf == "MSR") & (pooled.metric == "aurc")]
+    assert row["value"].item() == pytest.approx(M.aurc(residuals, msr), abs=1e-12)
+
+
 def test_evaluate_table_with_bootstrap_intervals(tmp_path):
     rng = np.random.default_rng(1)
     n = 300

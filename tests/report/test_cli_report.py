@@ -33,7 +33,8 @@ def _benchmark_results(results: pd.DataFrame) -> pd.DataFrame:
     study scored again under the unknown-detection protocol (other values, same study name)."""
     fd = results.assign(protocol="failure_detection", n_samples=300)
     ud = fd[fd["study"] == "new_class/svhn"].assign(protocol="unknown_detection", value=0.5)
-    return pd.concat([fd, ud], ignore_index=True)
+    pooled = fd[fd["study"] == "corruption/noise/3"].assign(study="corruption/3", value=0.25)
+    return pd.concat([fd, ud, pooled], ignore_index=True)
 
 
 def test_report_command_reads_the_run_folder_as_the_benchmark_reports_it(
@@ -45,8 +46,10 @@ def test_report_command_reads_the_run_folder_as_the_benchmark_reports_it(
     assert done.returncode == 0, done.stderr
     assert "report.html" in done.stdout
     table = pd.read_csv(tmp_path / "tables" / "aurc_cifar10-ce.csv", index_col=0)
-    # corruption studies condensed per severity, unknown-detection rows left out
-    assert list(table.columns) == ["iid", "new_class/svhn", "corruption/mean/3"]
+    # per-type corruption studies left out, the pooled level and its mean ("cor") shown,
+    # unknown-detection rows left out
+    assert list(table.columns) == ["iid", "new_class/svhn", "corruption/3", "cor"]
+    assert (table["corruption/3"] == 250.0).all() and (table["cor"] == 250.0).all()
     results = report_inputs["results"]
     rows = results[(results.metric == "aurc") & (results.method == "ce")]
     expected = rows[rows.study == "new_class/svhn"].groupby("csf").value.mean() * 1000

@@ -8,6 +8,8 @@ from enum import Enum
 
 import numpy as np
 
+from fdbench.protocol.pooling import study_splits
+
 NEW_CLASS_LABEL = -1
 
 
@@ -66,6 +68,9 @@ def build_evaluation_set(
 ) -> EvaluationSet:
     """Build the evaluation set of ``study`` and its 0/1 residuals under ``protocol``.
 
+    ``study`` is a split of ``labels`` or a pooled corruption study ``corruption/<severity>``,
+    the concatenation of the per-type splits ``corruption/<type>/<severity>`` (see
+    :func:`fdbench.protocol.corruption_pools`; FD-Shifts' one evaluation set per intensity).
     A sample whose label is -1 is a new-class sample and always a failure. A study made only of
     new-class samples is paired with the ``iid_split`` samples (as FD-Shifts and Kim et al. do);
     a study that already mixes both is used as it is. Under ``failure_detection`` the
@@ -73,12 +78,10 @@ def build_evaluation_set(
     Studies without new-class samples keep every sample: residual = [prediction != label].
     """
     protocol = _as_protocol(protocol)
-    if study not in labels:
-        raise ValueError(f"study {study!r} not found; available splits: {sorted(labels)}")
-    study_labels = np.asarray(labels[study])
+    names = list(study_splits(study, labels))
+    study_labels = np.concatenate([np.asarray(labels[name]) for name in names])
     if study_labels.size == 0:
         raise ValueError(f"study {study!r} has no samples")
-    names = [study]
     if np.all(study_labels == NEW_CLASS_LABEL):
         if study == iid_split:
             raise ValueError(
@@ -89,7 +92,7 @@ def build_evaluation_set(
                 f"study {study!r} holds only new-class samples (label -1) and needs the "
                 f"in-distribution split {iid_split!r} to pair with; available: {sorted(labels)}"
             )
-        names = [iid_split, study]
+        names = [iid_split, *names]
     has_new_class = any(np.any(np.asarray(labels[n]) == NEW_CLASS_LABEL) for n in names)
 
     parts, residuals, new_class = [], [], []
