@@ -1,4 +1,4 @@
-"""Which rows of two `fdbench benchmark` results tables differ, grouped so a change can be explained.
+"""Which rows of two `fdbench benchmark` results tables differ, grouped by cause.
 
 Rows are matched on (dataset, method, seed, csf, study, metric, protocol). Each matched row is
 `identical` (bit-for-bit equal, NaN equal to NaN) or `changed`; unmatched rows are `removed`
