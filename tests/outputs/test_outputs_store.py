@@ -78,6 +78,25 @@ def test_round_trip_is_bit_identical(tmp_path):
     _assert_same(run, read_outputs(tmp_path / "run"))
 
 
+def test_arrays_equal_to_the_fill_value_round_trip(tmp_path):
+    # a chunk of zeros (all labels 0, all-zero features) is written like any other, so reading
+    # it back is not mistaken for a missing chunk of a damaged store
+    run = RunOutputs(
+        splits={
+            "iid": SplitOutputs(
+                labels=np.zeros(2, dtype=np.int64),
+                logits=np.zeros((2, 3)),
+                features=np.zeros((2, 4)),
+                heads={"devries": np.zeros(2)},
+            )
+        }
+    )
+    write_outputs(tmp_path / "run", run)
+    _assert_same(run, read_outputs(tmp_path / "run"))
+    lazy = read_outputs(tmp_path / "run", lazy=True).splits["iid"]
+    assert lazy.labels[...].tobytes() == run.splits["iid"].labels.tobytes()
+
+
 def test_store_is_zarr_v3_chunked_along_samples(tmp_path, monkeypatch):
     monkeypatch.setattr("fdbench.outputs.store._TARGET_CHUNK_BYTES", 3 * 4 * 8 * 10)
     write_outputs(tmp_path / "run", _run())

@@ -39,6 +39,9 @@ def _write_array(group: zarr.Group, name: str, array: np.ndarray) -> None:
         chunks=chunks,
         compressors=(BloscCodec(cname="zstd", clevel=3, shuffle="shuffle"), Crc32cCodec()),
         fill_value=0,
+        # every chunk is written, even one equal to the fill value (e.g. a split whose labels
+        # are all 0), so that a missing chunk always means a damaged store
+        config={"write_empty_chunks": True},
     )
     target[...] = array
 
