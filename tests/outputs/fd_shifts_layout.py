@@ -8,8 +8,11 @@ import numpy as np
 
 K, S, D = 5, 4, 8
 
-#: dataset_idx -> number of samples: validation set, i.i.d. test set, corruption set, new-class.
-SIZES = {0: 30, 1: 40, 2: 25, 3: 20}
+#: Images per (corruption type, intensity) cell of the noise study by default.
+NOISE_PER_CELL = 2
+#: dataset_idx -> number of samples: validation set, i.i.d. test set, corruption set (FD-Shifts'
+#: noise study: 15 types × 5 intensities × NOISE_PER_CELL), new-class.
+SIZES = {0: 30, 1: 40, 2: 15 * 5 * NOISE_PER_CELL, 3: 20}
 
 #: An FD-Shifts Hydra config as the tool saves it (interpolations unresolved).
 CONFIG = """\
@@ -32,12 +35,20 @@ test:
 """
 
 
-def write_fd_shifts_run(experiment: Path, rng: np.random.Generator, *, config: bool = True) -> dict:
+def write_fd_shifts_run(
+    experiment: Path,
+    rng: np.random.Generator,
+    *,
+    config: bool = True,
+    noise_size: int = SIZES[2],
+) -> dict:
     """Write ``experiment/test_results`` as FD-Shifts' ConfidMonitor does (float16 arrays), and
-    ``experiment/hydra/config.yaml`` if ``config``; return the arrays written."""
+    ``experiment/hydra/config.yaml`` if ``config``; return the arrays written. The noise study
+    (dataset_idx 2) has ``noise_size`` samples."""
     results = experiment / "test_results"
     results.mkdir(parents=True)
-    dataset_idx = np.concatenate([np.full(n, i) for i, n in SIZES.items()])
+    sizes = {**SIZES, 2: noise_size}
+    dataset_idx = np.concatenate([np.full(n, i) for i, n in sizes.items()])
     n = dataset_idx.size
     labels = rng.integers(0, K, n)
     logits = rng.normal(size=(n, K)) * 3

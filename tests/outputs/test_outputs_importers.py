@@ -8,13 +8,16 @@ from scipy.special import softmax
 from sklearn.metrics import roc_auc_score
 
 from fdbench.csf import compute_csfs
+from fdbench.data.corruptions import CORRUPTIONS
 from fdbench.outputs import (
+    FD_SHIFTS_CORRUPTIONS,
     import_fd_shifts,
     import_npz,
     read_fd_shifts_config,
     read_outputs,
     write_outputs,
 )
+from fdbench.protocol import corruption_pools
 
 from .fd_shifts_layout import write_fd_shifts_run
 
@@ -29,11 +32,12 @@ def test_fd_shifts_import_matches_arrays(tmp_path):
         ext_confid_name="dg",
         meta={"dataset": "cifar10"},
     )
-    assert list(run.splits) == ["val", "iid", "cifar10_c", "svhn", "train"]
+    noise = [f"corruption/{t}/{s}" for t in FD_SHIFTS_CORRUPTIONS for s in range(1, 6)]
+    assert list(run.splits) == ["val", "iid", *noise, "svhn", "train"]
     assert [s.kind for s in run.splits.values()] == [
         "val",
         "iid",
-        "corruption",
+        *["corruption"] * 75,
         "new_class_semantic",
         "train",
     ]
@@ -139,18 +143,20 @@ def test_fd_shifts_hydra_config_gives_names_kinds_and_head(tmp_path):
     # importer takes val_tuning, ext_confid_name, dataset names and study kinds from there.
     arrays = write_fd_shifts_run(tmp_path, np.random.default_rng(4))
     run = import_fd_shifts(tmp_path / "test_results")
-    assert list(run.splits) == ["val", "iid", "corrupt_cifar10", "svhn", "train"]
+    noise = [f"corruption/{t}/{s}" for t in FD_SHIFTS_CORRUPTIONS for s in range(1, 6)]
+    assert list(run.splits) == ["val", "iid", *noise, "svhn", "train"]
     kinds = {name: split.kind for name, split in run.splits.items()}
     assert kinds == {
         "val": "val",
         "iid": "iid",
-        "corrupt_cifar10": "corruption",
+        **dict.fromkeys(noise, "corruption"),
         "svhn": "new_class_nonsemantic",
         "train": "train",
     }
     raw = arrays["raw"].astype(np.float64)
     corrupt = raw[:, -1] == 2
-    np.testing.assert_array_equal(run.splits["corrupt_cifar10"].labels, raw[corrupt, -2])
+    pooled = np.concatenate([run.splits[name].labels for name in noise])
+    np.testing.assert_array_equal(pooled, raw[corrupt, -2])
     assert (run.splits["svhn"].labels == -1).all()
     ext = arrays["ext"].astype(np.float64)
     dg = run.splits["iid"].heads["dg_reservation"]
@@ -166,6 +172,51 @@ def test_fd_shifts_hydra_config_gives_names_kinds_and_head(tmp_path):
     assert other.splits["ood"].kind == "new_class_semantic"
     assert other.splits["c10c"].kind == "iid"
     assert set(other.splits["iid"].heads) == {"devries", "devries_mcd"}
+
+
+def test_fd_shifts_noise_study_splits_per_type_and_intensity(tmp_path):
+    # FD-Shifts' noise study: 15 types (CorruptCIFAR's order) x 5 intensities x n images,
+    # type-major; filter_noise_study_data evaluates reshape(15, 5, n)[:, level] per level.
+    n = 3
+    arrays = write_fd_shifts_run(tmp_path, np.random.default_rng(8), noise_size=15 * 5 * n)
+    run = import_fd_shifts(tmp_path / "test_results")
+    assert sorted(FD_SHIFTS_CORRUPTIONS) == sorted(CORRUPTIONS)
+    assert FD_SHIFTS_CORRUPTIONS[:3] == ("brightness", "contrast", "defocus_blur")
+    per_type = [name for name in run.splits if name.startswith("corruption/")]
+    assert len(per_type) == 75 and "corrupt_cifar10" not in run.splits
+    raw = arrays["raw"].astype(np.float64)[arrays["raw"][:, -1] == 2]
+    ext = arrays["ext"][arrays["raw"][:, -1] == 2]
+    cells = raw.reshape(15, 5, n, raw.shape[1])
+    for t, corruption in enumerate(FD_SHIFTS_CORRUPTIONS):
+        for level in range(5):
+            split = run.splits[f"corruption/{corruption}/{level + 1}"]
+            assert split.kind == "corruption"
+            np.testing.assert_array_equal(split.logits, cells[t, level, :, :-2])
+            np.testing.assert_array_equal(split.labels, cells[t, level, :, -2])
+    # e.g. the 2nd type (contrast) at intensity 4 is rows (1 * 5 + 3) * n ... + n of the set
+    split = run.splits["corruption/contrast/4"]
+    np.testing.assert_array_equal(split.logits, raw[8 * n : 9 * n, :-2])
+    np.testing.assert_array_equal(split.heads["dg_reservation"], 1 - ext[8 * n : 9 * n])
+    assert split.mcd_logits.shape[0] == split.features.shape[0] == n
+    # the pooled studies are FD-Shifts' evaluation sets, one per intensity, types in its order
+    pools = corruption_pools(run.splits)
+    assert list(pools) == [f"corruption/{level}" for level in range(1, 6)]
+    for level in range(5):
+        members = pools[f"corruption/{level + 1}"]
+        pooled = np.concatenate([run.splits[name].logits for name in members])
+        expected = raw.reshape(15, 5, -1, raw.shape[1])[:, level].reshape(-1, raw.shape[1])
+        np.testing.assert_array_equal(pooled, expected[:, :-2])
+
+
+def test_fd_shifts_noise_study_of_wrong_size_is_a_clear_error(tmp_path):
+    write_fd_shifts_run(tmp_path, np.random.default_rng(9), noise_size=76)
+    with pytest.raises(ValueError, match=r"raw_logits\.npz.*'corrupt_cifar10' has 76 samples"):
+        import_fd_shifts(tmp_path / "test_results")
+    with pytest.raises(ValueError, match=r"15 corruption types × 5 intensities × N images"):
+        import_fd_shifts(tmp_path / "test_results")
+    # the error's advice works: the set imported under another kind stays one split
+    run = import_fd_shifts(tmp_path / "test_results", kinds={"corrupt_cifar10": "iid"})
+    assert run.splits["corrupt_cifar10"].labels.shape == (76,)
 
 
 def test_read_fd_shifts_config(tmp_path):

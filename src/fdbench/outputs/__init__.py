@@ -1,6 +1,7 @@
 """The outputs store: schema, readers, writers and importers of other tools' formats."""
 
 from .importers import (
+    FD_SHIFTS_CORRUPTIONS,
     FD_SHIFTS_CSFS,
     FD_SHIFTS_HEADS,
     fd_shifts_csf_name,
@@ -14,6 +15,7 @@ from .schema import RunOutputs, SplitOutputs, validate_run, validate_split
 from .store import FORMAT_VERSION, iter_sample_chunks, read_outputs, write_outputs
 
 __all__ = [
+    "FD_SHIFTS_CORRUPTIONS",
     "FD_SHIFTS_CSFS",
     "FD_SHIFTS_HEADS",
     "FORMAT_VERSION",

@@ -16,6 +16,7 @@ import yaml
 from .schema import RunOutputs, SplitOutputs, validate_run
 
 __all__ = [
+    "FD_SHIFTS_CORRUPTIONS",
     "FD_SHIFTS_CSFS",
     "FD_SHIFTS_HEADS",
     "fd_shifts_csf_name",
@@ -61,6 +62,28 @@ _FD_SHIFTS_STUDY_KINDS = {
     "noise_study": "corruption",
     "in_class_study": "subclass",
 }
+#: The 15 corruption types of FD-Shifts' noise study in the order its ``CorruptCIFAR``
+#: (fd_shifts/loaders/dataset_collection.py) stacks the CIFAR-C files; the names are those of
+#: fdbench's :data:`fdbench.data.corruptions.CORRUPTIONS`.
+FD_SHIFTS_CORRUPTIONS = (
+    "brightness",
+    "contrast",
+    "defocus_blur",
+    "elastic_transform",
+    "fog",
+    "frost",
+    "gaussian_noise",
+    "glass_blur",
+    "impulse_noise",
+    "jpeg_compression",
+    "motion_blur",
+    "pixelate",
+    "shot_noise",
+    "snow",
+    "zoom_blur",
+)
+#: Intensity levels per corruption type in FD-Shifts' noise study.
+_FD_SHIFTS_NOISE_LEVELS = 5
 _INTERPOLATION = re.compile(r"^\$\{([A-Za-z0-9_.]+)\}$")
 #: What reading a damaged ``.npz`` raises (truncated zip, bad deflate stream, empty file, ...).
 _NPZ_ERRORS = (OSError, ValueError, EOFError, KeyError, zipfile.BadZipFile, zlib.error)
@@ -192,6 +215,44 @@ def _dataset_name(entry: Any, config: Mapping[str, Any], what: str) -> str:
     if not isinstance(entry, str) or not entry:
         raise ValueError(f"{what} must name datasets (str or {{dataset: str}}), got {entry!r}")
     return entry
+
+
+def _split_noise_study(name: str, split: SplitOutputs, file: Path) -> dict[str, SplitOutputs]:
+    """FD-Shifts' noise-study split ``name`` as 15 × 5 splits ``corruption/<type>/<severity>``.
+
+    The samples are ordered type by type (:data:`FD_SHIFTS_CORRUPTIONS`, the order in which
+    ``CorruptCIFAR`` in fd_shifts/loaders/dataset_collection.py stacks the CIFAR-C files), each
+    type severity 1 to 5 (the order of the rows in a CIFAR-C file), each severity the same N
+    images: FD-Shifts' ``filter_noise_study_data`` (fd_shifts/analysis/studies.py) reshapes them
+    to 15 × 5 × N and evaluates ``[:, level]``, which fdbench's pooled studies
+    ``corruption/<severity>`` rebuild from these splits. FD-Shifts fails on any other size, so
+    this raises ValueError naming ``file``.
+    """
+    cells = len(FD_SHIFTS_CORRUPTIONS) * _FD_SHIFTS_NOISE_LEVELS
+    n = split.labels.shape[0]
+    if n % cells:
+        raise ValueError(
+            f"{str(file)!r}: the noise-study (corruption) dataset {name!r} has {n} samples; "
+            f"FD-Shifts' layout is {len(FD_SHIFTS_CORRUPTIONS)} corruption types × "
+            f"{_FD_SHIFTS_NOISE_LEVELS} intensities × N images (type-major, as in "
+            f"filter_noise_study_data), so the size must be a multiple of {cells}. Pass "
+            f"kinds={{{name!r}: 'iid'}} to import it as one split."
+        )
+    size = n // cells
+    parts = {}
+    for t, corruption in enumerate(FD_SHIFTS_CORRUPTIONS):
+        for level in range(_FD_SHIFTS_NOISE_LEVELS):
+            start = (t * _FD_SHIFTS_NOISE_LEVELS + level) * size
+            rows = slice(start, start + size)
+            parts[f"corruption/{corruption}/{level + 1}"] = SplitOutputs(
+                labels=split.labels[rows],
+                logits=split.logits[rows],
+                mcd_logits=None if split.mcd_logits is None else split.mcd_logits[rows],
+                features=None if split.features is None else split.features[rows],
+                heads={h: v[rows] for h, v in split.heads.items()},
+                kind=split.kind,
+            )
+    return parts
 
 
 def read_fd_shifts_config(path: str | os.PathLike[str]) -> dict[str, Any]:
@@ -335,9 +396,13 @@ def import_fd_shifts(
     Split names: ``"val"`` (kind ``val``), ``"iid"``, then ``dataset_names`` in config order after
     the i.i.d. set (default ``dataset_<i>`` for dataset index i). ``kinds`` maps split names to
     study kinds (default ``"iid"``); samples of a split whose kind starts with ``"new_class"``
-    get label -1. Corruption datasets stay one split (FD-Shifts' five intensity levels are not
-    separated). Note that FD-Shifts' DeepGamblers runs store softmax probabilities, not logits,
-    in ``raw_logits.npz``.
+    get label -1. A dataset of kind ``"corruption"`` (FD-Shifts' ``noise_study``, e.g.
+    ``corrupt_cifar10``) becomes 75 splits ``corruption/<type>/<severity>``: its samples are 15
+    types in the order of :data:`FD_SHIFTS_CORRUPTIONS`, each 5 intensities, each N images, as
+    FD-Shifts' ``filter_noise_study_data`` (fd_shifts/analysis/studies.py) reshapes them; its
+    size must be a multiple of 75 (ValueError otherwise). Evaluation pools them into the studies
+    ``corruption/<severity>`` that FD-Shifts reports. Note that FD-Shifts' DeepGamblers runs
+    store softmax probabilities, not logits, in ``raw_logits.npz``.
     """
     root = Path(directory)
     if not root.is_dir():
@@ -430,13 +495,11 @@ def import_fd_shifts(
             else:
                 name = f"dataset_{i}"
             kind = kinds.get(name, "iid")
-        if name in splits:
-            raise ValueError(f"dataset index {i} maps to split {name!r}, which is already taken")
         mask = dataset_idx == i
         split_labels = labels[mask]
         if kind.startswith("new_class"):
             split_labels = np.full(split_labels.shape, -1, dtype=np.int64)
-        splits[name] = SplitOutputs(
+        split = SplitOutputs(
             labels=split_labels,
             logits=logits[mask],
             mcd_logits=None if mcd is None else mcd[mask],
@@ -444,6 +507,17 @@ def import_fd_shifts(
             heads={h: v[mask] for h, v in heads.items()},
             kind=kind,
         )
+        parts = (
+            _split_noise_study(name, split, root / "raw_logits.npz")
+            if kind == "corruption"
+            else {name: split}
+        )
+        for part, outputs in parts.items():
+            if part in splits:
+                raise ValueError(
+                    f"dataset index {i} maps to split {part!r}, which is already taken"
+                )
+            splits[part] = outputs
 
     train = _load_arr0(root / "train_features.npz")
     if train is not None and "fc_weight" in run_meta:
