@@ -12,6 +12,7 @@ import pandas as pd
 import pytest
 
 from fdbench import metrics as M
+from fdbench.outputs import FD_SHIFTS_CORRUPTIONS as _FD_SHIFTS_TYPES
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -343,6 +344,66 @@ def _aurc_from_definition(residuals: np.ndarray, confidence: np.ndarray) -> floa
     return float(sum((r0 + r1) / 2 * (c0 - c1) for r0, r1, c0, c1 in steps))
 
 
+def _noise_level(dataset_idx: np.ndarray, level: int) -> np.ndarray:
+    """Mask of FD-Shifts' noise-study samples (dataset_idx 2) at intensity ``level`` (1..5): the
+    set is 15 types × 5 intensities × N, type-major (fd_shifts/analysis/studies.py)."""
+    noise = np.flatnonzero(dataset_idx == 2)
+    cells = np.arange(noise.size).reshape(15, 5, -1)
+    mask = np.zeros(dataset_idx.size, dtype=bool)
+    mask[noise[cells[:, level - 1].ravel()]] = True
+    return mask
+
+
+def test_evaluate_fd_shifts_noise_study_pools_per_intensity(tmp_path):
+    # FD-Shifts evaluates its noise study once per intensity on all 15 corruption types
+    # together; `fdbench evaluate` on its test_results must report those pooled studies.
+    from sklearn.metrics import roc_auc_score
+
+    from ..outputs.fd_shifts_layout import write_fd_shifts_run
+
+    n = 4
+    arrays = write_fd_shifts_run(tmp_path / "exp", np.random.default_rng(11), noise_size=75 * n)
+    out = tmp_path / "results.parquet"
+    result = run_cli("evaluate", str(tmp_path / "exp" / "test_results"), "--out", str(out))
+    assert result.returncode == 0, result.stderr
+    rows = pd.read_parquet(out).query("csf == 'MSR'").set_index(["study", "metric"])
+    for level in range(1, 6):
+        assert rows.loc[(f"corruption/{level}", "aurc"), "n_samples"] == 15 * n
+    assert rows.loc[("corruption/fog/3", "aurc"), "n_samples"] == n
+    raw = arrays["raw"].astype(np.float64)
+    logits, labels, idx = raw[:, :-2], raw[:, -2], raw[:, -1]
+    z = logits - logits.max(axis=1, keepdims=True)
+    msr = np.exp(z).max(axis=1) / np.exp(z).sum(axis=1)
+    wrong = (logits.argmax(axis=1) != labels).astype(float)
+    per_level = []
+    for level in range(1, 6):
+        mask = _noise_level(idx, level)
+        c, r = msr[mask], wrong[mask]
+        study = f"corruption/{level}"
+        aurc = rows.loc[(study, "aurc"), "value"]
+        assert aurc == pytest.approx(_aurc_from_definition(r, c), rel=1e-9)
+        if 0 < r.sum() < r.size:
+            auroc = rows.loc[(study, "auroc_f"), "value"]
+            assert auroc == pytest.approx(roc_auc_score(1 - r, c), rel=1e-9)
+        per_level.append(aurc)
+    # a pool is not the mean of its per-type studies
+    per_type = [rows.loc[(f"corruption/{t}/1", "aurc"), "value"] for t in _FD_SHIFTS_TYPES]
+    assert per_level[0] != pytest.approx(np.mean(per_type), rel=1e-6)
+
+
+def test_evaluate_fd_shifts_noise_study_of_wrong_size_is_one_clear_line(tmp_path):
+    from ..outputs.fd_shifts_layout import write_fd_shifts_run
+
+    write_fd_shifts_run(tmp_path / "exp", np.random.default_rng(12), noise_size=80)
+    result = run_cli("evaluate", str(tmp_path / "exp" / "test_results"))
+    assert result.returncode != 0
+    assert "Traceback" not in result.stderr
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1, result.stderr
+    assert "raw_logits.npz" in lines[0] and "has 80 samples" in lines[0]
+    assert "15 corruption types × 5 intensities" in lines[0]
+
+
 def test_evaluate_fd_shifts_run_reproduces_metrics_from_the_arrays(tmp_path):
     from sklearn.metrics import roc_auc_score
 
@@ -353,7 +414,10 @@ def test_evaluate_fd_shifts_run_reproduces_metrics_from_the_arrays(tmp_path):
     result = run_cli("evaluate", str(tmp_path / "exp" / "test_results"), "--out", str(out))
     assert result.returncode == 0, result.stderr
     table = pd.read_parquet(out).set_index(["csf", "study", "metric"])["value"]
-    assert set(table.index.get_level_values("study")) == {"iid", "corrupt_cifar10", "svhn"}
+    studies = set(table.index.get_level_values("study"))
+    pooled = {f"corruption/{level}" for level in range(1, 6)}
+    assert pooled | {"iid", "svhn"} <= studies
+    assert len(studies - pooled - {"iid", "svhn"}) == 75  # corruption/<type>/<severity>
     assert {"MSR", "DG-Res", "MCD-MSR", "Mahalanobis", "ViM", "DG-Res-MCD"} <= set(
         table.index.get_level_values("csf")
     )
@@ -373,7 +437,7 @@ def test_evaluate_fd_shifts_run_reproduces_metrics_from_the_arrays(tmp_path):
     new_class = (iid & (wrong == 0)) | ood
     cases = [
         ("MSR", "iid", msr, wrong, iid),
-        ("MSR", "corrupt_cifar10", msr, wrong, corrupt),
+        ("MSR", "corruption/2", msr, wrong, corrupt & _noise_level(idx, 2)),
         ("MSR", "svhn", msr, np.where(ood, 1.0, wrong), new_class),
         ("DG-Res", "iid", dg, wrong, iid),
         ("MCD-MSR", "iid", mcd_p.max(axis=1), mcd_wrong, iid),
