@@ -99,6 +99,10 @@ def test_fd_shifts_errors(tmp_path):
     np.savez_compressed(tmp_path / "external_confids.npz", np.zeros(3))
     with pytest.raises(ValueError, match="ext_confid_name"):
         import_fd_shifts(tmp_path)
+    np.savez_compressed(tmp_path / "external_confids_dist.npz", np.zeros((6, 2)))
+    with pytest.raises(ValueError, match=r"external_confids_dist\.npz must have shape \(3, S\)"):
+        import_fd_shifts(tmp_path, ext_confid_name="devries")
+    np.savez_compressed(tmp_path / "external_confids_dist.npz", np.zeros((3, 2)))
     (tmp_path / "raw_logits_dist.npz").write_bytes(b"garbage")
     with pytest.raises(ValueError, match="cannot read FD-Shifts file"):
         import_fd_shifts(tmp_path, ext_confid_name="devries")

@@ -451,6 +451,10 @@ def import_fd_shifts(
         if ext is not None:
             heads[head] = to_head(ext.astype(np.float64).reshape(n))
         if ext_dist is not None:
+            if ext_dist.ndim == 0 or ext_dist.shape[0] != n:
+                raise ValueError(
+                    f"external_confids_dist.npz must have shape ({n}, S), got {ext_dist.shape}"
+                )
             dist = ext_dist.astype(np.float64).reshape(n, -1)
             heads[f"{head}_mcd"] = to_head(dist.mean(axis=1))
 
