@@ -225,8 +225,9 @@ def _split_noise_study(name: str, split: SplitOutputs, file: Path) -> dict[str, 
     type severity 1 to 5 (the order of the rows in a CIFAR-C file), each severity the same N
     images: FD-Shifts' ``filter_noise_study_data`` (fd_shifts/analysis/studies.py) reshapes them
     to 15 × 5 × N and evaluates ``[:, level]``, which fdbench's pooled studies
-    ``corruption/<severity>`` rebuild from these splits. FD-Shifts fails on any other size, so
-    this raises ValueError naming ``file``.
+    ``corruption/<severity>`` rebuild from these splits. FD-Shifts' reshape fails on any other
+    size (only its ``fast_dev_run`` debugging mode skips it), so this raises ValueError naming
+    ``file``.
     """
     cells = len(FD_SHIFTS_CORRUPTIONS) * _FD_SHIFTS_NOISE_LEVELS
     n = split.labels.shape[0]
