@@ -240,3 +240,32 @@ def test_confidnet_own_body_is_sampled_without_changing_the_classifier_samples(e
     np.testing.assert_array_equal(a.mcd_logits, b.mcd_logits)
     assert sorted(b.heads) == ["confidnet", "confidnet_mcd"]
     assert not np.allclose(b.heads["confidnet_mcd"], b.heads["confidnet"])
+
+
+def test_mc_heads_read_the_dropped_features(experiment):
+    """As in FD-Shifts, whose encoder ends in the dropout layer that feeds the class and the
+    confidence branch: with dropout only before the final layer, the MC mean of the DeVries
+    head is the mean over passes of sigmoid(w · (m_s ⊙ f) / (1 − p) + b) with the very masks
+    m_s of the class outputs, so it differs from the deterministic head."""
+    images, labels = experiment.val.images, experiment.val.labels
+    torch.manual_seed(0)
+    net = build_model(
+        "convnet", num_classes=3, dropout=0.5, dropout_placement="head", head="devries",
+        width=2, feature_dim=3,
+    ).eval()  # fmt: skip
+    split = predict_split(net, images, labels, kind="val", mc_samples=8, seed=3)
+    f = split.features
+    w = net.classifier.weight.detach().double().numpy()
+    b = net.classifier.bias.detach().double().numpy()
+    wd = net.devries.weight.detach().double().numpy()[0]
+    bd = float(net.devries.bias.detach().double()[0])
+    # each pass's dropped features, recovered from its class outputs W (m ⊙ f) / (1 − p) + b
+    # (K = D = 3: W is invertible)
+    dropped = np.linalg.solve(w, (split.mcd_logits - b).reshape(-1, 3).T).T
+    dropped = dropped.reshape(len(labels), 8, 3)
+    live = np.broadcast_to(f[:, None] != 0, dropped.shape)
+    ratio = dropped[live] / np.broadcast_to(f[:, None], dropped.shape)[live]
+    assert np.isin(np.round(ratio, 6), (0.0, 2.0)).mean() > 0.99  # masks m_s / (1 − p)
+    expected = (1.0 / (1.0 + np.exp(-(dropped @ wd + bd)))).mean(axis=1)
+    assert not np.allclose(split.heads["devries_mcd"], split.heads["devries"])
+    np.testing.assert_allclose(split.heads["devries_mcd"], expected, rtol=1e-6, atol=1e-9)

@@ -71,9 +71,11 @@ def predict_split(
     the first dropout layer run once per sample. ``mcd_logits[:, s]`` are the K class outputs
     of pass ``s``; the heads' pass means are stored as ``<head>_mcd`` (FD-Shifts' ``*_mcd``
     CSFs, the mean over passes of the head confidence; ``fd_shifts/analysis/confid_scores.py``).
-    The heads read the pass's body features, a ConfidNet with its own body that body's (masks
-    from a second generator, so the classifier's samples equal those of the same network
-    without ConfidNet). The passes run in chunks of rows (memory bounded by
+    The heads read the pass's features after the final dropout layer, as the classifier does
+    (FD-Shifts' encoders end in that dropout layer and feed both, e.g.
+    ``fd_shifts/models/networks/devries_network.py``); a ConfidNet with its own body reads that
+    body's, dropped with masks from a second generator, so the classifier's samples equal those
+    of the same network without ConfidNet. The passes run in chunks of rows (memory bounded by
     ``_MC_CHUNK_ELEMENTS``); the masks depend on ``seed``, ``batch_size`` and the chunking. MC
     outputs are omitted when ``mc_samples`` is 0 or the model has no dropout.
     """
@@ -128,12 +130,13 @@ def predict_split(
         rows = max(1, _MC_CHUNK_ELEMENTS // (s * width))
         for r in range(0, len(f), rows):
             with sampling(model.body, generator), sampling(model.dropout, generator):
-                fs = rest(_repeat(h[r : r + rows], s)).double()
-                outs = model.dropout(fs) @ weight.T + bias
+                fs = model.dropout(rest(_repeat(h[r : r + rows], s)).double())
+                outs = fs @ weight.T + bias
             fcs = None
             if own is not None:
-                with sampling(own, own_generator):
-                    fcs = own_rest(_repeat(hc[r : r + rows], s)).double().view(-1, s, fc.shape[1])
+                with sampling(own, own_generator), sampling(model.dropout, own_generator):
+                    fcs = model.dropout(own_rest(_repeat(hc[r : r + rows], s)).double())
+                fcs = fcs.view(-1, s, fc.shape[1])
             outs = outs.view(-1, s, outs.shape[1])
             mcd.append(outs[:, :, :k])
             for name, value in head_values(fs.view(-1, s, f.shape[1]), outs, fcs).items():

@@ -30,7 +30,9 @@ class ClassifierModule(L.LightningModule):
       theory, but FD-Shifts trains with such rewards (o ∈ {2.2, 3, 6, 10} on CAMELYON, K = 2;
       ``fd_shifts/experiments/__init__.py``);
     - ``devries``: the learned-confidence loss with hints on a Bernoulli(½) half of each batch
-      and λ adjusted after every step towards the budget β (DeVries & Taylor 2018).
+      and λ adjusted after every step towards the budget β (DeVries & Taylor 2018); class and
+      confidence branches read the same dropped-out features, as in FD-Shifts, whose encoder
+      ends in the dropout layer (``fd_shifts/models/networks/devries_network.py``).
 
     Optimiser: SGD with momentum (optionally Nesterov) and weight decay; learning-rate
     ``schedule``: ``"constant"``, ``"cosine"`` (annealed to 0 over all steps) or a
@@ -89,8 +91,8 @@ class ClassifierModule(L.LightningModule):
             if self.current_epoch < self.pretrain_epochs:
                 return F.cross_entropy(out[:, :-1], y)
             return gambler_loss(out, y, self.reward)
-        features = net.features(x)
-        logits = net.classifier(net.dropout(features))
+        features = net.dropout(net.features(x))
+        logits = net.classifier(features)
         confidence = net.devries(features).squeeze(-1)
         hints = torch.bernoulli(torch.full_like(confidence, 0.5))
         loss, conf_loss = devries_loss(logits, confidence, y, hints, self.lam)
