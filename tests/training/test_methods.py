@@ -1,4 +1,4 @@
-"""Training methods: DeepGamblers rewards, including FD-Shifts' rewards above K."""
+"""Training methods: DeepGamblers rewards (FD-Shifts' above K), ConfidNet's dropped-out passes."""
 
 import logging
 
@@ -10,7 +10,9 @@ torch = pytest.importorskip("torch")
 import lightning as L  # noqa: E402
 
 from fdbench.models import build_model  # noqa: E402
-from fdbench.training.methods import ClassifierModule  # noqa: E402
+from fdbench.models.dropout import split_at_first_dropout  # noqa: E402
+from fdbench.training.losses import confidnet_loss  # noqa: E402
+from fdbench.training.methods import ClassifierModule, ConfidNetModule  # noqa: E402
 
 
 def _deepgamblers(reward: float, num_classes: int = 2) -> ClassifierModule:
@@ -52,3 +54,51 @@ def test_reward_below_k_does_not_warn(caplog):
 def test_reward_must_exceed_one(reward):
     with pytest.raises(ValueError, match="reward must be > 1"):
         _deepgamblers(reward=reward)
+
+
+def _confidnet_step(placement: str, dropout: float):
+    torch.manual_seed(0)
+    net = build_model("convnet", num_classes=3, head="confidnet", dropout=dropout,
+                      dropout_placement=placement, width=2, feature_dim=4,
+                      confidnet_hidden=4, confidnet_depth=2).eval()  # fmt: skip
+    prefix, rest = split_at_first_dropout(net.body)
+    x = torch.from_numpy(np.random.default_rng(0).integers(0, 256, (32, 1, 8, 8))).to(torch.uint8)
+    y = torch.from_numpy(np.random.default_rng(1).integers(0, 3, 32))
+    with torch.no_grad():
+        h = prefix(net.normalize(x))
+    module = ConfidNetModule(net, rest, lr=1e-3)
+    module.train()  # as Lightning does before the epoch starts
+    module.on_train_epoch_start()
+    seen = {}
+    net.confidnet.register_forward_hook(lambda m, i, o: seen.__setitem__("head", i[0].clone()))
+    net.classifier.register_forward_hook(lambda m, i, o: seen.__setitem__("cls", i[0].clone()))
+    losses = []
+    for _ in range(2):
+        losses.append(module.training_step((h, y), 0))
+        seen.setdefault("passes", []).append(seen["head"])
+        assert torch.equal(seen["head"], seen["cls"])  # TCP target from the same pass
+        with torch.no_grad():
+            logits = net.classifier(seen["head"])[:, :3]
+        expected = confidnet_loss(net.confidnet(seen["head"]), logits, y)
+        torch.testing.assert_close(losses[-1], expected)
+    return net, x, seen["passes"]
+
+
+def test_confidnet_stage_trains_on_dropped_out_passes():
+    # FD-Shifts' stage 1 runs the frozen network in training mode: dropout samples, the MLP
+    # and the TCP target see the same dropped-out pass; batch norm stays in eval mode
+    net, x, passes = _confidnet_step("fc", 0.5)
+    assert not torch.equal(passes[0], passes[1])
+    assert all(not m.training for m in net.body.modules() if isinstance(m, torch.nn.BatchNorm2d))
+    assert net.confidnet.training
+    with torch.no_grad():
+        deterministic = net.features(x)
+    assert not torch.allclose(passes[0], deterministic)
+
+
+def test_confidnet_stage_without_dropout_sees_the_deterministic_features():
+    net, x, passes = _confidnet_step("head", 0.0)
+    with torch.no_grad():
+        deterministic = net.features(x)
+    torch.testing.assert_close(passes[0], deterministic)
+    torch.testing.assert_close(passes[1], deterministic)

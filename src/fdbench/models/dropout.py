@@ -17,6 +17,7 @@ __all__ = [
     "has_dropout",
     "resolve_placement",
     "sampling",
+    "split_at_first_dropout",
 ]
 
 #: Named dropout placements (which layers are followed by dropout), see :func:`resolve_placement`.
@@ -134,3 +135,20 @@ def sampling(module: nn.Module, generator: torch.Generator) -> Iterator[None]:
     finally:
         for m in layers:
             m.generator = None
+
+
+def split_at_first_dropout(body: nn.Module) -> tuple[nn.Module, nn.Module]:
+    """``(prefix, rest)`` with ``rest(prefix(x)) == body(x)``; the prefix holds no dropout.
+
+    A body exposing its layers as ``sequence`` is split at its first layer with dropout, so
+    whatever samples dropout (MC-dropout inference, ConfidNet's training on dropped-out
+    features) computes the prefix once and repeats only the rest; a body without dropout is
+    all prefix; any other body is all rest.
+    """
+    if not has_dropout(body):
+        return body, nn.Identity()
+    sequence = getattr(body, "sequence", None)
+    if not isinstance(sequence, nn.Sequential):
+        return nn.Identity(), body
+    i = first_dropout(sequence)
+    return sequence[:i], sequence[i:]

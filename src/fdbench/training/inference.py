@@ -7,10 +7,9 @@ from typing import Any
 
 import numpy as np
 import torch
-from torch import nn
 
 from ..data.studies import Experiment
-from ..models.dropout import first_dropout, has_dropout, sampling
+from ..models.dropout import sampling, split_at_first_dropout
 from ..models.network import Network
 from ..outputs import RunOutputs, SplitOutputs
 from .loader import image_tensor
@@ -23,22 +22,6 @@ _MC_CHUNK_ELEMENTS = 1 << 22
 
 def _split_seed(seed: int, index: int) -> int:
     return int(np.random.SeedSequence([seed, index]).generate_state(1, dtype=np.uint64)[0] >> 1)
-
-
-def _split_body(body: nn.Module) -> tuple[nn.Module, nn.Module]:
-    """``(prefix, rest)`` with ``rest(prefix(x)) == body(x)``; the prefix holds no dropout.
-
-    A body exposing its layers as ``sequence`` is split at its first layer with dropout, so
-    MC dropout computes the prefix once and repeats only the rest; a body without dropout is
-    all prefix; any other body is all rest.
-    """
-    if not has_dropout(body):
-        return body, nn.Identity()
-    sequence = getattr(body, "sequence", None)
-    if not isinstance(sequence, nn.Sequential):
-        return nn.Identity(), body
-    i = first_dropout(sequence)
-    return sequence[:i], sequence[i:]
 
 
 def _repeat(h: torch.Tensor, samples: int) -> torch.Tensor:
@@ -95,9 +78,9 @@ def predict_split(
     generator = torch.Generator().manual_seed(seed)
     own_generator = torch.Generator().manual_seed(_split_seed(seed, 1))
     confidnet = copy.deepcopy(model.confidnet).double() if model.confidnet is not None else None
-    prefix, rest = _split_body(model.body)
+    prefix, rest = split_at_first_dropout(model.body)
     own = model.confidnet_body
-    own_prefix, own_rest = _split_body(own) if own is not None else (None, None)
+    own_prefix, own_rest = split_at_first_dropout(own) if own is not None else (None, None)
     logits, mcd, feats = [], [], []
     heads: dict[str, list[torch.Tensor]] = {}
 

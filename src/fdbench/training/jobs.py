@@ -19,6 +19,7 @@ import torch
 from ..config import BenchmarkConfig, ConfidNetParams, MethodConfig, config_digest
 from ..data.studies import Experiment
 from ..models import build_model
+from ..models.dropout import split_at_first_dropout
 from ..models.network import Network
 from ..outputs import write_outputs
 from .determinism import deterministic
@@ -36,6 +37,10 @@ __all__ = [
     "train_or_load",
     "validation_score",
 ]
+
+#: Largest cache (bytes) of the body's dropout-free prefix outputs ConfidNet's stage trains on;
+#: above it the prefix runs on the images in every step.
+_CONFIDNET_CACHE_BYTES = 1 << 30
 
 _HEAD = {"ce": None, "deepgamblers": "deepgamblers", "devries": "devries"}
 
@@ -220,26 +225,36 @@ def _train_confidnet(
         for p in net.confidnet.parameters():
             p.requires_grad_(True)
         x = image_tensor(experiment.train.images)
+        labels = torch.from_numpy(np.asarray(experiment.train.labels, dtype=np.int64))
+        prefix, rest = split_at_first_dropout(net.body)
         with torch.inference_mode():
-            feats = torch.cat([net.features(x[i : i + 1000]) for i in range(0, len(x), 1000)])
-            logits = net.classifier(feats)[:, : net.num_classes]
+            size = prefix(net.normalize(x[:1]))[0].numel() * len(x) * 4
+        if size <= _CONFIDNET_CACHE_BYTES:
+            with torch.inference_mode():
+                inputs = torch.cat(
+                    [prefix(net.normalize(x[i : i + 1000])) for i in range(0, len(x), 1000)]
+                ).clone()
+            module = ConfidNetModule(net, rest, lr=params.lr)
+        else:
+            inputs = x
+            module = ConfidNetModule(
+                net, rest, lr=params.lr, prefix=torch.nn.Sequential(net.normalize, prefix)
+            )
         loader = make_loader(
-            feats.clone(),
-            logits.clone(),
-            torch.from_numpy(np.asarray(experiment.train.labels, dtype=np.int64)),
-            batch_size=config.training.batch_size,
-            shuffle=True,
-            seed=seed,
+            inputs, labels, batch_size=config.training.batch_size, shuffle=True, seed=seed
         )
-        net.confidnet.train()
-        _trainer(params.epochs).fit(ConfidNetModule(net.confidnet, lr=params.lr), loader)
+        _trainer(params.epochs).fit(module, loader)
+        net.eval()
         if params.finetune_epochs > 0:
+            with torch.inference_mode():
+                logits = torch.cat([net(x[i : i + 1000]) for i in range(0, len(x), 1000)])
+            logits = logits[:, : net.num_classes]
             for p in net.confidnet_body.parameters():
                 p.requires_grad_(True)
             images = make_loader(
                 x,
                 logits.clone(),
-                torch.from_numpy(np.asarray(experiment.train.labels, dtype=np.int64)),
+                labels,
                 batch_size=config.training.batch_size,
                 shuffle=True,
                 seed=seed + 1,

@@ -117,26 +117,56 @@ class ClassifierModule(L.LightningModule):
 
 
 class ConfidNetModule(L.LightningModule):
-    """ConfidNet's second stage (Corbière et al. 2019): fits the ConfidNet MLP ``head`` of a
-    network whose body and classifier stay frozen, by MSE to the true-class probability, with Adam.
+    """ConfidNet's second stage (Corbière et al. 2019): fits the ConfidNet MLP of ``network``,
+    whose body and classifier stay frozen, by MSE to the true-class probability, with Adam.
 
-    Batches are ``(features, logits, labels)`` precomputed by the frozen network in eval mode,
-    so the body runs once per sample rather than once per epoch.
+    As FD-Shifts' stage 1 (``fd_shifts/models/confidnet_model.py``, ``training_stage == 1``:
+    ``self.network(x)`` in training mode, the encoder frozen through ``requires_grad`` only),
+    every step runs a dropped-out pass of the frozen network: its dropout layers sample (batch
+    norm stays in eval mode), the MLP reads the pass's features after the final dropout layer,
+    and the target is the TCP of that pass's class outputs. A network without dropout gives
+    the deterministic features and TCP.
+
+    Batches are ``(inputs, labels)``; ``rest`` maps ``prefix(inputs)`` to the body's features.
+    With ``prefix=None`` the inputs are the outputs of the body's dropout-free prefix, computed
+    once (:func:`~fdbench.models.dropout.split_at_first_dropout`); otherwise images, run
+    through ``prefix`` (normalisation and the prefix) in every step.
     """
 
-    def __init__(self, head: ConfidNetHead, *, lr: float) -> None:
+    def __init__(
+        self,
+        network: Network,
+        rest: torch.nn.Module,
+        *,
+        lr: float,
+        prefix: torch.nn.Module | None = None,
+    ) -> None:
         super().__init__()
-        if not isinstance(head, ConfidNetHead):
-            raise TypeError(f"head must be a ConfidNetHead, got {type(head).__name__}")
-        self.head = head
+        if not isinstance(network.confidnet, ConfidNetHead):
+            raise TypeError("network must carry a ConfidNet head")
+        self.network = network
+        self.rest = rest
+        self.prefix = prefix
         self.lr = lr
 
+    def on_train_epoch_start(self) -> None:
+        self.network.eval()
+        for module in self.network.modules():
+            if isinstance(module, torch.nn.Dropout):
+                module.train()
+        self.network.confidnet.train()
+
     def training_step(self, batch: tuple[torch.Tensor, ...], batch_idx: int):
-        features, logits, y = batch
-        return confidnet_loss(self.head(features), logits, y)
+        inputs, y = batch
+        net = self.network
+        with torch.no_grad():
+            h = inputs if self.prefix is None else self.prefix(inputs)
+            features = net.dropout(self.rest(h))
+            logits = net.classifier(features)[:, : net.num_classes]
+        return confidnet_loss(net.confidnet(features), logits, y)
 
     def configure_optimizers(self):
-        return torch.optim.Adam(self.head.parameters(), lr=self.lr)
+        return torch.optim.Adam(self.network.confidnet.parameters(), lr=self.lr)
 
 
 class ConfidNetFinetuneModule(L.LightningModule):
