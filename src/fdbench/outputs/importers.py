@@ -256,6 +256,18 @@ def _split_noise_study(name: str, split: SplitOutputs, file: Path) -> dict[str, 
     return parts
 
 
+def _read_eval_section(file: Path) -> tuple[Mapping, Mapping]:
+    """The parsed Hydra ``config.yaml`` of an FD-Shifts run and its ``eval`` section."""
+    try:
+        config = yaml.safe_load(file.read_text())
+    except (OSError, yaml.YAMLError) as err:
+        raise ValueError(f"cannot read FD-Shifts config {str(file)!r}: {err}") from err
+    evaluation = config.get("eval") if isinstance(config, Mapping) else None
+    if not isinstance(evaluation, Mapping):
+        raise ValueError(f"FD-Shifts config {str(file)!r} has no 'eval' section")
+    return config, evaluation
+
+
 def read_fd_shifts_config(path: str | os.PathLike[str]) -> dict[str, Any]:
     """Read what :func:`import_fd_shifts` needs from an FD-Shifts run's ``hydra/config.yaml``.
 
@@ -269,13 +281,7 @@ def read_fd_shifts_config(path: str | os.PathLike[str]) -> dict[str, Any]:
     interpolations ``${a.b}`` (e.g. ``iid_study: ${data.dataset}``) are resolved.
     """
     file = Path(path)
-    try:
-        config = yaml.safe_load(file.read_text())
-    except (OSError, yaml.YAMLError) as err:
-        raise ValueError(f"cannot read FD-Shifts config {str(file)!r}: {err}") from err
-    evaluation = config.get("eval") if isinstance(config, Mapping) else None
-    if not isinstance(evaluation, Mapping):
-        raise ValueError(f"FD-Shifts config {str(file)!r} has no 'eval' section")
+    config, evaluation = _read_eval_section(file)
     what = f"{str(file)!r}: eval.query_studies"
     studies = _resolve(evaluation.get("query_studies") or {}, config, what)
     if not isinstance(studies, Mapping):
@@ -334,13 +340,7 @@ def read_fd_shifts_csfs(path: str | os.PathLike[str]) -> list[str]:
     ``TEMP-MLS``, ``det_mcp`` ``MSR``.
     """
     file = Path(path)
-    try:
-        config = yaml.safe_load(file.read_text())
-    except (OSError, yaml.YAMLError) as err:
-        raise ValueError(f"cannot read FD-Shifts config {str(file)!r}: {err}") from err
-    evaluation = config.get("eval") if isinstance(config, Mapping) else None
-    if not isinstance(evaluation, Mapping):
-        raise ValueError(f"FD-Shifts config {str(file)!r} has no 'eval' section")
+    config, evaluation = _read_eval_section(file)
     measures = _resolve(evaluation.get("confidence_measures") or {}, config, str(file))
     if not isinstance(measures, Mapping):
         raise ValueError(f"{str(file)!r}: eval.confidence_measures must be a mapping")
