@@ -70,7 +70,7 @@ def summary(diff: pd.DataFrame, by: list[str]) -> str:
     rows = [head, rule]
     for key, row in counts.iterrows():
         key = key if isinstance(key, tuple) else (key,)
-        change = largest.get(key, np.nan)
+        change = largest.get(key if len(by) > 1 else key[0], np.nan)
         cells = " | ".join(str(int(row[s])) for s in STATUSES)
         shown = "" if np.isnan(change) else f"{change:.3g}"
         rows.append("| " + " | ".join(map(str, key)) + f" | {cells} | {shown} |")
