@@ -11,18 +11,34 @@ from pathlib import Path
 import pandas as pd
 
 
+def _umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def default_mode(*, directory: bool = False) -> int:
+    """The mode ``open()`` (``0o666``) or ``mkdir()`` (``0o777``) would give under the process
+    umask. ``tempfile.mkstemp``/``mkdtemp`` create 0600/0700 whatever the umask, so the files
+    fdbench writes through a temporary name get this mode before the rename: a report or a
+    results table is as readable as any file the user's other tools write.
+    """
+    return (0o777 if directory else 0o666) & ~_umask()
+
+
 @contextmanager
 def atomic_path(path: str | Path) -> Iterator[Path]:
     """Yield a temporary path beside ``path``; rename it onto ``path`` only if the block succeeds.
 
     An interrupted or failing write leaves any previous file at ``path`` untouched and no
-    partial file behind.
+    partial file behind. The file gets the process umask's mode (:func:`default_mode`).
     """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     os.close(fd)
     try:
+        os.chmod(tmp, default_mode())
         yield Path(tmp)
         os.replace(tmp, path)
     finally:

@@ -10,6 +10,8 @@ from pathlib import Path
 
 import numpy as np
 
+from fdbench.io import default_mode
+
 MANIFEST = "manifest.json"
 
 
@@ -46,6 +48,7 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
+        os.chmod(tmp, default_mode())
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
             fh.flush()

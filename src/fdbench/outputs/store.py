@@ -14,6 +14,8 @@ import numpy as np
 import zarr
 from zarr.codecs import BloscCodec, Crc32cCodec
 
+from fdbench.io import default_mode
+
 from .schema import RunOutputs, SplitOutputs, validate_run
 
 __all__ = ["FORMAT_VERSION", "iter_sample_chunks", "read_outputs", "write_outputs"]
@@ -81,6 +83,7 @@ def write_outputs(path: str | os.PathLike[str], run: RunOutputs) -> None:
     parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.tmp-", dir=parent))
     try:
+        os.chmod(tmp, default_mode(directory=True))
         root = zarr.open_group(store=str(tmp), mode="w", zarr_format=3)
         split_names = list(run.splits)
         for index, name in enumerate(split_names):

@@ -6,7 +6,6 @@ import contextlib
 import json
 import logging
 import os
-import tempfile
 import warnings
 from collections.abc import Iterator
 from pathlib import Path
@@ -18,6 +17,7 @@ import torch
 
 from ..config import BenchmarkConfig, ConfidNetParams, MethodConfig, config_digest
 from ..data.studies import Experiment
+from ..io import atomic_path
 from ..models import build_model
 from ..models.dropout import split_at_first_dropout
 from ..models.network import Network
@@ -143,15 +143,8 @@ def _network(spec: dict[str, Any]) -> Network:
 
 
 def _save_atomic(obj: Any, path: Path) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.tmp-", dir=path.parent)
-    os.close(fd)
-    try:
+    with atomic_path(path) as tmp:
         torch.save(obj, tmp)
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
 
 
 def load_checkpoint(path: str | os.PathLike[str]) -> tuple[Network, dict[str, Any]]:
