@@ -238,9 +238,19 @@ def _calibration(s: _Sorted, weights, r, c, nan) -> dict[str, np.ndarray]:
 
 
 def _shared(
-    r: np.ndarray, weights: np.ndarray, metrics: Sequence[str], binary: bool, res_groups
+    r: np.ndarray,
+    weights: np.ndarray,
+    metrics: Sequence[str],
+    binary: bool,
+    res_groups,
+    n_drawn: np.ndarray | None,
 ) -> dict[str, np.ndarray]:
-    """Per-resample quantities that depend on the residuals only (not on a CSF)."""
+    """Per-resample quantities that depend on the residuals only (not on a CSF).
+
+    ``n_drawn`` is the number of samples of positive weight each resample drew (``None`` when
+    the weights are the counts themselves, which sum to it): the optimum of a resample is that
+    of its drawn samples, sample weights in units of their mean (:func:`optimal_aurc_augrc`).
+    """
     shared: dict[str, np.ndarray] = {}
     optimum = bool(_OPTIMUM_KEYS.intersection(metrics))
     if not (optimum or {"accuracy", "mean_residual"}.intersection(metrics)):
@@ -258,7 +268,7 @@ def _shared(
         else:
             values, order, starts = res_groups
             per_value = np.add.reduceat(weights[:, order], starts, axis=1).astype(np.float64)
-        shared["aurc_opt"], shared["augrc_opt"] = optimal_from_counts(values, per_value)
+        shared["aurc_opt"], shared["augrc_opt"] = optimal_from_counts(values, per_value, n_drawn)
     return shared
 
 
@@ -335,9 +345,11 @@ def bootstrap(
     }
     for counts in _count_blocks(n_all, n_resamples, seed, stratify, chunk):
         weights = (counts if keep is None else counts[:, keep]).astype(dtype)
+        n_drawn = None
         if w is not None:
+            n_drawn = weights.sum(axis=1)
             weights *= w
-        shared = _shared(r, weights, metrics, binary, res_groups)
+        shared = _shared(r, weights, metrics, binary, res_groups, n_drawn)
         for name, s in prepared.items():
             values = _csf_metrics(s, weights, r, checked[name], metrics, shared, binary, work)
             for m in metrics:
