@@ -20,7 +20,7 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 
-USER_ERRORS = (ValueError, TypeError, FileNotFoundError, NotADirectoryError, PermissionError)
+TABLE_SUFFIXES = (".csv", ".parquet", ".pq")
 PER_MILLE = {"aurc", "augrc", "eaurc", "eaugrc"}
 DISPLAY = (
     ("aurc", "AURC‰", min),
@@ -122,7 +122,12 @@ def evaluate(
 ) -> None:
     """Evaluate every CSF on every study of saved outputs and print the metric tables."""
     from fdbench.evaluation import evaluate_run, evaluate_table, read_confidence_table
+    from fdbench.io import check_output_file
 
+    if out is not None:
+        check_output_file(out, "--out", TABLE_SUFFIXES)
+    if bootstrap < 0:
+        raise ValueError(f"--bootstrap must be >= 0; got {bootstrap}")
     if path.suffix.lower() in {".csv", ".parquet", ".pq"}:
         if precision_report:
             raise ValueError("--precision-report needs logits; a confidence table has none")
@@ -196,11 +201,13 @@ def benchmark(
 
     from fdbench.benchmark import run_benchmark
     from fdbench.config import load_config
+    from fdbench.io import check_output_folder
 
     if config is not None and quick:
         raise ValueError("give either a CONFIG file or --quick, not both")
     settings = load_config(config if config is not None else _default_config(quick))
     run_dir = out if out is not None else Path("runs") / settings.name
+    check_output_folder(run_dir, "--out")
     columns = ("{task.description}", BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
     with Progress(*columns) as bar:
         tasks: dict[str, int] = {}
@@ -257,10 +264,14 @@ def report(
     """Build RUN_DIR/report.html (self-contained) and export every table as CSV and LaTeX."""
     from dataclasses import fields
 
+    from fdbench.io import check_output_file, check_output_folder
     from fdbench.report import read_run_inputs, write_report
 
     if not run_dir.is_dir():
         raise NotADirectoryError(f"run folder {run_dir} does not exist or is not a directory")
+    check_output_folder(run_dir, "RUN_DIR")
+    if screenshot is not None:
+        check_output_file(screenshot, "--screenshot", (".png",))
     inputs = read_run_inputs(run_dir)
     if inputs.results is not None and {"protocol", "n_samples"} <= set(inputs.results.columns):
         from fdbench.benchmark import report_table
@@ -307,9 +318,12 @@ def data_fetch(
 ) -> None:
     """Download (or build) datasets into the cache, verifying SHA-256 checksums."""
     from fdbench.data import DATASETS, fetch, fetch_all
+    from fdbench.io import check_output_folder
 
     if name != "all" and name not in DATASETS:
         raise ValueError(f"NAME must be 'all' or one of {', '.join(DATASETS)}; got {name!r}")
+    if data_dir is not None:
+        check_output_folder(data_dir, "--data-dir")
     if name == "all":
         folders = fetch_all(data_dir=data_dir, force=force)
     else:
@@ -326,26 +340,26 @@ def data_show_corruptions(
 ) -> None:
     """Draw the 15 corruptions × 5 severities on Fashion-MNIST test images into a PNG grid."""
     from fdbench.data.corruptions import show_corruptions
+    from fdbench.io import check_output_file
 
+    check_output_file(out, "--out", (".png",))
     typer.echo(f"wrote {show_corruptions(None, out, seed=seed, data_dir=data_dir)}")
 
 
-def _is_user_error(error: BaseException) -> bool:
-    if isinstance(error, USER_ERRORS):
-        return True
-    from fdbench.data import FetchError
-    from fdbench.data._cache import CorruptedCacheError
-
-    return isinstance(error, FetchError | CorruptedCacheError)
-
-
 def main() -> None:
-    """Run the ``fdbench`` command line; user errors print one line and exit with status 2."""
+    """Run the ``fdbench`` command line.
+
+    User errors (:func:`fdbench.errors.is_user_error`: invalid inputs, files and settings, every
+    ``OSError``) print ``fdbench: error: <one line>`` and exit with status 2, also when raised
+    inside a dask worker; anything else is a bug and keeps its traceback, as does every error
+    with ``FDBENCH_DEBUG`` set.
+    """
+    from fdbench.errors import is_user_error, one_line
+
     try:
         app()
     except Exception as error:
-        if os.environ.get("FDBENCH_DEBUG") or not _is_user_error(error):
+        if os.environ.get("FDBENCH_DEBUG") or not is_user_error(error):
             raise
-        message = str(error).splitlines()[0] if str(error) else type(error).__name__
-        print(f"fdbench: error: {message}", file=sys.stderr)
+        print(f"fdbench: error: {one_line(error)}", file=sys.stderr)
         sys.exit(2)
