@@ -128,6 +128,7 @@ def evaluate(
         check_output_file(out, "--out", TABLE_SUFFIXES)
     if bootstrap < 0:
         raise ValueError(f"--bootstrap must be >= 0; got {bootstrap}")
+    _check_bootstrap_fits(bootstrap, "--bootstrap")
     if path.suffix.lower() in {".csv", ".parquet", ".pq"}:
         if precision_report:
             raise ValueError("--precision-report needs logits; a confidence table has none")
@@ -148,6 +149,14 @@ def evaluate(
     if out is not None:
         _write_table(results, out)
         typer.echo(f"wrote {out}")
+
+
+def _check_bootstrap_fits(n_resamples: int, option: str) -> None:
+    """Refuse up front a number of resamples whose seeds alone cannot fit in memory (the
+    bootstrap checks its full need again when it starts)."""
+    from fdbench.metrics.bootstrap import SEED_BYTES, check_memory
+
+    check_memory(n_resamples * SEED_BYTES, f"{option}: {n_resamples} resamples")
 
 
 def _print_precision_report(run: object) -> None:
@@ -208,6 +217,7 @@ def benchmark(
     settings = load_config(config if config is not None else _default_config(quick))
     run_dir = out if out is not None else Path("runs") / settings.name
     check_output_folder(run_dir, "--out")
+    _check_bootstrap_fits(settings.analysis.n_bootstrap, "analysis.n_bootstrap")
     columns = ("{task.description}", BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
     with Progress(*columns) as bar:
         tasks: dict[str, int] = {}

@@ -148,10 +148,24 @@ def _save_atomic(obj: Any, path: Path) -> None:
 
 
 def load_checkpoint(path: str | os.PathLike[str]) -> tuple[Network, dict[str, Any]]:
-    """Rebuild the network saved at ``path`` by a training job; returns ``(network, info)``."""
-    ckpt = torch.load(path, map_location="cpu", weights_only=True)
-    net = _network(ckpt["spec"])
-    net.load_state_dict(ckpt["state_dict"])
+    """Rebuild the network saved at ``path`` by a training job; returns ``(network, info)``.
+
+    A file that cannot be read as such a checkpoint (truncated, overwritten, flipped bytes,
+    another program's file, weights that do not fit the network it describes) raises one
+    ``ValueError`` naming it; an ``OSError`` (missing file, permission denied) passes as is.
+    """
+    try:
+        ckpt = torch.load(path, map_location="cpu", weights_only=True)
+        net = _network(ckpt["spec"])
+        net.load_state_dict(ckpt["state_dict"])
+    except OSError:
+        raise
+    except Exception as err:
+        reason = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+        raise ValueError(
+            f"checkpoint {str(path)!r} is corrupted or not an fdbench checkpoint ({reason}); "
+            "remove it to train that model again"
+        ) from err
     return net.eval(), {k: v for k, v in ckpt.items() if k != "state_dict"}
 
 
