@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import errno
-
 __all__ = ["UserError", "is_user_error", "one_line"]
 
 
@@ -39,14 +37,12 @@ def is_user_error(error: BaseException) -> bool:
 def one_line(error: BaseException) -> str:
     """The message of ``error`` on one line.
 
-    An ``OSError`` reads ``<reason>: <path>`` (``No space left on device: 'runs/x/results.csv'``,
+    An ``OSError`` reads ``<reason>: <path>`` (``Read-only file system: 'runs/x/results.csv'``,
     with the second path of a rename); any other error its first line, or its class name when
     it has no message.
     """
     if isinstance(error, OSError) and error.strerror:
         reason = error.strerror
-        if error.errno == errno.EROFS:
-            reason = "read-only file system"
         where = [repr(str(f)) for f in (error.filename, error.filename2) if f is not None]
         text = f"{reason}: {' -> '.join(where)}" if where else reason
     else:

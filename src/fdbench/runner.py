@@ -43,11 +43,17 @@ def local_cluster(workers: int) -> Any:
     Failed" records with the remote traceback would only repeat it.
     """
     import logging
+    import warnings
 
     import dask
     from dask.distributed import LocalCluster
 
-    with dask.config.set({"distributed.nanny.pre-spawn-environ": WORKER_ENVIRON}):
+    with (
+        dask.config.set({"distributed.nanny.pre-spawn-environ": WORKER_ENVIRON}),
+        warnings.catch_warnings(),
+    ):
+        # another cluster on this machine holds the dashboard's port: dask warns and moves on
+        warnings.filterwarnings("ignore", message="Port .* is already in use")
         return LocalCluster(
             n_workers=workers,
             threads_per_worker=1,

@@ -154,17 +154,24 @@ def load_checkpoint(path: str | os.PathLike[str]) -> tuple[Network, dict[str, An
     another program's file, weights that do not fit the network it describes) raises one
     ``ValueError`` naming it; an ``OSError`` (missing file, permission denied) passes as is.
     """
+    what = f"checkpoint {str(path)!r}"
     try:
         ckpt = torch.load(path, map_location="cpu", weights_only=True)
-        net = _network(ckpt["spec"])
-        net.load_state_dict(ckpt["state_dict"])
     except OSError:
         raise
     except Exception as err:
+        raise ValueError(
+            f"{what} cannot be read (truncated, overwritten or not a PyTorch file); "
+            "remove it to train that model again"
+        ) from err
+    try:
+        net = _network(ckpt["spec"])
+        net.load_state_dict(ckpt["state_dict"])
+    except Exception as err:
         reason = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
         raise ValueError(
-            f"checkpoint {str(path)!r} is corrupted or not an fdbench checkpoint ({reason}); "
-            "remove it to train that model again"
+            f"{what} is not an fdbench checkpoint or does not fit the network it describes "
+            f"({type(err).__name__}: {reason}); remove it to train that model again"
         ) from err
     return net.eval(), {k: v for k, v in ckpt.items() if k != "state_dict"}
 
