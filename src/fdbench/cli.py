@@ -360,16 +360,34 @@ def main() -> None:
     """Run the ``fdbench`` command line.
 
     User errors (:func:`fdbench.errors.is_user_error`: invalid inputs, files and settings, every
-    ``OSError``) print ``fdbench: error: <one line>`` and exit with status 2, also when raised
-    inside a dask worker; anything else is a bug and keeps its traceback, as does every error
-    with ``FDBENCH_DEBUG`` set.
+    ``OSError``; and bad options or arguments) print ``fdbench: error: <one line>`` and exit
+    with status 2, also when raised inside a dask worker; anything else is a bug and keeps its
+    traceback, as does every error with ``FDBENCH_DEBUG`` set.
     """
+    try:  # typer >= 0.20 vendors click
+        from typer._click import exceptions as click
+    except ImportError:
+        from click import exceptions as click
+
     from fdbench.errors import is_user_error, one_line
 
     try:
-        app()
+        code = app(standalone_mode=False)
+    except click.NoArgsIsHelpError as error:
+        error.show()
+        sys.exit(error.exit_code)
+    except click.UsageError as error:
+        # a bad option or argument (unknown option, value of the wrong type, missing argument)
+        message = " ".join(error.format_message().split())
+        print(f"fdbench: error: {message}", file=sys.stderr)
+        sys.exit(2)
+    except (typer.Abort, KeyboardInterrupt):
+        print("Aborted!", file=sys.stderr)
+        sys.exit(1)
     except Exception as error:
         if os.environ.get("FDBENCH_DEBUG") or not is_user_error(error):
             raise
         print(f"fdbench: error: {one_line(error)}", file=sys.stderr)
         sys.exit(2)
+    if isinstance(code, int) and code:
+        sys.exit(code)

@@ -247,3 +247,21 @@ def test_a_bug_keeps_its_traceback(tmp_path):
     )
     assert result.returncode == 1
     assert "Traceback" in result.stderr and "IndexError: a bug" in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        (["--bootstrap", "many"], "'--bootstrap'"),
+        (["--no-such-option"], "--no-such-option"),
+        (["--protocol"], "--protocol"),
+    ],
+)
+def test_bad_options_are_one_line(npz, args, needle):
+    result = run_cli("evaluate", str(npz), *args)
+    assert_one_line_error(result, needle)
+    assert result.stdout == ""
+
+
+def test_a_missing_argument_is_one_line():
+    assert_one_line_error(run_cli("evaluate"), "Missing argument")

@@ -124,6 +124,12 @@ def test_the_reported_extremes(scale):
     for key, value in expected.items():
         assert got[key] == pytest.approx(value, rel=1e-12, abs=1e-15), key
     assert eaurc == pytest.approx(expected["eaurc"], rel=1e-12, abs=1e-15)
+    labels = (r == 0).astype(int)
+    logits = np.stack([1 - c, c], axis=1)
+    for fn in (M.nll, M.brier, M.balanced_accuracy):
+        assert fn(labels, logits, sample_weight=w * scale) == pytest.approx(
+            fn(labels, logits), rel=1e-12
+        ), fn.__name__
 
 
 @pytest.mark.parametrize("bad", [0.0, -1.0, np.inf, np.nan])

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ._validation import as_real_array
+from ._validation import as_real_array, rescale_weights
 
 __all__ = ["accuracy", "balanced_accuracy", "brier", "log_softmax", "nll"]
 
@@ -34,9 +34,9 @@ def _check(labels: ArrayLike, logits: ArrayLike, sample_weight: ArrayLike | None
     w = as_real_array(sample_weight, "sample_weight")
     if w.shape != y.shape:
         raise ValueError(f"sample_weight: expected {y.size} values, got shape {w.shape}")
-    if not (np.all(np.isfinite(w)) and np.all(w >= 0) and w.sum() > 0):
+    if not (np.all(np.isfinite(w)) and np.all(w >= 0) and w.max() > 0):
         raise ValueError("sample_weight: expected finite non-negative values with a positive sum")
-    return y.astype(np.int64), z, w
+    return y.astype(np.int64), z, rescale_weights(w)
 
 
 def log_softmax(logits: np.ndarray) -> np.ndarray:
