@@ -185,10 +185,12 @@ def eaurc(
 
     The optimum ranks samples by ascending residual, every sample its own step
     (:func:`optimal_aurc_augrc`), so e-AURC is exactly 0 for a perfect CSF without ties and
-    never negative for an unweighted CSF without ties. A tie group (or a weight > 1, which
-    counts as tied copies) is one linear step of the curve, which may pass below the strict
-    optimum; e-AURC can then be slightly negative. With ``coverage_range=(a, b)`` both areas
-    are restricted to coverages [a, b] as in :func:`aurc` (integer sample weights only).
+    never negative for an unweighted CSF without ties. A tie group (or a weight above the
+    mean, which counts as tied copies) is one linear step of the curve, which may pass below
+    the strict optimum; e-AURC can then be slightly negative. Only the ratios of the weights
+    matter. With ``coverage_range=(a, b)`` both areas are restricted to coverages [a, b] as in
+    :func:`aurc` (weights that are whole numbers of copies only, see
+    :func:`optimal_aurc_augrc`).
 
     Source: Geifman, Uziel & El-Yaniv, ICLR 2019 (E-AURC), computed on the finite sample
     instead of the continuous approximation r + (1 - r) ln(1 - r).
