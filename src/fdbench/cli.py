@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 from pathlib import Path
@@ -20,7 +21,15 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 
-USER_ERRORS = (ValueError, TypeError, FileNotFoundError, NotADirectoryError, PermissionError)
+USER_ERRORS = (
+    ValueError,
+    TypeError,
+    FileNotFoundError,
+    FileExistsError,
+    NotADirectoryError,
+    PermissionError,
+)
+FORCE_HELP = "Overwrite files at the output path that fdbench did not write (never an input)."
 PER_MILLE = {"aurc", "augrc", "eaurc", "eaugrc"}
 DISPLAY = (
     ("aurc", "AURC‰", min),
@@ -41,6 +50,42 @@ def _write_table(table: pd.DataFrame, out: Path) -> None:
     from fdbench.io import write_table
 
     write_table(table, out)
+
+
+def _is_input(out: Path, source: Path) -> bool:
+    """Whether writing ``out`` would write ``source`` or a file inside it (same path, symlink,
+    hard link, or a path inside an input folder)."""
+    if not source.exists():
+        return False
+    if out.exists() and os.path.samefile(out, source):
+        return True
+    resolved, origin = out.resolve(), source.resolve()
+    return resolved == origin or (source.is_dir() and resolved.is_relative_to(origin))
+
+
+def check_outputs(outputs: dict[str, Path | None], inputs: list[Path]) -> None:
+    """Before any work: no output (``--option`` → path) may be an input of the same command,
+    and none may be a file fdbench did not write unless ``--force`` is given
+    (:func:`fdbench.io.check_replaceable`)."""
+    from fdbench.io import check_replaceable
+
+    for option, out in outputs.items():
+        if out is None:
+            continue
+        for source in inputs:
+            if _is_input(out, source):
+                raise ValueError(
+                    f"{option} {out} is the input {source} of this command (or inside it); "
+                    "refusing to overwrite an input: choose another output path"
+                )
+        if out.exists() and not out.is_dir():
+            check_replaceable(out)
+
+
+def _forced(force: bool) -> contextlib.AbstractContextManager:
+    from fdbench.io import overwrite_foreign
+
+    return overwrite_foreign() if force else contextlib.nullcontext()
 
 
 def print_results(table: pd.DataFrame) -> None:
@@ -119,10 +164,28 @@ def evaluate(
             help="Also print how float16/32/64 softmax rounding changes AURC and AUROC_f.",
         ),
     ] = False,
+    force: Annotated[bool, typer.Option("--force", help=FORCE_HELP)] = False,
 ) -> None:
     """Evaluate every CSF on every study of saved outputs and print the metric tables."""
+    with _forced(force):
+        _evaluate(path, out, protocol, bootstrap, seed, iid_study, confidence, precision_report)
+
+
+def _evaluate(
+    path: Path,
+    out: Path | None,
+    protocol: str,
+    bootstrap: int,
+    seed: int,
+    iid_study: str,
+    confidence: list[str] | None,
+    precision_report: bool,
+) -> None:
     from fdbench.evaluation import evaluate_run, evaluate_table, read_confidence_table
 
+    check_outputs({"--out": out}, [path])
+    if out is not None and out.suffix.lower() not in {".csv", ".parquet", ".pq"}:
+        raise ValueError(f"--out must end in .csv or .parquet; got {out.name}")
     if path.suffix.lower() in {".csv", ".parquet", ".pq"}:
         if precision_report:
             raise ValueError("--precision-report needs logits; a confidence table has none")
@@ -190,8 +253,28 @@ def benchmark(
         str | None, typer.Option(help="Run jobs on the dask scheduler at this address.")
     ] = None,
     report: Annotated[bool, typer.Option(help="Write the analysis files and HTML report.")] = True,
+    force: Annotated[
+        bool,
+        typer.Option(
+            "--force",
+            help="Write into an --out folder that is not a run folder of fdbench, replacing "
+            "files fdbench did not write (never the CONFIG file).",
+        ),
+    ] = False,
 ) -> None:
     """Train, infer, evaluate every CSF on every study, and report (resumable)."""
+    with _forced(force):
+        _benchmark(config, quick, out, workers, scheduler, report)
+
+
+def _benchmark(
+    config: Path | None,
+    quick: bool,
+    out: Path | None,
+    workers: int | None,
+    scheduler: str | None,
+    report: bool,
+) -> None:
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
 
     from fdbench.benchmark import run_benchmark
@@ -201,6 +284,13 @@ def benchmark(
         raise ValueError("give either a CONFIG file or --quick, not both")
     settings = load_config(config if config is not None else _default_config(quick))
     run_dir = out if out is not None else Path("runs") / settings.name
+    if config is not None:
+        check_outputs({"--out": run_dir}, [config])
+        if config.resolve().is_relative_to(run_dir.resolve()):
+            raise ValueError(
+                f"the config file {config} lies inside the run folder {run_dir}, which fdbench "
+                "writes; keep the config elsewhere or choose another --out"
+            )
     columns = ("{task.description}", BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
     with Progress(*columns) as bar:
         tasks: dict[str, int] = {}
@@ -253,14 +343,36 @@ def report(
     screenshot_height: Annotated[
         int, typer.Option(min=200, help="Height of the screenshot in pixels.")
     ] = 2400,
+    force: Annotated[bool, typer.Option("--force", help=FORCE_HELP)] = False,
 ) -> None:
     """Build RUN_DIR/report.html (self-contained) and export every table as CSV and LaTeX."""
+    with _forced(force):
+        _report(run_dir, title, curve_csf, screenshot, screenshot_height)
+
+
+def _report(
+    run_dir: Path,
+    title: str | None,
+    curve_csf: list[str] | None,
+    screenshot: Path | None,
+    screenshot_height: int,
+) -> None:
     from dataclasses import fields
 
     from fdbench.report import read_run_inputs, write_report
+    from fdbench.report.report import MANIFEST_FILE, REPORT_FILE
 
     if not run_dir.is_dir():
         raise NotADirectoryError(f"run folder {run_dir} does not exist or is not a directory")
+    inputs_read = [p for p in run_dir.iterdir() if p.is_file() and p.name != REPORT_FILE]
+    check_outputs(
+        {
+            "RUN_DIR/report.html": run_dir / REPORT_FILE,
+            "RUN_DIR/report_manifest.json": run_dir / MANIFEST_FILE,
+            "--screenshot": screenshot,
+        },
+        [p for p in inputs_read if p.name != MANIFEST_FILE],
+    )
     inputs = read_run_inputs(run_dir)
     if inputs.results is not None and {"protocol", "n_samples"} <= set(inputs.results.columns):
         from fdbench.benchmark import report_table
@@ -323,11 +435,14 @@ def data_show_corruptions(
     out: Annotated[Path, typer.Option("--out", help="PNG file to write.")],
     seed: Annotated[int, typer.Option(help="Seed of the corruptions.")] = 0,
     data_dir: Annotated[Path | None, typer.Option(help="Cache folder.")] = None,
+    force: Annotated[bool, typer.Option("--force", help=FORCE_HELP)] = False,
 ) -> None:
     """Draw the 15 corruptions × 5 severities on Fashion-MNIST test images into a PNG grid."""
     from fdbench.data.corruptions import show_corruptions
 
-    typer.echo(f"wrote {show_corruptions(None, out, seed=seed, data_dir=data_dir)}")
+    with _forced(force):
+        check_outputs({"--out": out}, [data_dir] if data_dir is not None else [])
+        typer.echo(f"wrote {show_corruptions(None, out, seed=seed, data_dir=data_dir)}")
 
 
 def _is_user_error(error: BaseException) -> bool:
