@@ -282,15 +282,11 @@ def _benchmark(
 
     if config is not None and quick:
         raise ValueError("give either a CONFIG file or --quick, not both")
+    if out is not None:
+        _check_run_folder(out, config)
     settings = load_config(config if config is not None else _default_config(quick))
     run_dir = out if out is not None else Path("runs") / settings.name
-    if config is not None:
-        check_outputs({"--out": run_dir}, [config])
-        if config.resolve().is_relative_to(run_dir.resolve()):
-            raise ValueError(
-                f"the config file {config} lies inside the run folder {run_dir}, which fdbench "
-                "writes; keep the config elsewhere or choose another --out"
-            )
+    _check_run_folder(run_dir, config)
     columns = ("{task.description}", BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
     with Progress(*columns) as bar:
         tasks: dict[str, int] = {}
@@ -385,6 +381,18 @@ def _report(
         from fdbench.report.browser import screenshot_page
 
         typer.echo(f"wrote {screenshot_page(path, screenshot, height=screenshot_height)}")
+
+
+def _check_run_folder(run_dir: Path, config: Path | None) -> None:
+    """The run folder must not be, or hold, the config file the benchmark reads."""
+    if config is None:
+        return
+    check_outputs({"--out": run_dir}, [config])
+    if config.exists() and config.resolve().is_relative_to(run_dir.resolve()):
+        raise ValueError(
+            f"the config file {config} lies inside the run folder {run_dir}, which fdbench "
+            "writes; keep the config elsewhere or choose another --out"
+        )
 
 
 def _seed_means(table: pd.DataFrame) -> pd.DataFrame:

@@ -288,14 +288,19 @@ def check_replaceable(path: str | Path) -> None:
     """Raise ``ForeignFileError`` if ``path`` holds something fdbench may not replace.
 
     fdbench replaces a file only if it wrote it and it is unchanged since: its SHA-256 matches
-    the checksum file beside it (a directory: its :data:`DIRECTORY_CHECKSUMS` file). Anything
-    else at ``path`` (a user's file, a file edited since, a symlink) is left alone unless
+    the checksum file beside it. A directory is replaced only if fdbench wrote it as a whole
+    (it holds a :data:`DIRECTORY_CHECKSUMS` file, as an outputs store does). Anything else at
+    ``path`` (a user's file or folder, a file edited since, a symlink) is left alone unless
     :func:`overwrite_foreign` is active.
     """
     path = Path(path)
     if _FORCE.get() or not (path.exists() or path.is_symlink()):
         return
-    if path.is_symlink() or damage(path) is not None:
+    if path.is_dir() and not path.is_symlink():
+        foreign = not (path / DIRECTORY_CHECKSUMS).is_file()
+    else:
+        foreign = path.is_symlink() or damage(path) is not None
+    if foreign:
         raise ForeignFileError(
             f"{path} exists and was not written by fdbench (or was changed since); "
             "refusing to overwrite it: choose another path or pass --force"
