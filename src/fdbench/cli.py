@@ -182,8 +182,11 @@ def _evaluate(
     precision_report: bool,
 ) -> None:
     from fdbench.evaluation import evaluate_run, evaluate_table, read_confidence_table
+    from fdbench.io import verify_if_recorded
 
     check_outputs({"--out": out}, [path])
+    if path.is_file():
+        verify_if_recorded(path)
     if out is not None and out.suffix.lower() not in {".csv", ".parquet", ".pq"}:
         raise ValueError(f"--out must end in .csv or .parquet; got {out.name}")
     if path.suffix.lower() in {".csv", ".parquet", ".pq"}:
@@ -360,15 +363,12 @@ def _report(
 
     if not run_dir.is_dir():
         raise NotADirectoryError(f"run folder {run_dir} does not exist or is not a directory")
-    inputs_read = [p for p in run_dir.iterdir() if p.is_file() and p.name != REPORT_FILE]
-    check_outputs(
-        {
-            "RUN_DIR/report.html": run_dir / REPORT_FILE,
-            "RUN_DIR/report_manifest.json": run_dir / MANIFEST_FILE,
-            "--screenshot": screenshot,
-        },
-        [p for p in inputs_read if p.name != MANIFEST_FILE],
-    )
+    page, manifest = run_dir / REPORT_FILE, run_dir / MANIFEST_FILE
+    written = {page.name, manifest.name}
+    inputs = [p for p in run_dir.iterdir() if p.is_file() and p.name not in written]
+    check_outputs({"RUN_DIR/report.html": page, "RUN_DIR/report_manifest.json": manifest}, inputs)
+    # the screenshot is taken of the page, so the page is one of its inputs
+    check_outputs({"--screenshot": screenshot}, [*inputs, page, manifest])
     inputs = read_run_inputs(run_dir)
     if inputs.results is not None and {"protocol", "n_samples"} <= set(inputs.results.columns):
         from fdbench.benchmark import report_table
@@ -446,10 +446,11 @@ def data_show_corruptions(
     force: Annotated[bool, typer.Option("--force", help=FORCE_HELP)] = False,
 ) -> None:
     """Draw the 15 corruptions × 5 severities on Fashion-MNIST test images into a PNG grid."""
+    from fdbench.data._cache import data_dir as cache_dir
     from fdbench.data.corruptions import show_corruptions
 
     with _forced(force):
-        check_outputs({"--out": out}, [data_dir] if data_dir is not None else [])
+        check_outputs({"--out": out}, [cache_dir(data_dir)])
         typer.echo(f"wrote {show_corruptions(None, out, seed=seed, data_dir=data_dir)}")
 
 

@@ -165,3 +165,26 @@ def test_write_outputs_never_replaces_a_users_folder(tmp_path):
     write_outputs(store, small_run(0))
     write_outputs(store, small_run(1))  # its own store is replaced
     assert read_outputs(store).meta["seed"] == 1
+
+
+def test_screenshot_onto_the_report_page_is_refused(tmp_path):
+    run = tmp_path / "run"
+    run.mkdir()
+    write_text(run / "report.html", "<html></html>")
+    before = digest(run / "report.html")
+    done = run_cli("report", str(run), "--screenshot", str(run / "report.html"))
+    assert_user_error(done, "--screenshot", "is the input")
+    assert digest(run / "report.html") == before
+
+
+def test_corruption_grid_never_replaces_a_foreign_file(tmp_path):
+    grid = tmp_path / "grid.png"
+    grid.write_bytes(b"my picture")
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    done = run_cli("data", "show-corruptions", "--out", str(grid), "--data-dir", str(cache))
+    assert_user_error(done, str(grid), "--force")
+    assert grid.read_bytes() == b"my picture"
+    out = str(cache / "x.png")
+    done = run_cli("data", "show-corruptions", "--out", out, "--data-dir", str(cache))
+    assert_user_error(done, "is the input")
