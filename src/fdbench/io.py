@@ -58,7 +58,7 @@ def atomic_path(path: str | Path) -> Iterator[Path]:
     An interrupted or failing write leaves any previous file at ``path`` untouched and no
     partial file behind. The file gets the process umask's mode (:func:`default_mode`). An
     existing file that fdbench did not write is not replaced (:func:`check_replaceable`); the
-    new file's SHA-256 is recorded beside it (:func:`record_checksum`), for :func:`verify_file`.
+    new file's SHA-256 is recorded beside it (:func:`checksum_path`), for :func:`verify_file`.
     """
     path = Path(path)
     check_replaceable(path)
@@ -68,8 +68,13 @@ def atomic_path(path: str | Path) -> Iterator[Path]:
     try:
         os.chmod(tmp, default_mode())
         yield Path(tmp)
+        new = sha256_file(tmp)
+        # until the rename, the checksum file accepts the old and the new content, so a
+        # process killed between the two renames leaves a file that still verifies
+        old = [sha256_file(path)] if path.is_file() and not path.is_symlink() else []
+        _write_checksums(path, [*old, new])
         os.replace(tmp, path)
-        record_checksum(path)
+        _write_checksums(path, [new])
     finally:
         if os.path.exists(tmp):
             os.unlink(tmp)
@@ -127,11 +132,6 @@ def checksum_path(path: str | Path) -> Path:
     return path.with_name(path.name + CHECKSUM_SUFFIX)
 
 
-def format_checksums(digests: dict[str, str]) -> str:
-    """``sha256sum`` lines for ``digests`` (relative path → hex digest), sorted by path."""
-    return "".join(f"{digests[name]}  {name}\n" for name in sorted(digests))
-
-
 def parse_checksums(text: str, source: str | Path) -> dict[str, str]:
     """Parse ``sha256sum`` lines into relative path → hex digest; ``IntegrityError`` naming
     ``source`` if a line is malformed."""
@@ -145,13 +145,27 @@ def parse_checksums(text: str, source: str | Path) -> dict[str, str]:
     return digests
 
 
-def record_checksum(path: str | Path) -> Path:
-    """Write the SHA-256 of the file at ``path`` to its checksum file (atomically)."""
-    path = Path(path)
+def _write_checksums(path: Path, digests: list[str]) -> Path:
     target = checksum_path(path)
-    text = format_checksums({path.name: sha256_file(path)})
-    _write_raw(target, text.encode("ascii"))
+    text = "".join(f"{digest}  {path.name}\n" for digest in dict.fromkeys(digests))
+    _write_raw(target, text.encode("utf-8"))
     return target
+
+
+def _recorded_digests(path: Path) -> set[str]:
+    """The digests the checksum file of ``path`` accepts (one, or the old and the new one of
+    an interrupted replacement); ``IntegrityError`` if it is damaged or names another file."""
+    record = checksum_path(path)
+    digests = set()
+    for line in record.read_text(encoding="utf-8").splitlines():
+        digest, sep, name = line.partition("  ")
+        valid = len(digest) == 64 and all(c in "0123456789abcdef" for c in digest)
+        if not sep or not valid or name != path.name:
+            raise IntegrityError(f"checksum file {record} is damaged (line {line[:80]!r})")
+        digests.add(digest)
+    if not digests:
+        raise IntegrityError(f"checksum file {record} is empty")
+    return digests
 
 
 def _write_raw(path: Path, data: bytes) -> None:
@@ -181,14 +195,12 @@ def damage(path: str | Path) -> str | None:
         return "the file is missing"
     record = checksum_path(path)
     try:
-        digests = parse_checksums(record.read_text(encoding="ascii"), record)
+        digests = _recorded_digests(path)
     except FileNotFoundError:
         return f"no checksum was recorded ({record.name} is missing)"
     except (OSError, UnicodeDecodeError, IntegrityError):
         return f"its checksum file {record.name} is damaged"
-    if set(digests) != {path.name}:
-        return f"its checksum file {record.name} names another file"
-    if sha256_file(path) != digests[path.name]:
+    if sha256_file(path) not in digests:
         return "its content does not match the SHA-256 recorded when fdbench wrote it"
     return None
 
@@ -228,7 +240,8 @@ def record_directory_checksums(directory: str | Path) -> Path:
     names = [n for n in directory_files(directory) if n != DIRECTORY_CHECKSUMS]
     digests = {name: sha256_file(directory / name) for name in names}
     target = directory / DIRECTORY_CHECKSUMS
-    _write_raw(target, format_checksums(digests).encode("utf-8"))
+    text = "".join(f"{digests[name]}  {name}\n" for name in sorted(digests))
+    _write_raw(target, text.encode("utf-8"))
     return target
 
 

@@ -300,3 +300,29 @@ def test_evaluate_verifies_an_input_fdbench_wrote(tmp_path):
     assert run_cli("evaluate", str(path)).returncode == 0
     path.write_text(path.read_text().replace("0.1", "0.7", 1))
     assert_user_error(run_cli("evaluate", str(path)), str(path), "damaged")
+
+
+def test_replacement_killed_between_renames_still_verifies(tmp_path, monkeypatch):
+    # the process dies after the checksum file names the new content, before the new file is
+    # in place: the old file still verifies and fdbench may still replace it
+    import os as _os
+
+    path = write_table(TABLE, tmp_path / "results.csv")
+    before = digest(path)
+    replace = _os.replace
+
+    def killed_before_the_file(src, dst):
+        if str(dst) == str(path):
+            raise KeyboardInterrupt
+        replace(src, dst)
+
+    monkeypatch.setattr(_os, "replace", killed_before_the_file)
+    with pytest.raises(KeyboardInterrupt):
+        write_table(TABLE.assign(value=1.0), path)
+    monkeypatch.undo()
+    assert len(checksum_path(path).read_text().splitlines()) == 2
+    assert digest(path) == before
+    pd.testing.assert_frame_equal(read_table(path), TABLE)
+    write_table(TABLE.assign(value=1.0), path)
+    assert (read_table(path)["value"] == 1.0).all()
+    assert len(checksum_path(path).read_text().splitlines()) == 1
