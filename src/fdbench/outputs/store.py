@@ -38,6 +38,9 @@ FORMAT_VERSION = 2
 _T = TypeVar("_T")
 #: How often a reader re-reads a store that a concurrent writer replaced while it was read.
 _READ_ATTEMPTS = 50
+#: How many reads in a row must find the same file damaged in an unchanged store before it is
+#: reported (a writer may have put identical content back in place meanwhile).
+_DAMAGE_CONFIRMATIONS = 3
 _FORMAT_KEY = "fdbench_outputs"
 _TARGET_CHUNK_BYTES = 8 * 2**20
 _SPLIT_ARRAYS = ("labels", "logits", "mcd_logits", "features")
@@ -235,26 +238,37 @@ def _mismatch_in(error: BaseException) -> bool:
     return False
 
 
+def _state(target: Path) -> tuple[int, int, bytes]:
+    """What identifies one write of the store: its directory (a new one per write) and its
+    checksum file."""
+    info = os.stat(target)
+    return info.st_dev, info.st_ino, _checksums(target)
+
+
 def _consistent(target: Path, read: Callable[[zarr.Group], _T]) -> _T:
     """``read(root)`` on a view of the store whose every file matches one state of its checksum
-    file: a file that does not match is either damage (the checksum file is unchanged: the
-    error is raised) or a concurrent writer's replacement (it changed: read again)."""
+    file. A file that does not match is damage if the store is still the same directory with
+    the same checksum file on :data:`_DAMAGE_CONFIRMATIONS` reads in a row (the error is
+    raised); otherwise a concurrent writer replaced the store meanwhile, and it is read again."""
     if not target.is_dir():
         raise FileNotFoundError(f"no outputs store at {str(target)!r}")
+    unchanged = 0
     for _ in range(_READ_ATTEMPTS):
-        recorded = _checksums(target)
+        state = _state(target)
         try:
-            text = recorded.decode("utf-8", "replace")
-            digests = parse_checksums(text, target / DIRECTORY_CHECKSUMS)
+            digests = parse_checksums(
+                state[2].decode("utf-8", "replace"), target / DIRECTORY_CHECKSUMS
+            )
             return read(_open_root(target, digests))
         except Exception as err:
             if not _mismatch_in(err):
                 raise
             try:
-                unchanged = _checksums(target) == recorded
-            except ValueError:
-                unchanged = False
-            if unchanged:
+                same = _state(target) == state
+            except (OSError, ValueError):
+                same = False
+            unchanged = unchanged + 1 if same else 0
+            if unchanged >= _DAMAGE_CONFIRMATIONS:
                 raise
             time.sleep(0.001)
     raise ValueError(
