@@ -3,17 +3,16 @@
 import pandas as pd
 import pytest
 
-from fdbench.io import atomic_path, write_table
+from fdbench.io import atomic_path, verify_file, write_table, write_text
 
 
 def test_failed_write_keeps_previous_file(tmp_path):
-    target = tmp_path / "results.csv"
-    target.write_text("old")
+    target = write_text(tmp_path / "results.csv", "old")
     with pytest.raises(RuntimeError), atomic_path(target) as tmp:
         tmp.write_text("half")
         raise RuntimeError("interrupted")
-    assert target.read_text() == "old"
-    assert [p.name for p in tmp_path.iterdir()] == ["results.csv"]
+    assert verify_file(target).read_text() == "old"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["results.csv", "results.csv.sha256"]
 
 
 @pytest.mark.parametrize("suffix", [".csv", ".parquet"])

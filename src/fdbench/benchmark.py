@@ -20,7 +20,7 @@ from fdbench.evaluation import (
     evaluate_confidences,
     prediction_groups,
 )
-from fdbench.io import atomic_path, write_table
+from fdbench.io import atomic_path, claim_run_folder, read_table, verify_file, write_table
 from fdbench.protocol import (
     PER_TYPE_CORRUPTION,
     POOLED_CORRUPTION,
@@ -78,8 +78,8 @@ def save_scores(path: Path, scores: Sequence[StudyScores]) -> None:
 
 
 def load_scores(path: Path) -> list[StudyScores]:
-    """Read the scores written by :func:`save_scores`."""
-    with np.load(path, allow_pickle=False) as data:
+    """Read the scores written by :func:`save_scores`, after verifying their checksum."""
+    with np.load(verify_file(path), allow_pickle=False) as data:
         index = json.loads(str(data["index"]))
         return [
             StudyScores(
@@ -203,6 +203,7 @@ def plan_benchmark(
                     (config, run, method, seed, models),
                     stores[-1],
                     after,
+                    verified=True,
                 )
             )
             folder = run_dir / "evaluation" / experiment.name / method / f"seed{seed}"
@@ -223,7 +224,16 @@ def plan_benchmark(
 def _evaluation_jobs(key: str, candidates: list[list[Path]], folder: Path) -> list[Job]:
     """One evaluation job per grid candidate (``candidates[i]``: the stores it evaluates)."""
     if len(candidates) == 1:
-        return [Job(key, evaluate_runs, (candidates[0], folder), folder / RESULTS_FILE)]
+        return [
+            Job(
+                key,
+                evaluate_runs,
+                (candidates[0], folder),
+                folder / RESULTS_FILE,
+                also=(folder / SCORES_FILE,),
+                verified=True,
+            )
+        ]
     evaluate = functools.partial(evaluate_runs, with_val=True)
     return [
         Job(
@@ -231,6 +241,8 @@ def _evaluation_jobs(key: str, candidates: list[list[Path]], folder: Path) -> li
             evaluate,
             (stores, folder / f"candidate{i}"),
             folder / f"candidate{i}" / RESULTS_FILE,
+            also=(folder / f"candidate{i}" / SCORES_FILE,),
+            verified=True,
         )
         for i, stores in enumerate(candidates)
     ]
@@ -273,7 +285,7 @@ def select_candidates(results: pd.DataFrame, metric: str) -> pd.DataFrame:
 def collect_results(plan: BenchmarkPlan) -> pd.DataFrame:
     """Concatenate the results of every evaluation job into one tidy table, keeping per CSF the
     grid candidate selected on validation (:func:`select_candidates`)."""
-    table = pd.concat([pd.read_parquet(job.output) for job in plan.evaluation], ignore_index=True)
+    table = pd.concat([read_table(job.output) for job in plan.evaluation], ignore_index=True)
     return select_candidates(table, plan.selection_metric)
 
 
@@ -296,6 +308,10 @@ def run_benchmark(
     the bootstrap analysis on dask.distributed with the same results (``workers=None`` takes
     ``config.workers``, ``workers=0`` runs everything in this process).
     ``progress(stage, done, total)`` is called as jobs finish. Stage times go to ``times.json``.
+
+    ``run_dir`` must be new, empty or a run folder fdbench made (its marker file,
+    :func:`fdbench.io.claim_run_folder`). Every file a job left is checked against its
+    recorded SHA-256 before it is reused; a damaged one is recomputed with a warning naming it.
     """
     from fdbench.training.experiments import build_experiments
 
@@ -305,7 +321,7 @@ def run_benchmark(
         workers = config.workers
     workers = workers or None
 
-    run_dir.mkdir(parents=True, exist_ok=True)
+    claim_run_folder(run_dir)
     _pin_config(config, run_dir)
     times: dict[str, float] = {}
     start = time.perf_counter()
@@ -315,6 +331,8 @@ def run_benchmark(
     for stage, jobs in (("training", plan.training), ("evaluation", plan.evaluation)):
         start = time.perf_counter()
         total = len(jobs)
+        for job in jobs:
+            job.discard_damaged()
         done = [sum(job.done for job in jobs)]
         if progress is not None:
             progress(stage, done[0], total)
@@ -379,7 +397,7 @@ def _pin_config(config: BenchmarkConfig, run_dir: Path) -> None:
     settings = config.model_dump(mode="json", exclude={"analysis", "workers"})
     text = json.dumps(settings, indent=2, sort_keys=True)
     path = run_dir / "config.json"
-    if path.exists() and path.read_text() != text:
+    if path.exists() and verify_file(path).read_text() != text:
         raise ValueError(
             f"{run_dir} holds a run of another configuration (config.json differs); "
             "choose another --out folder or remove it"

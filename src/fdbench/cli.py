@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 from pathlib import Path
@@ -21,6 +22,7 @@ app = typer.Typer(
 )
 
 TABLE_SUFFIXES = (".csv", ".parquet", ".pq")
+FORCE_HELP = "Overwrite files at the output path that fdbench did not write (never an input)."
 PER_MILLE = {"aurc", "augrc", "eaurc", "eaugrc"}
 DISPLAY = (
     ("aurc", "AURC‰", min),
@@ -41,6 +43,42 @@ def _write_table(table: pd.DataFrame, out: Path) -> None:
     from fdbench.io import write_table
 
     write_table(table, out)
+
+
+def _is_input(out: Path, source: Path) -> bool:
+    """Whether writing ``out`` would write ``source`` or a file inside it (same path, symlink,
+    hard link, or a path inside an input folder)."""
+    if not source.exists():
+        return False
+    if out.exists() and os.path.samefile(out, source):
+        return True
+    resolved, origin = out.resolve(), source.resolve()
+    return resolved == origin or (source.is_dir() and resolved.is_relative_to(origin))
+
+
+def check_outputs(outputs: dict[str, Path | None], inputs: list[Path]) -> None:
+    """Before any work: no output (``--option`` → path) may be an input of the same command,
+    and none may be a file fdbench did not write unless ``--force`` is given
+    (:func:`fdbench.io.check_replaceable`)."""
+    from fdbench.io import check_replaceable
+
+    for option, out in outputs.items():
+        if out is None:
+            continue
+        for source in inputs:
+            if _is_input(out, source):
+                raise ValueError(
+                    f"{option} {out} is the input {source} of this command (or inside it); "
+                    "refusing to overwrite an input: choose another output path"
+                )
+        if out.exists() and not out.is_dir():
+            check_replaceable(out)
+
+
+def _forced(force: bool) -> contextlib.AbstractContextManager:
+    from fdbench.io import overwrite_foreign
+
+    return overwrite_foreign() if force else contextlib.nullcontext()
 
 
 def print_results(table: pd.DataFrame) -> None:
@@ -119,16 +157,34 @@ def evaluate(
             help="Also print how float16/32/64 softmax rounding changes AURC and AUROC_f.",
         ),
     ] = False,
+    force: Annotated[bool, typer.Option("--force", help=FORCE_HELP)] = False,
 ) -> None:
     """Evaluate every CSF on every study of saved outputs and print the metric tables."""
+    with _forced(force):
+        _evaluate(path, out, protocol, bootstrap, seed, iid_study, confidence, precision_report)
+
+
+def _evaluate(
+    path: Path,
+    out: Path | None,
+    protocol: str,
+    bootstrap: int,
+    seed: int,
+    iid_study: str,
+    confidence: list[str] | None,
+    precision_report: bool,
+) -> None:
     from fdbench.evaluation import evaluate_run, evaluate_table, read_confidence_table
-    from fdbench.io import check_output_file
+    from fdbench.io import check_output_file, verify_if_recorded
 
     if out is not None:
         check_output_file(out, "--out", TABLE_SUFFIXES)
     if bootstrap < 0:
         raise ValueError(f"--bootstrap must be >= 0; got {bootstrap}")
     _check_bootstrap_fits(bootstrap, "--bootstrap")
+    check_outputs({"--out": out}, [path])
+    if path.is_file():
+        verify_if_recorded(path)
     if path.suffix.lower() in {".csv", ".parquet", ".pq"}:
         if precision_report:
             raise ValueError("--precision-report needs logits; a confidence table has none")
@@ -204,8 +260,28 @@ def benchmark(
         str | None, typer.Option(help="Run jobs on the dask scheduler at this address.")
     ] = None,
     report: Annotated[bool, typer.Option(help="Write the analysis files and HTML report.")] = True,
+    force: Annotated[
+        bool,
+        typer.Option(
+            "--force",
+            help="Write into an --out folder that is not a run folder of fdbench, replacing "
+            "files fdbench did not write (never the CONFIG file).",
+        ),
+    ] = False,
 ) -> None:
     """Train, infer, evaluate every CSF on every study, and report (resumable)."""
+    with _forced(force):
+        _benchmark(config, quick, out, workers, scheduler, report)
+
+
+def _benchmark(
+    config: Path | None,
+    quick: bool,
+    out: Path | None,
+    workers: int | None,
+    scheduler: str | None,
+    report: bool,
+) -> None:
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
 
     from fdbench.benchmark import run_benchmark
@@ -214,10 +290,13 @@ def benchmark(
 
     if config is not None and quick:
         raise ValueError("give either a CONFIG file or --quick, not both")
+    if out is not None:
+        _check_run_folder(out, config)
     settings = load_config(config if config is not None else _default_config(quick))
     run_dir = out if out is not None else Path("runs") / settings.name
     check_output_folder(run_dir, "--out")
     _check_bootstrap_fits(settings.analysis.n_bootstrap, "analysis.n_bootstrap")
+    _check_run_folder(run_dir, config)
     columns = ("{task.description}", BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
     with Progress(*columns) as bar:
         tasks: dict[str, int] = {}
@@ -270,18 +349,37 @@ def report(
     screenshot_height: Annotated[
         int, typer.Option(min=200, help="Height of the screenshot in pixels.")
     ] = 2400,
+    force: Annotated[bool, typer.Option("--force", help=FORCE_HELP)] = False,
 ) -> None:
     """Build RUN_DIR/report.html (self-contained) and export every table as CSV and LaTeX."""
+    with _forced(force):
+        _report(run_dir, title, curve_csf, screenshot, screenshot_height)
+
+
+def _report(
+    run_dir: Path,
+    title: str | None,
+    curve_csf: list[str] | None,
+    screenshot: Path | None,
+    screenshot_height: int,
+) -> None:
     from dataclasses import fields
 
     from fdbench.io import check_output_file, check_output_folder
     from fdbench.report import read_run_inputs, write_report
+    from fdbench.report.report import MANIFEST_FILE, REPORT_FILE
 
     if not run_dir.is_dir():
         raise NotADirectoryError(f"run folder {run_dir} does not exist or is not a directory")
     check_output_folder(run_dir, "RUN_DIR")
     if screenshot is not None:
         check_output_file(screenshot, "--screenshot", (".png",))
+    page, manifest = run_dir / REPORT_FILE, run_dir / MANIFEST_FILE
+    written = {page.name, manifest.name}
+    inputs = [p for p in run_dir.iterdir() if p.is_file() and p.name not in written]
+    check_outputs({"RUN_DIR/report.html": page, "RUN_DIR/report_manifest.json": manifest}, inputs)
+    # the screenshot is taken of the page, so the page is one of its inputs
+    check_outputs({"--screenshot": screenshot}, [*inputs, page, manifest])
     inputs = read_run_inputs(run_dir)
     if inputs.results is not None and {"protocol", "n_samples"} <= set(inputs.results.columns):
         from fdbench.benchmark import report_table
@@ -294,6 +392,18 @@ def report(
         from fdbench.report.browser import screenshot_page
 
         typer.echo(f"wrote {screenshot_page(path, screenshot, height=screenshot_height)}")
+
+
+def _check_run_folder(run_dir: Path, config: Path | None) -> None:
+    """The run folder must not be, or hold, the config file the benchmark reads."""
+    if config is None:
+        return
+    check_outputs({"--out": run_dir}, [config])
+    if config.exists() and config.resolve().is_relative_to(run_dir.resolve()):
+        raise ValueError(
+            f"the config file {config} lies inside the run folder {run_dir}, which fdbench "
+            "writes; keep the config elsewhere or choose another --out"
+        )
 
 
 def _seed_means(table: pd.DataFrame) -> pd.DataFrame:
@@ -347,13 +457,17 @@ def data_show_corruptions(
     out: Annotated[Path, typer.Option("--out", help="PNG file to write.")],
     seed: Annotated[int, typer.Option(help="Seed of the corruptions.")] = 0,
     data_dir: Annotated[Path | None, typer.Option(help="Cache folder.")] = None,
+    force: Annotated[bool, typer.Option("--force", help=FORCE_HELP)] = False,
 ) -> None:
     """Draw the 15 corruptions × 5 severities on Fashion-MNIST test images into a PNG grid."""
+    from fdbench.data._cache import data_dir as cache_dir
     from fdbench.data.corruptions import show_corruptions
     from fdbench.io import check_output_file
 
-    check_output_file(out, "--out", (".png",))
-    typer.echo(f"wrote {show_corruptions(None, out, seed=seed, data_dir=data_dir)}")
+    with _forced(force):
+        check_output_file(out, "--out", (".png",))
+        check_outputs({"--out": out}, [cache_dir(data_dir)])
+        typer.echo(f"wrote {show_corruptions(None, out, seed=seed, data_dir=data_dir)}")
 
 
 def main() -> None:

@@ -1,14 +1,39 @@
-"""Atomic writes of files and tables: a temporary file beside the target, renamed when complete."""
+"""Writing and reading back fdbench's files: atomic writes, SHA-256 checksums, no overwrites."""
 
 from __future__ import annotations
 
+import contextvars
+import hashlib
+import logging
 import os
+import shutil
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 import pandas as pd
+
+#: Suffix of the checksum file written beside every file fdbench writes, in the format of
+#: ``sha256sum`` (``<hex digest>  <file name>``), so ``sha256sum -c results.parquet.sha256``
+#: checks it too.
+CHECKSUM_SUFFIX = ".sha256"
+#: The marker of a run folder fdbench made (``fdbench benchmark --out``).
+RUN_MARKER = "fdbench-run.json"
+#: The checksum file inside a directory fdbench writes as a whole (an outputs store): one
+#: ``sha256sum`` line per file, with paths relative to the directory.
+DIRECTORY_CHECKSUMS = "checksums.sha256"
+
+logger = logging.getLogger("fdbench")
+_FORCE: contextvars.ContextVar[bool] = contextvars.ContextVar("fdbench_force", default=False)
+
+
+class IntegrityError(ValueError):
+    """A file fdbench wrote does not match the SHA-256 recorded when it was written."""
+
+
+class ForeignFileError(FileExistsError):
+    """An output path holds a file fdbench did not write (or one changed since)."""
 
 
 def _umask() -> int:
@@ -31,23 +56,32 @@ def atomic_path(path: str | Path) -> Iterator[Path]:
     """Yield a temporary path beside ``path``; rename it onto ``path`` only if the block succeeds.
 
     An interrupted or failing write leaves any previous file at ``path`` untouched and no
-    partial file behind. The file gets the process umask's mode (:func:`default_mode`).
+    partial file behind. The file gets the process umask's mode (:func:`default_mode`). An
+    existing file that fdbench did not write is not replaced (:func:`check_replaceable`); the
+    new file's SHA-256 is recorded beside it (:func:`checksum_path`), for :func:`verify_file`.
     """
     path = Path(path)
+    check_replaceable(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     os.close(fd)
     try:
         os.chmod(tmp, default_mode())
         yield Path(tmp)
+        new = sha256_file(tmp)
+        # until the rename, the checksum file accepts the old and the new content, so a
+        # process killed between the two renames leaves a file that still verifies
+        old = [sha256_file(path)] if path.is_file() and not path.is_symlink() else []
+        _write_checksums(path, [*old, new])
         os.replace(tmp, path)
+        _write_checksums(path, [new])
     finally:
         if os.path.exists(tmp):
             os.unlink(tmp)
 
 
 def write_bytes(path: str | Path, data: bytes) -> Path:
-    """Write ``data`` to ``path`` atomically."""
+    """Write ``data`` to ``path`` atomically, with its checksum beside it."""
     path = Path(path)
     with atomic_path(path) as tmp:
         tmp.write_bytes(data)
@@ -60,7 +94,8 @@ def write_text(path: str | Path, text: str) -> Path:
 
 
 def write_table(table: pd.DataFrame, path: str | Path) -> Path:
-    """Write ``table`` atomically as CSV or Parquet, chosen by the suffix of ``path``."""
+    """Write ``table`` atomically as CSV or Parquet, chosen by the suffix of ``path``, with its
+    checksum beside it."""
     path = Path(path)
     suffix = path.suffix.lower()
     if suffix not in {".csv", ".parquet", ".pq"}:
@@ -119,3 +154,244 @@ def check_output_folder(path: str | Path, option: str) -> Path:
         raise NotADirectoryError(f"{option}: {str(path)!r} is a file, expected a folder")
     _check_writable_folder(path, path, option)
     return path
+
+
+def read_table(path: str | Path, **kwargs) -> pd.DataFrame:
+    """Read a CSV or Parquet table fdbench wrote, after verifying its checksum
+    (:func:`verify_file`); ``kwargs`` go to ``pandas.read_parquet``/``read_csv``."""
+    path = verify_file(path)
+    if path.suffix.lower() == ".csv":
+        return pd.read_csv(path, **kwargs)
+    return pd.read_parquet(path, **kwargs)
+
+
+def sha256_file(path: str | Path) -> str:
+    """Hex SHA-256 of the file at ``path``, read in 1 MiB blocks."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def checksum_path(path: str | Path) -> Path:
+    """The checksum file of ``path``: ``<name>.sha256`` beside it."""
+    path = Path(path)
+    return path.with_name(path.name + CHECKSUM_SUFFIX)
+
+
+def parse_checksums(text: str, source: str | Path) -> dict[str, str]:
+    """Parse ``sha256sum`` lines into relative path → hex digest; ``IntegrityError`` naming
+    ``source`` if a line is malformed."""
+    digests: dict[str, str] = {}
+    for line in text.splitlines():
+        digest, sep, name = line.partition("  ")
+        valid = len(digest) == 64 and all(c in "0123456789abcdef" for c in digest)
+        if not sep or not valid or not name or name in digests:
+            raise IntegrityError(f"checksum file {source} is damaged (line {line[:80]!r})")
+        digests[name] = digest
+    return digests
+
+
+def _write_checksums(path: Path, digests: list[str]) -> Path:
+    target = checksum_path(path)
+    text = "".join(f"{digest}  {path.name}\n" for digest in dict.fromkeys(digests))
+    _write_raw(target, text.encode("utf-8"))
+    return target
+
+
+def _recorded_digests(path: Path) -> set[str]:
+    """The digests the checksum file of ``path`` accepts (one, or the old and the new one of
+    an interrupted replacement); ``IntegrityError`` if it is damaged or names another file."""
+    record = checksum_path(path)
+    digests = set()
+    for line in record.read_text(encoding="utf-8").splitlines():
+        digest, sep, name = line.partition("  ")
+        valid = len(digest) == 64 and all(c in "0123456789abcdef" for c in digest)
+        if not sep or not valid or name != path.name:
+            raise IntegrityError(f"checksum file {record} is damaged (line {line[:80]!r})")
+        digests.add(digest)
+    if not digests:
+        raise IntegrityError(f"checksum file {record} is empty")
+    return digests
+
+
+def _write_raw(path: Path, data: bytes) -> None:
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        os.chmod(tmp, default_mode())
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+
+
+def damage(path: str | Path) -> str | None:
+    """Why the file at ``path`` cannot be trusted as fdbench wrote it, or ``None`` if its
+    SHA-256 matches the one recorded beside it (:func:`checksum_path`).
+
+    Reasons: the file is missing, its checksum file is missing or damaged, or the digests
+    differ. A directory is checked against its :data:`DIRECTORY_CHECKSUMS` file: every file
+    listed must match and no other file may be present.
+    """
+    path = Path(path)
+    if path.is_dir():
+        return _directory_damage(path)
+    if not path.is_file():
+        return "the file is missing"
+    record = checksum_path(path)
+    try:
+        digests = _recorded_digests(path)
+    except FileNotFoundError:
+        return f"no checksum was recorded ({record.name} is missing)"
+    except (OSError, UnicodeDecodeError, IntegrityError):
+        return f"its checksum file {record.name} is damaged"
+    if sha256_file(path) not in digests:
+        return "its content does not match the SHA-256 recorded when fdbench wrote it"
+    return None
+
+
+def _directory_damage(directory: Path) -> str | None:
+    record = directory / DIRECTORY_CHECKSUMS
+    try:
+        digests = parse_checksums(record.read_text(encoding="ascii"), record)
+    except FileNotFoundError:
+        return f"no checksums were recorded ({DIRECTORY_CHECKSUMS} is missing)"
+    except (OSError, UnicodeDecodeError, IntegrityError):
+        return f"its checksum file {DIRECTORY_CHECKSUMS} is damaged"
+    present = set(directory_files(directory)) - {DIRECTORY_CHECKSUMS}
+    for name in sorted(present | set(digests)):
+        if name not in digests:
+            return f"{name} is not recorded in {DIRECTORY_CHECKSUMS}"
+        if name not in present:
+            return f"{name} is missing"
+        if sha256_file(directory / name) != digests[name]:
+            return f"{name} does not match the SHA-256 recorded when fdbench wrote it"
+    return None
+
+
+def directory_files(directory: Path) -> list[str]:
+    """Every file below ``directory``, as sorted POSIX paths relative to it."""
+    return sorted(
+        (Path(root) / name).relative_to(directory).as_posix()
+        for root, _, names in os.walk(directory)
+        for name in names
+    )
+
+
+def record_directory_checksums(directory: str | Path) -> Path:
+    """Write the SHA-256 of every file below ``directory`` to its
+    :data:`DIRECTORY_CHECKSUMS` file."""
+    directory = Path(directory)
+    names = [n for n in directory_files(directory) if n != DIRECTORY_CHECKSUMS]
+    digests = {name: sha256_file(directory / name) for name in names}
+    target = directory / DIRECTORY_CHECKSUMS
+    text = "".join(f"{digests[name]}  {name}\n" for name in sorted(digests))
+    _write_raw(target, text.encode("utf-8"))
+    return target
+
+
+def verify_file(path: str | Path) -> Path:
+    """Return ``path`` if it matches the checksum recorded when fdbench wrote it; otherwise
+    raise one ``IntegrityError`` naming the file and what is wrong."""
+    path = Path(path)
+    reason = damage(path)
+    if reason is not None:
+        raise IntegrityError(f"{path} is damaged: {reason}; it cannot be used")
+    return path
+
+
+def verify_if_recorded(path: str | Path, *, required: bool = False) -> Path:
+    """Verify ``path`` if a checksum was recorded for it (or ``required``); a file without a
+    checksum file is accepted as the user's own input unless ``required``."""
+    path = Path(path)
+    recorded = (path / DIRECTORY_CHECKSUMS) if path.is_dir() else checksum_path(path)
+    if required or recorded.exists():
+        verify_file(path)
+    return path
+
+
+def discard_damaged(path: str | Path) -> bool:
+    """If ``path`` exists but is damaged (:func:`damage`), log a warning naming it, remove it
+    and its checksum file, and return True (the caller recomputes it); False otherwise.
+
+    Used on resume: a cache that fails its checksum is recomputed, never reused.
+    """
+    path = Path(path)
+    if not path.exists() and not path.is_symlink():
+        return False
+    reason = damage(path)
+    if reason is None:
+        return False
+    logger.warning("fdbench: %s is damaged (%s); recomputing it", path, reason)
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path)
+    else:
+        path.unlink()
+    checksum_path(path).unlink(missing_ok=True)
+    return True
+
+
+@contextmanager
+def overwrite_foreign() -> Iterator[None]:
+    """Within the block, :func:`check_replaceable` lets files fdbench did not write be replaced
+    (the command line's ``--force``)."""
+    token = _FORCE.set(True)
+    try:
+        yield
+    finally:
+        _FORCE.reset(token)
+
+
+def check_replaceable(path: str | Path) -> None:
+    """Raise ``ForeignFileError`` if ``path`` holds something fdbench may not replace.
+
+    fdbench replaces a file only if it wrote it and it is unchanged since: its SHA-256 matches
+    the checksum file beside it. A directory is replaced only if fdbench wrote it as a whole
+    (it holds a :data:`DIRECTORY_CHECKSUMS` file, as an outputs store does). Anything else at
+    ``path`` (a user's file or folder, a file edited since, a symlink) is left alone unless
+    :func:`overwrite_foreign` is active.
+    """
+    path = Path(path)
+    if _FORCE.get() or not (path.exists() or path.is_symlink()):
+        return
+    if path.is_dir() and not path.is_symlink():
+        foreign = not (path / DIRECTORY_CHECKSUMS).is_file()
+    else:
+        foreign = path.is_symlink() or damage(path) is not None
+    if foreign:
+        raise ForeignFileError(
+            f"{path} exists and was not written by fdbench (or was changed since); "
+            "refusing to overwrite it: choose another path or pass --force"
+        )
+
+
+def claim_run_folder(run_dir: str | Path) -> Path:
+    """Make ``run_dir`` a run folder of fdbench, or check that it is one.
+
+    A missing or empty folder gets the marker :data:`RUN_MARKER`; a folder with an intact
+    marker is fdbench's (a run to resume). Anything else (a non-empty folder without the
+    marker, a file) raises ``ForeignFileError``/``NotADirectoryError`` unless
+    :func:`overwrite_foreign` is active, so a run never writes into a folder of the user's.
+    """
+    import json
+
+    from fdbench import __version__
+
+    run_dir = Path(run_dir)
+    if run_dir.exists() and not run_dir.is_dir():
+        raise NotADirectoryError(f"run folder {run_dir} exists and is not a directory")
+    marker = run_dir / RUN_MARKER
+    if marker.exists() and damage(marker) is None:
+        return run_dir
+    if run_dir.is_dir() and any(run_dir.iterdir()) and not _FORCE.get():
+        raise ForeignFileError(
+            f"{run_dir} is not empty and is not a run folder of fdbench (no intact "
+            f"{RUN_MARKER}); refusing to write into it: choose another --out or pass --force"
+        )
+    run_dir.mkdir(parents=True, exist_ok=True)
+    with overwrite_foreign(), atomic_path(marker) as tmp:
+        tmp.write_text(json.dumps({"written_by": "fdbench", "version": __version__}) + "\n")
+    return run_dir

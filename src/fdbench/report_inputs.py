@@ -17,7 +17,7 @@ from fdbench.benchmark import (
     StudyScores,
     load_scores,
 )
-from fdbench.io import write_table
+from fdbench.io import read_table, write_table
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -65,7 +65,7 @@ def write_report_inputs(
     provenance = ["dataset", "method", "seed", "candidate"]
     kept = results.groupby(provenance, sort=False)["csf"].unique()
     for job in plan.evaluation:
-        head = pd.read_parquet(job.output, columns=provenance).iloc[0]
+        head = read_table(job.output, columns=provenance).iloc[0]
         run = (str(head["dataset"]), str(head["method"]), int(head["seed"]))
         csfs = kept.get((*run, int(head["candidate"])))
         if csfs is None:

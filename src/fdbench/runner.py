@@ -10,11 +10,14 @@ from typing import Any
 
 @dataclass(frozen=True)
 class Job:
-    """One unit of work: ``fn(*args)`` writes ``output``; it is done once ``output`` exists.
+    """One unit of work: ``fn(*args)`` writes ``output`` (and the files ``also``); it is done
+    once they exist.
 
     ``fn`` must be a top-level (picklable) function that writes ``output`` atomically, so an
     interrupted job leaves nothing that looks finished. ``after`` names jobs whose outputs this
-    one reads.
+    one reads. With ``verified``, the outputs are files fdbench checksums
+    (:func:`fdbench.io.atomic_path`, an outputs store): one that fails its checksum is removed
+    with a warning and the job runs again (:func:`fdbench.io.discard_damaged`).
     """
 
     key: str
@@ -22,10 +25,24 @@ class Job:
     args: tuple[Any, ...]
     output: Path
     after: tuple[str, ...] = field(default=())
+    also: tuple[Path, ...] = field(default=())
+    verified: bool = False
+
+    @property
+    def outputs(self) -> tuple[Path, ...]:
+        return (*self.also, self.output)
 
     @property
     def done(self) -> bool:
-        return self.output.exists()
+        return all(path.exists() for path in self.outputs)
+
+    def discard_damaged(self) -> None:
+        """With ``verified``, remove every output that fails its checksum (warning naming it)."""
+        if self.verified:
+            from fdbench.io import discard_damaged
+
+            for path in self.outputs:
+                discard_damaged(path)
 
 
 WORKER_ENVIRON = {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"}
@@ -105,13 +122,17 @@ def run_jobs(
     ``workers`` they run on a dask ``LocalCluster`` of that many single-threaded worker
     processes (:func:`local_cluster`); with ``scheduler`` (an address such as
     ``tcp://host:8786``) on an existing dask cluster. A job's result only depends on its
-    arguments, so every mode gives the same files.
+    arguments, so every mode gives the same files. Damaged outputs of ``verified`` jobs are
+    removed first, so those jobs run again.
     """
     if workers is not None and workers < 1:
         raise ValueError(f"workers must be >= 1; got {workers}")
     if workers is not None and scheduler is not None:
         raise ValueError("give either workers or scheduler, not both")
-    pending = [job for job in _ordered(jobs) if not job.done]
+    ordered = _ordered(jobs)
+    for job in ordered:
+        job.discard_damaged()
+    pending = [job for job in ordered if not job.done]
     if not pending:
         return []
     if workers is None and scheduler is None:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 
-from fdbench.io import default_mode
+from fdbench.io import default_mode, sha256_file
 
 MANIFEST = "manifest.json"
 
@@ -32,15 +32,6 @@ def data_dir(data_dir: str | os.PathLike | None = None) -> Path:
 def sha256_bytes(data: bytes) -> str:
     """Hex SHA-256 of ``data``."""
     return hashlib.sha256(data).hexdigest()
-
-
-def sha256_file(path: Path) -> str:
-    """Hex SHA-256 of the file at ``path``, read in 1 MiB blocks."""
-    digest = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def atomic_write_bytes(path: Path, data: bytes) -> None:

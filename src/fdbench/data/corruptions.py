@@ -21,6 +21,7 @@ import numpy as np
 from scipy import ndimage
 
 from fdbench.data.procedural import _next_pow2, frost_texture, plasma_fractal
+from fdbench.io import atomic_path
 
 CORRUPTIONS = (
     "gaussian_noise",
@@ -432,7 +433,7 @@ def show_corruptions(
                 ax.set_ylabel(name, fontsize=6, rotation=0, ha="right", va="center")
     fig.subplots_adjust(left=0.16, right=0.99, top=0.97, bottom=0.01, wspace=0.04, hspace=0.08)
     out_path = Path(out_path)
-    out_path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(out_path, dpi=150)
+    with atomic_path(out_path) as tmp:
+        fig.savefig(tmp, dpi=150, format="png")
     plt.close(fig)
     return out_path

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from fdbench.io import write_bytes, write_text
+from fdbench.io import RUN_MARKER, verify_if_recorded, write_bytes, write_text
 from fdbench.report.gallery import OVERCONFIDENT_FAILURE, UNDERCONFIDENT_SUCCESS, Gallery
 from fdbench.report.html import image_html, page_html, table_html
 from fdbench.report.tables import (
@@ -50,10 +50,11 @@ class RunInputs:
     sgr: pd.DataFrame | None = None
 
 
-def _read_table(run_dir: Path, stem: str) -> pd.DataFrame | None:
+def _read_table(run_dir: Path, stem: str, fdbench_folder: bool) -> pd.DataFrame | None:
     for suffix in (".parquet", ".csv"):
         path = run_dir / f"{stem}{suffix}"
         if path.exists():
+            verify_if_recorded(path, required=fdbench_folder)
             return pd.read_parquet(path) if suffix == ".parquet" else pd.read_csv(path)
     return None
 
@@ -64,19 +65,28 @@ def read_run_inputs(run_dir: str | Path) -> RunInputs:
     ``results``, ``bootstrap``, ``curves``, ``reliability``, ``rounding`` and ``sgr`` are read
     from ``<name>.parquet`` or ``<name>.csv``, the gallery from ``gallery.npz``; absent files
     give None.
+
+    Each file is verified against the SHA-256 recorded beside it when fdbench wrote it
+    (:func:`fdbench.io.verify_file`): a damaged file is one ``IntegrityError`` naming it. In a
+    run folder of fdbench (its marker :data:`fdbench.io.RUN_MARKER`) every file must have its
+    checksum; elsewhere a file without one is taken as the user's own input.
     """
     run_dir = Path(run_dir)
     if not run_dir.is_dir():
         raise NotADirectoryError(f"run_dir {run_dir} is not a directory")
+    ours = (run_dir / RUN_MARKER).exists()
     gallery_path = run_dir / "gallery.npz"
+    gallery = None
+    if gallery_path.exists():
+        gallery = Gallery.load(verify_if_recorded(gallery_path, required=ours))
     return RunInputs(
-        results=_read_table(run_dir, "results"),
-        bootstrap=_read_table(run_dir, "bootstrap"),
-        curves=_read_table(run_dir, "curves"),
-        reliability=_read_table(run_dir, "reliability"),
-        gallery=Gallery.load(gallery_path) if gallery_path.exists() else None,
-        rounding=_read_table(run_dir, "rounding"),
-        sgr=_read_table(run_dir, "sgr"),
+        results=_read_table(run_dir, "results", ours),
+        bootstrap=_read_table(run_dir, "bootstrap", ours),
+        curves=_read_table(run_dir, "curves", ours),
+        reliability=_read_table(run_dir, "reliability", ours),
+        gallery=gallery,
+        rounding=_read_table(run_dir, "rounding", ours),
+        sgr=_read_table(run_dir, "sgr", ours),
     )
 
 

@@ -17,7 +17,7 @@ import torch
 
 from ..config import BenchmarkConfig, ConfidNetParams, MethodConfig, config_digest
 from ..data.studies import Experiment
-from ..io import atomic_path
+from ..io import atomic_path, discard_damaged, verify_if_recorded
 from ..models import build_model
 from ..models.dropout import split_at_first_dropout
 from ..models.network import Network
@@ -153,8 +153,11 @@ def load_checkpoint(path: str | os.PathLike[str]) -> tuple[Network, dict[str, An
     A file that cannot be read as such a checkpoint (truncated, overwritten, flipped bytes,
     another program's file, weights that do not fit the network it describes) raises one
     ``ValueError`` naming it; an ``OSError`` (missing file, permission denied) passes as is.
+    The file is first checked against the SHA-256 recorded beside it, if one was
+    (:func:`fdbench.io.verify_if_recorded`).
     """
     what = f"checkpoint {str(path)!r}"
+    verify_if_recorded(path)
     try:
         ckpt = torch.load(path, map_location="cpu", weights_only=True)
     except OSError:
@@ -313,7 +316,9 @@ def train_or_load(
 
     Candidates are saved to ``<run>/candidates/<i>.pt`` and the selected one to
     ``<run>/model.pt`` (atomic writes), so an interrupted job resumes. A checkpoint made under
-    another configuration raises ``ValueError``. Returns ``(network, info)``.
+    another configuration raises ``ValueError``. A checkpoint that fails its recorded SHA-256
+    (or has none) is removed with a warning and trained again, and ``model.pt`` with it if a
+    candidate was (:func:`fdbench.io.discard_damaged`). Returns ``(network, info)``.
 
     The benchmark's results do not use this selection: every candidate's outputs are stored
     (:func:`run_training_job`) and each CSF selects its own candidate on the validation split
@@ -325,6 +330,10 @@ def train_or_load(
     digest = config_digest(config, method)
     folder = run_dir(out_dir, experiment.name, method, seed)
     final = folder / "model.pt"
+    candidates = [folder / "candidates" / f"{i}.pt" for i in range(len(spec.candidates()))]
+    if any([discard_damaged(path) for path in candidates]):
+        final.unlink(missing_ok=True)
+    discard_damaged(final)
     if final.exists():
         net, info = load_checkpoint(final)
         _check_digest(info, digest, final)
@@ -332,7 +341,7 @@ def train_or_load(
     scores = []
     best: tuple[float, int, Path] | None = None
     for i, params in enumerate(spec.candidates()):
-        path = folder / "candidates" / f"{i}.pt"
+        path = candidates[i]
         if path.exists():
             net, info = load_checkpoint(path)
             _check_digest(info, digest, path)
@@ -437,8 +446,9 @@ def run_training_job(
 
 
 def _stored(store: Path, digest: str) -> bool:
-    """Whether ``store`` exists; ``ValueError`` if it was made under another configuration."""
-    if not store.exists():
+    """Whether ``store`` exists intact (a damaged one is removed with a warning, to be written
+    again); ``ValueError`` if it was made under another configuration."""
+    if discard_damaged(store) or not store.exists():
         return False
     from ..outputs import read_outputs
 
