@@ -182,16 +182,21 @@ def test_config_values_that_cannot_work_are_refused_naming_the_key(tmp_path, old
 
 
 def test_corrupt_checkpoint_in_a_dask_worker_is_one_line(tmp_path):
-    """A job on a dask worker resumes from a damaged checkpoint: its ValueError crosses the
-    process boundary and is printed as one line naming the file (no worker log, no traceback);
-    the damaged file is left as it was."""
+    """A job on a dask worker resumes from a checkpoint that is not a PyTorch file although
+    its recorded checksum matches (written so by another program through fdbench's writer):
+    its ValueError crosses the process boundary and is printed as one line naming the file (no
+    worker log, no traceback); the file is left as it was."""
     pytest.importorskip("torch")
     pytest.importorskip("distributed")
+    from fdbench.io import atomic_path, claim_run_folder
+
     config = tmp_path / "tiny.yaml"
     config.write_text(TINY)
+    claim_run_folder(tmp_path / "run")
     checkpoint = tmp_path / "run" / "runs" / "fashion_mnist" / "ce" / "seed0" / "model.pt"
     checkpoint.parent.mkdir(parents=True)
-    checkpoint.write_bytes(b"PK\x03\x04 a truncated zip")
+    with atomic_path(checkpoint) as tmp:
+        tmp.write_bytes(b"PK\x03\x04 a truncated zip")
     before = digests(checkpoint)
     result = run_cli(
         "benchmark", str(config), "--out", str(tmp_path / "run"), "--workers", "1", "--no-report"
