@@ -1,0 +1,105 @@
+"""ODIN: perturbation against the analytic gradient of a linear model, scores, (T, ε) search."""
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from torch import nn  # noqa: E402
+
+from fdbench.metrics import auroc_out  # noqa: E402
+from fdbench.models.network import Network, Normalize  # noqa: E402
+from fdbench.training.odin import (  # noqa: E402
+    ODIN_EPSILONS,
+    ODIN_TEMPERATURES,
+    odin_perturb,
+    odin_scores,
+    select_odin_params,
+)
+
+MEAN, STD = (0.4, 0.6), (0.2, 0.5)
+
+
+def _linear(seed=0, k=3, c=2, side=2):
+    """logits = W · ((x / 255 − mean_c) / std_c) + b on the flattened image."""
+    rng = np.random.default_rng(seed)
+    d = c * side * side
+    net = Network(nn.Flatten(), d, k, normalize=Normalize(MEAN, STD))
+    w, b = rng.normal(size=(k, d)), rng.normal(size=k)
+    with torch.no_grad():
+        net.classifier.weight.copy_(torch.from_numpy(w))
+        net.classifier.bias.copy_(torch.from_numpy(b))
+    return net.eval(), net.classifier.weight.double().detach().numpy(), \
+        net.classifier.bias.double().detach().numpy()  # fmt: skip
+
+
+def _hand_gradient(x, w, b, t):
+    """∂/∂u of −log max softmax(W z / T) with z = (u − mean_c) / std_c, u = x / 255."""
+    n = x.shape[0]
+    std = np.repeat(np.asarray(STD), x[0, 0].size)
+    mean = np.repeat(np.asarray(MEAN), x[0, 0].size)
+    u = x.reshape(n, -1).astype(np.float64) / 255
+    z = (u - mean) / std
+    logits = (z @ w.T + b) / t
+    p = np.exp(logits - logits.max(axis=1, keepdims=True))
+    p /= p.sum(axis=1, keepdims=True)
+    onehot = np.eye(w.shape[0])[logits.argmax(axis=1)]
+    grad_z = (p - onehot) @ w / t  # ∂(−log p_ŷ)/∂z = (p − e_ŷ)ᵀ W / T
+    return u, grad_z / std, logits
+
+
+@pytest.mark.parametrize(("t", "eps"), [(1.0, 0.0014), (1000.0, 0.05), (10.0, 0.2)])
+def test_perturbation_steps_against_the_analytic_gradient(t, eps):
+    net, w, b = _linear()
+    rng = np.random.default_rng(1)
+    x = rng.integers(0, 256, size=(6, 2, 2, 2)).astype(np.uint8)
+    u, grad, _ = _hand_gradient(x, w, b, t)
+    expected = u - eps * np.where(grad >= 0, 1.0, -1.0)
+    got = odin_perturb(net, torch.from_numpy(x), temperature=t, epsilon=eps)
+    got = got.double().numpy().reshape(6, -1) / 255
+    np.testing.assert_allclose(got, expected, atol=1e-6)
+    # magnitude: every pixel moves by exactly ε on the [0, 1] scale
+    np.testing.assert_allclose(np.abs(got - u), eps, atol=1e-6)
+
+
+def test_small_perturbation_raises_the_max_softmax():
+    net, _, _ = _linear(seed=2)
+    x = np.random.default_rng(3).integers(0, 256, size=(20, 2, 2, 2)).astype(np.uint8)
+    images = x.transpose(0, 2, 3, 1).copy()
+    plain = odin_scores(net, images, temperature=1.0, epsilon=0.0)
+    moved = odin_scores(net, images, temperature=1.0, epsilon=0.002)
+    assert (moved > plain).all()
+
+
+def test_scores_without_perturbation_are_tempered_msr():
+    net, w, b = _linear(seed=4)
+    x = np.random.default_rng(5).integers(0, 256, size=(9, 2, 2, 2)).astype(np.uint8)
+    images = x.transpose(0, 2, 3, 1).copy()
+    _, _, logits = _hand_gradient(x, w, b, 10.0)
+    p = np.exp(logits - logits.max(axis=1, keepdims=True))
+    msr = 1 / p.sum(axis=1)
+    got = odin_scores(net, images, temperature=10.0, epsilon=0.0, batch_size=4)
+    np.testing.assert_allclose(got, msr, rtol=1e-5)
+    assert all(p.requires_grad for p in net.parameters())
+    with pytest.raises(ValueError, match="temperature"):
+        odin_scores(net, images, temperature=0.0, epsilon=0.0)
+
+
+def test_selection_keeps_the_first_best_grid_point_by_auroc():
+    net, _, _ = _linear(seed=6)
+    rng = np.random.default_rng(7)
+    val = rng.integers(0, 256, size=(15, 2, 2, 2)).astype(np.uint8)
+    ext = rng.integers(100, 140, size=(12, 2, 2, 2)).astype(np.uint8)
+    temps, epss = (1.0, 100.0), (0.0, 0.01, 0.1)
+    t, e, table = select_odin_params(net, val, ext, temperatures=temps, epsilons=epss)
+    grid = [(r["temperature"], r["epsilon"]) for r in table]
+    assert grid == [(a, b) for a in temps for b in epss]
+    is_ood = np.r_[np.zeros(15), np.ones(12)]
+    for row in table:
+        kw = {"temperature": row["temperature"], "epsilon": row["epsilon"]}
+        scores = np.r_[odin_scores(net, val, **kw), odin_scores(net, ext, **kw)]
+        assert row["auroc"] == pytest.approx(auroc_out(is_ood, scores))
+    aurocs = [r["auroc"] for r in table]
+    best = table[int(np.argmax(aurocs))]
+    assert (t, e) == (best["temperature"], best["epsilon"])
+    assert ODIN_TEMPERATURES == (1.0, 10.0, 100.0, 1000.0) and len(ODIN_EPSILONS) == 11
