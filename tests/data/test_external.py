@@ -61,3 +61,33 @@ def test_far_ood_classes_may_be_given():
                                 far_ood={"lsun-fix": ["church", "bedroom"]})  # fmt: skip
     with pytest.raises(TypeError, match="far_ood"):
         check_external_disjoint("tin", [], in_classes=[], near_ood_classes=[], far_ood=["x"])
+
+
+def _experiment():
+    from fdbench.data.datasets import ImageDataset
+    from fdbench.data.studies import Experiment, Study, StudyKind
+
+    known = tuple(c for c in FASHION_MNIST_CLASSES if c not in ("Coat", "Bag", "Shirt"))
+    img = np.zeros((2, 28, 28, 1), dtype=np.uint8)
+    train = ImageDataset("fashion_mnist", img, np.zeros(2, dtype=np.int64), known)
+    new = np.full(2, -1, dtype=np.int64)
+    studies = [Study("iid", StudyKind.IID, img, np.zeros(2, dtype=np.int64)),
+               Study("new_class/semantic", StudyKind.NEW_CLASS_SEMANTIC, img, new)]  # fmt: skip
+    studies += [
+        Study(f"new_class/{name}", StudyKind.NEW_CLASS_NONSEMANTIC, img, new)
+        for name in NONSEMANTIC_DATASETS
+    ]
+    return Experiment("fashion_mnist", known, train, train, tuple(studies))
+
+
+def test_check_against_an_experiment():
+    from fdbench.data.external import check_external_for_experiment
+
+    experiment = _experiment()
+    check_external_for_experiment("shapes", experiment)
+    with pytest.raises(ValueError, match=r"\['coat'\] are near-OoD classes"):
+        check_external_for_experiment("mine", experiment, external_classes=["coat", "star"])
+    with pytest.raises(ValueError, match="far-OoD test set 'textures'"):
+        check_external_for_experiment("textures", experiment, external_classes=["brick2"])
+    with pytest.raises(ValueError, match="external set must be one of"):
+        check_external_for_experiment("textures", experiment)

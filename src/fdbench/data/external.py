@@ -15,15 +15,21 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from fdbench.data.datasets import DATASETS, ImageDataset
 
+if TYPE_CHECKING:
+    from fdbench.data.studies import Experiment
+
 __all__ = [
+    "EXTERNAL_CLASSES",
     "EXTERNAL_SETS",
     "SHAPES_CLASSES",
     "check_external_disjoint",
+    "check_external_for_experiment",
     "load_external",
     "shapes",
 ]
@@ -97,6 +103,8 @@ def _outline(
 
 #: External data sets by name: builder ``(n, size=, channels=, seed=) -> ImageDataset``.
 EXTERNAL_SETS = {"shapes": shapes}
+#: The class names of each external set.
+EXTERNAL_CLASSES = {"shapes": SHAPES_CLASSES}
 
 
 def load_external(
@@ -156,3 +164,47 @@ def check_external_disjoint(
             f"external set {external!r} must be disjoint from the test sets (Kim et al., "
             f"Section 3): {'; '.join(problems)}"
         )
+
+
+#: Study kinds (values) of far-OoD and near-OoD samples.
+_FAR_KINDS = ("new_class_nonsemantic", "far_ood")
+_NEAR_KINDS = ("new_class_semantic", "near_ood")
+
+
+def check_external_for_experiment(
+    external: str, experiment: Experiment, *, external_classes: Iterable[str] | None = None
+) -> None:
+    """:func:`check_external_disjoint` of the external set ``external`` (its classes:
+    :data:`EXTERNAL_CLASSES` unless given) against ``experiment``.
+
+    In-distribution classes: ``experiment.class_names``. Far-OoD sets: the studies of a
+    far-OoD kind (``new_class_nonsemantic``, ``far_ood``), named ``<prefix>/<set>``, with the
+    set's classes where :data:`~fdbench.data.datasets.DATASETS` knows it. Near-OoD classes,
+    where the experiment has a near-OoD study (``new_class_semantic``, ``near_ood``): the
+    classes of the training data set (``experiment.train.name`` in ``DATASETS``) that are not
+    trained on, and ``experiment.split["held_out_names"]`` where recorded.
+    """
+    if external_classes is None:
+        if external not in EXTERNAL_SETS:
+            raise ValueError(
+                f"external set must be one of {sorted(EXTERNAL_SETS)} or come with "
+                f"external_classes, got {external!r}"
+            )
+        external_classes = EXTERNAL_CLASSES[external]
+    kinds = {s.kind.value for s in experiment.studies}
+    far = {
+        s.name.rsplit("/", 1)[-1]: None for s in experiment.studies if s.kind.value in _FAR_KINDS
+    }
+    near: list[str] = []
+    if kinds & set(_NEAR_KINDS):
+        trained = {_key(c) for c in experiment.class_names}
+        source = DATASETS.get(experiment.train.name, ())
+        near = [c for c in source if _key(c) not in trained]
+        near += list((experiment.split or {}).get("held_out_names", []))
+    check_external_disjoint(
+        external,
+        external_classes,
+        in_classes=experiment.class_names,
+        near_ood_classes=near,
+        far_ood=far,
+    )
