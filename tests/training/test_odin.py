@@ -12,6 +12,7 @@ from fdbench.models.network import Network, Normalize  # noqa: E402
 from fdbench.training.odin import (  # noqa: E402
     ODIN_EPSILONS,
     ODIN_TEMPERATURES,
+    odin_batch_scores,
     odin_perturb,
     odin_scores,
     select_odin_params,
@@ -103,3 +104,14 @@ def test_selection_keeps_the_first_best_grid_point_by_auroc():
     best = table[int(np.argmax(aurocs))]
     assert (t, e) == (best["temperature"], best["epsilon"])
     assert ODIN_TEMPERATURES == (1.0, 10.0, 100.0, 1000.0) and len(ODIN_EPSILONS) == 11
+
+
+def test_batch_scores_work_inside_inference_mode():
+    net, _, _ = _linear(seed=8)
+    x = torch.from_numpy(np.random.default_rng(9).integers(0, 256, size=(5, 2, 2, 2)))
+    x = x.to(torch.uint8)
+    outside = odin_batch_scores(net, x, temperature=10.0, epsilon=0.01)
+    with torch.inference_mode():
+        inside = odin_batch_scores(net, x, temperature=10.0, epsilon=0.01)
+    torch.testing.assert_close(inside, outside)
+    assert inside.dtype == torch.float64

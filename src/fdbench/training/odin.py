@@ -31,6 +31,7 @@ from ..models.network import Network
 __all__ = [
     "ODIN_EPSILONS",
     "ODIN_TEMPERATURES",
+    "odin_batch_scores",
     "odin_perturb",
     "odin_scores",
     "select_odin_params",
@@ -68,6 +69,32 @@ def odin_perturb(
     return ((u - epsilon * sign) * 255.0).detach()
 
 
+def odin_batch_scores(
+    model: Network, x: torch.Tensor, *, temperature: float, epsilon: float
+) -> torch.Tensor:
+    """ODIN scores (float64) of a batch ``x`` (N × C × H × W on the 0..255 scale):
+    ``max_j softmax(f(x̃) / T)_j`` with ``x̃`` of :func:`odin_perturb` (``x`` itself when
+    ε = 0). ``model`` is put in eval mode; its parameters get no gradient. Works inside
+    ``torch.inference_mode()`` (the gradient is taken outside it, on a copy of ``x``)."""
+    _check(temperature, epsilon)
+    model = model.eval()
+    n = model.num_classes
+    requires = [p.requires_grad for p in model.parameters()]
+    for p in model.parameters():
+        p.requires_grad_(False)
+    try:
+        with torch.inference_mode(False):
+            xb = x.clone()
+            if epsilon > 0:
+                xb = odin_perturb(model, xb, temperature=temperature, epsilon=epsilon)
+            with torch.no_grad():
+                logits = model(xb)[:, :n].double() / temperature
+    finally:
+        for p, flag in zip(model.parameters(), requires, strict=True):
+            p.requires_grad_(flag)
+    return torch.softmax(logits, dim=1).max(dim=1).values
+
+
 def odin_scores(
     model: Network,
     images: np.ndarray,
@@ -76,32 +103,20 @@ def odin_scores(
     epsilon: float,
     batch_size: int = 500,
 ) -> np.ndarray:
-    """ODIN scores (float64, one per image) of uint8 images N × H × W × C:
-    ``max_j softmax(f(x̃) / T)_j`` with ``x̃`` of :func:`odin_perturb` (``model`` in eval
-    mode; its parameters get no gradient)."""
+    """ODIN scores (float64, one per image) of uint8 images N × H × W × C, in batches of
+    ``batch_size`` (:func:`odin_batch_scores`)."""
     from .loader import image_tensor
 
     _check(temperature, epsilon)
     if batch_size < 1:
         raise ValueError(f"batch_size must be >= 1, got {batch_size}")
     x = image_tensor(images)
-    model = model.eval()
-    n = model.num_classes
-    requires = [p.requires_grad for p in model.parameters()]
-    for p in model.parameters():
-        p.requires_grad_(False)
-    out = []
-    try:
-        for start in range(0, len(x), batch_size):
-            xb = x[start : start + batch_size]
-            if epsilon > 0:
-                xb = odin_perturb(model, xb, temperature=temperature, epsilon=epsilon)
-            with torch.no_grad():
-                logits = model(xb)[:, :n].double() / temperature
-            out.append(torch.softmax(logits, dim=1).max(dim=1).values)
-    finally:
-        for p, flag in zip(model.parameters(), requires, strict=True):
-            p.requires_grad_(flag)
+    out = [
+        odin_batch_scores(
+            model, x[i : i + batch_size], temperature=temperature, epsilon=epsilon
+        )
+        for i in range(0, len(x), batch_size)
+    ]
     if not out:
         return np.zeros(0, dtype=np.float64)
     return torch.cat(out).numpy().astype(np.float64, copy=False)
