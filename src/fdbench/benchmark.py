@@ -176,7 +176,8 @@ def plan_benchmark(
     config: BenchmarkConfig, experiments: Sequence[Experiment], run_dir: Path
 ) -> BenchmarkPlan:
     """Training jobs for every (experiment, method, seed) and evaluation jobs for every run and
-    every configured ensemble (ConfidNet runs wait for the model of their base method).
+    every configured ensemble (the runs of a method with bases, e.g. ConfidNet, wait for the
+    models of their base methods).
 
     A method with a grid is evaluated once per candidate (an ensemble: once per candidate, over
     the seeds' models of that candidate), in ``.../candidate<i>`` folders, with its ``val``
@@ -191,9 +192,7 @@ def plan_benchmark(
         for method, seed in plan_jobs(config):
             spec = config.method(method)
             key = f"{experiment.name}/{method}/{seed}"
-            after = ()
-            if spec.kind == "confidnet":
-                after = (f"train:{experiment.name}/{spec.params.get('base', 'ce')}/{seed}",)
+            after = tuple(f"train:{experiment.name}/{b}/{seed}" for b in spec.dependencies())
             stores = output_stores(config, experiment.name, method, seed, models)
             run = experiment_for_run(config, experiment, seed)
             training.append(

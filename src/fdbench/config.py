@@ -15,11 +15,7 @@ __all__ = [
     "ArchitectureConfig",
     "AugmentationOp",
     "BenchmarkConfig",
-    "CEParams",
-    "ConfidNetParams",
     "DataConfig",
-    "DeepGamblersParams",
-    "DevriesParams",
     "InferenceConfig",
     "MethodConfig",
     "ScheduleConfig",
@@ -220,73 +216,29 @@ class AnalysisConfig(_Strict):
     gallery_k: PositiveInt = 6
 
 
-class _MethodParams(_Strict):
-    dropout: bool = False
-    lr: PositiveFloat | None = None
-    epochs: PositiveInt | None = None
-
-
-class CEParams(_MethodParams):
-    """Cross-entropy training; ``dropout`` switches the head dropout on."""
-
-
-class DeepGamblersParams(_MethodParams):
-    """Gambler's loss (Liu et al. 2019): reward ``o`` > 1, CE pre-training epochs.
-
-    Rewards ``o`` >= K (FD-Shifts uses 6 and 10 on CAMELYON, K = 2) are accepted with a logged
-    warning: abstention is then never optimal in the gambler's-loss theory.
-    """
-
-    reward: float = Field(default=2.2, gt=1.0)
-    pretrain_epochs: int = Field(default=2, ge=0)
-
-
-class DevriesParams(_MethodParams):
-    """Learned confidence (DeVries & Taylor 2018): hint budget β and initial λ."""
-
-    budget: float = Field(default=0.3, gt=0.0)
-    lambda_init: float = Field(default=0.1, gt=0.0)
-
-
-class ConfidNetParams(_Strict):
-    """ConfidNet second stage (Corbière et al. 2019) on the frozen models of method ``base``.
-
-    The MLP (``depth`` layers, ``hidden`` units) is trained with Adam at ``lr`` for ``epochs``
-    epochs on the train split; with ``finetune_epochs`` > 0 a copy of the body feeding the MLP
-    is then fine-tuned together with it (Adam at ``finetune_lr``, batch norm frozen), the
-    classifier's own body staying untouched.
-    """
-
-    base: str = "ce"
-    epochs: PositiveInt = 5
-    lr: PositiveFloat = 1e-3
-    hidden: PositiveInt = 400
-    depth: PositiveInt = 4
-    finetune_epochs: int = Field(default=0, ge=0)
-    finetune_lr: PositiveFloat = 1e-5
-
-
-_PARAMS: dict[str, type[_Strict]] = {
-    "ce": CEParams,
-    "deepgamblers": DeepGamblersParams,
-    "devries": DevriesParams,
-    "confidnet": ConfidNetParams,
-}
-
-
 class MethodConfig(_Strict):
     """One benchmarked method: a label, its training method, seeds, parameters and a grid.
 
+    ``kind`` names a registered training method (:func:`fdbench.training.methods.get_method`);
+    ``params`` and every ``grid`` point are validated by that method's parameter model.
     ``grid`` maps parameter names to candidate values; every combination (with ``params`` as
     the base) is trained and evaluated, and each CSF keeps the candidate best on the validation
     split (:func:`fdbench.benchmark.select_candidates`).
     """
 
     name: str = Field(pattern=r"^[A-Za-z0-9_\-]+$")
-    kind: Literal["ce", "deepgamblers", "devries", "confidnet"]
+    kind: str
     seeds: list[int] = Field(min_length=1)
     params: dict[str, Any] = Field(default_factory=dict)
     grid: dict[str, list[Any]] = Field(default_factory=dict)
+
+    @field_validator("kind")
+    @classmethod
+    def _registered_kind(cls, kind: str) -> str:
+        from .training.methods import get_method
+
+        get_method(kind)
+        return kind
 
     @field_validator("seeds")
     @classmethod
@@ -297,7 +249,7 @@ class MethodConfig(_Strict):
 
     @model_validator(mode="after")
     def _check_params(self) -> MethodConfig:
-        model = _PARAMS[self.kind]
+        model = self.method_class().params_model
         for key, values in self.grid.items():
             if key not in model.model_fields:
                 raise ValueError(
@@ -309,15 +261,34 @@ class MethodConfig(_Strict):
         self.candidates()
         return self
 
-    def candidates(self) -> list[_Strict]:
+    def method_class(self) -> Any:
+        """The registered :class:`~fdbench.training.methods.TrainingMethod` of ``kind``."""
+        from .training.methods import get_method
+
+        return get_method(self.kind)
+
+    def candidates(self) -> list[Any]:
         """The validated parameter sets of every grid point, in a fixed order."""
-        model = _PARAMS[self.kind]
+        model = self.method_class().params_model
         keys = sorted(self.grid)
         out = []
         for values in itertools.product(*(self.grid[k] for k in keys)):
             point = dict(zip(keys, values, strict=True))
             out.append(model.model_validate({**self.params, **point}))
         return out
+
+    def methods(self) -> list[Any]:
+        """The training method of every grid candidate (:meth:`candidates`), in that order."""
+        cls = self.method_class()
+        return [cls(params) for params in self.candidates()]
+
+    def dependencies(self) -> list[str]:
+        """Names of the methods whose models any candidate of this method needs (its bases,
+        e.g. ConfidNet's ``base``), in first-seen order."""
+        names: list[str] = []
+        for method in self.methods():
+            names += [d for d in method.dependencies() if d not in names]
+        return names
 
 
 class BenchmarkConfig(_Strict):
@@ -357,14 +328,13 @@ class BenchmarkConfig(_Strict):
                     f"seeds (the ensemble members); methods: {names}"
                 )
         for m in self.methods:
-            if m.kind != "confidnet":
-                continue
-            for params in m.candidates():
-                base = by_name.get(params.base)
-                if base is None or base.kind == "confidnet":
+            for dep in m.dependencies():
+                base = by_name.get(dep)
+                if base is None or base.name == m.name or base.dependencies():
                     raise ValueError(
-                        f"method {m.name!r}: base {params.base!r} must name a non-ConfidNet "
-                        f"method of this config (one of {[n for n in names if n != m.name]})"
+                        f"method {m.name!r}: base {dep!r} must name a method of this config "
+                        "that depends on no other (one of "
+                        f"{[n for n in names if n != m.name and not by_name[n].dependencies()]})"
                     )
                 missing = sorted(set(m.seeds) - set(base.seeds))
                 if missing:
@@ -422,8 +392,9 @@ def load_config(path: str | os.PathLike[str]) -> BenchmarkConfig:
 def config_digest(config: BenchmarkConfig, method: str) -> str:
     """SHA-256 of everything that determines one method's models and outputs.
 
-    Covers data, architecture, training, inference, selection, the method and (for ConfidNet)
-    its base method; used to refuse resuming from outputs made under another configuration.
+    Covers data, architecture, training, inference, selection, the method and the methods it
+    depends on (ConfidNet's base); used to refuse resuming from outputs made under another
+    configuration.
     """
     import hashlib
 
@@ -436,11 +407,12 @@ def config_digest(config: BenchmarkConfig, method: str) -> str:
         "selection": config.selection.model_dump(mode="json"),
         "method": spec.model_dump(mode="json", exclude={"seeds"}),
     }
-    if spec.kind == "confidnet":
+    bases = spec.dependencies()
+    if bases:
         parts["bases"] = sorted(
             {
-                json.dumps(config.method(p.base).model_dump(mode="json", exclude={"seeds"}))
-                for p in spec.candidates()
+                json.dumps(config.method(b).model_dump(mode="json", exclude={"seeds"}))
+                for b in bases
             }
         )
     blob = json.dumps(parts, sort_keys=True).encode()

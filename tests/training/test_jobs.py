@@ -194,17 +194,24 @@ def test_paper_recipe_trains_deterministically(tmp_path, experiment, make_config
 def test_configured_schedule_reaches_the_optimiser(experiment, make_config):
     import lightning as L
 
-    from fdbench.training.jobs import _build_spec, _network, _trainer
+    from fdbench.training.context import (
+        MethodModule,
+        OptimSettings,
+        build_spec,
+        network_from_spec,
+        trainer,
+    )
     from fdbench.training.loader import image_tensor, make_loader
-    from fdbench.training.methods import ClassifierModule
+    from fdbench.training.methods import get_method
 
     config = make_config(training={"epochs": 3, "batch_size": 32, "threads": 1,
                                    "schedule": {"name": "multistep", "milestones": [1, 2],
                                                 "gamma": 0.5, "interval": "epoch"}})  # fmt: skip
-    net = _network(_build_spec(config, experiment, None, False))
+    net = network_from_spec(build_spec(config, experiment, None, False))
     tc = config.training
-    module = ClassifierModule(net, "ce", lr=0.2, momentum=0.9, nesterov=False,
-                              weight_decay=0.0, schedule=tc.schedule)  # fmt: skip
+    settings = OptimSettings(lr=0.2, momentum=0.9, nesterov=False, weight_decay=0.0,
+                             schedule=tc.schedule)  # fmt: skip
+    module = MethodModule(net, get_method("ce")(), settings)
     lrs = []
 
     class Record(L.Callback):
@@ -213,10 +220,10 @@ def test_configured_schedule_reaches_the_optimiser(experiment, make_config):
 
     loader = make_loader(image_tensor(experiment.train.images),
                          torch.from_numpy(experiment.train.labels), batch_size=32, shuffle=True)
-    trainer = _trainer(3)
-    trainer.callbacks.append(Record())
-    trainer.fit(module, loader)
+    fit = trainer(3)
+    fit.callbacks.append(Record())
+    fit.fit(module, loader)
     assert lrs == pytest.approx([0.2, 0.1, 0.05])
     with pytest.raises(ValueError, match="schedule"):
-        ClassifierModule(net, "ce", lr=0.2, momentum=0.9, nesterov=False, weight_decay=0.0,
-                         schedule="linear")  # fmt: skip
+        OptimSettings(lr=0.2, momentum=0.9, nesterov=False, weight_decay=0.0,
+                      schedule="linear")  # fmt: skip

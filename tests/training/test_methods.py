@@ -11,21 +11,27 @@ import lightning as L  # noqa: E402
 
 from fdbench.models import build_model  # noqa: E402
 from fdbench.models.dropout import split_at_first_dropout  # noqa: E402
+from fdbench.training.context import MethodModule, OptimSettings  # noqa: E402
 from fdbench.training.losses import confidnet_loss  # noqa: E402
-from fdbench.training.methods import ClassifierModule, ConfidNetModule  # noqa: E402
+from fdbench.training.methods import get_method  # noqa: E402
+from fdbench.training.methods.confidnet import Stage2  # noqa: E402
+
+_LOGGER = "fdbench.training.methods.deepgamblers"
 
 
-def _deepgamblers(reward: float, num_classes: int = 2) -> ClassifierModule:
+def _deepgamblers(reward: float, num_classes: int = 2) -> MethodModule:
     torch.manual_seed(0)
     net = build_model("convnet", num_classes=num_classes, head="deepgamblers", dropout=0.3,
                       width=2, feature_dim=4)  # fmt: skip
-    return ClassifierModule(net, "deepgamblers", lr=0.05, momentum=0.9, nesterov=False,
-                            weight_decay=0.0, schedule="constant", reward=reward)  # fmt: skip
+    settings = OptimSettings(lr=0.05, momentum=0.9, nesterov=False, weight_decay=0.0,
+                             schedule="constant")  # fmt: skip
+    method = get_method("deepgamblers")({"reward": reward, "pretrain_epochs": 0})
+    return MethodModule(net, method, settings)
 
 
 def test_reward_above_k_trains_and_warns(caplog):
     # FD-Shifts trains DeepGamblers on CAMELYON (K = 2) with o in {2.2, 3, 6, 10}
-    with caplog.at_level(logging.WARNING, logger="fdbench.training.methods"):
+    with caplog.at_level(logging.WARNING, logger=_LOGGER):
         module = _deepgamblers(reward=6.0)
     assert any("o = 6.0 >= K = 2" in r.getMessage() for r in caplog.records)
     rng = np.random.default_rng(0)
@@ -45,14 +51,14 @@ def test_reward_above_k_trains_and_warns(caplog):
 
 
 def test_reward_below_k_does_not_warn(caplog):
-    with caplog.at_level(logging.WARNING, logger="fdbench.training.methods"):
+    with caplog.at_level(logging.WARNING, logger=_LOGGER):
         _deepgamblers(reward=2.2, num_classes=3)
     assert not caplog.records
 
 
 @pytest.mark.parametrize("reward", [1.0, 0.5])
 def test_reward_must_exceed_one(reward):
-    with pytest.raises(ValueError, match="reward must be > 1"):
+    with pytest.raises(ValueError, match="reward"):
         _deepgamblers(reward=reward)
 
 
@@ -66,7 +72,7 @@ def _confidnet_step(placement: str, dropout: float):
     y = torch.from_numpy(np.random.default_rng(1).integers(0, 3, 32))
     with torch.no_grad():
         h = prefix(net.normalize(x))
-    module = ConfidNetModule(net, rest, lr=1e-3)
+    module = MethodModule(net, Stage2(rest, lr=1e-3))
     module.train()  # as Lightning does before the epoch starts
     module.on_train_epoch_start()
     seen = {}

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import copy
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import torch
@@ -13,6 +13,9 @@ from ..models.dropout import sampling, split_at_first_dropout
 from ..models.network import Network
 from ..outputs import RunOutputs, SplitOutputs
 from .loader import image_tensor
+
+if TYPE_CHECKING:
+    from .methods import TrainingMethod
 
 __all__ = ["predict_experiment", "predict_split"]
 
@@ -39,6 +42,7 @@ def predict_split(
     mc_samples: int = 50,
     batch_size: int = 500,
     seed: int = 0,
+    method: TrainingMethod | None = None,
 ) -> SplitOutputs:
     """Outputs of ``model`` on one split (uint8 images N × H × W × C, int64 labels).
 
@@ -61,6 +65,11 @@ def predict_split(
     of the same network without ConfidNet. The passes run in chunks of rows (memory bounded by
     ``_MC_CHUNK_ELEMENTS``); the masks depend on ``seed``, ``batch_size`` and the chunking. MC
     outputs are omitted when ``mc_samples`` is 0 or the model has no dropout.
+
+    ``method`` (the :class:`~fdbench.training.methods.TrainingMethod` the model was trained
+    with) adds its heads, batch by batch on the deterministic pass: ``method.output_heads``
+    of the float64 final-layer outputs and ``method.input_heads`` of the model and the uint8
+    images; they follow the network's heads.
     """
     if mc_samples < 0:
         raise ValueError(f"mc_samples must be >= 0, got {mc_samples}")
@@ -106,6 +115,11 @@ def predict_split(
         fc = own_rest(hc).double() if own is not None else None
         for name, value in head_values(f, out, fc).items():
             heads.setdefault(name, []).append(value)
+        if method is not None:
+            extra = method.output_heads(out, k)
+            extra.update(method.input_heads(model, x[start : start + batch_size]))
+            for name, value in extra.items():
+                heads.setdefault(name, []).append(torch.as_tensor(value, dtype=torch.float64))
         if not use_mc:
             continue
         s = mc_samples
@@ -151,6 +165,7 @@ def predict_experiment(
     max_train_samples: int | None = 10_000,
     progress: bool = False,
     meta: dict[str, Any] | None = None,
+    method: TrainingMethod | None = None,
 ) -> RunOutputs:
     """Run ``model`` on every split of ``experiment`` and collect a :class:`RunOutputs`.
 
@@ -159,7 +174,7 @@ def predict_experiment(
     study (named by ``Study.name``, kind ``Study.kind.value``). See :func:`predict_split` for
     the arrays. ``meta`` gets the class names, ``fc_weight`` (K × D) and ``fc_bias`` (K) of the
     final layer in float64 (for ViM), and the given entries. A rich progress bar over splits
-    is shown when ``progress``.
+    is shown when ``progress``. ``method`` adds its heads (see :func:`predict_split`).
     """
     if not isinstance(model, Network):
         raise TypeError(f"model must be a fdbench.models.Network, got {type(model).__name__}")
@@ -199,6 +214,7 @@ def predict_experiment(
                 mc_samples=mc_samples,
                 batch_size=batch_size,
                 seed=_split_seed(seed, i),
+                method=method,
             )
             bar.advance(task)
     k = model.num_classes

@@ -2,31 +2,25 @@
 
 from __future__ import annotations
 
-import contextlib
+import functools
 import json
-import logging
 import os
-import warnings
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import lightning as L
 import numpy as np
 import torch
 
-from ..config import BenchmarkConfig, ConfidNetParams, MethodConfig, config_digest
+from ..config import BenchmarkConfig, config_digest
 from ..data.studies import Experiment
 from ..io import atomic_path
-from ..models import build_model
-from ..models.dropout import split_at_first_dropout
 from ..models.network import Network
 from ..outputs import write_outputs
+from .context import TrainContext, network_from_spec
 from .determinism import deterministic
 from .experiments import write_split
 from .inference import predict_experiment, predict_split
-from .loader import image_tensor, make_loader
-from .methods import ClassifierModule, ConfidNetFinetuneModule, ConfidNetModule
+from .methods import TrainingMethod
 
 __all__ = [
     "load_checkpoint",
@@ -38,19 +32,13 @@ __all__ = [
     "validation_score",
 ]
 
-#: Largest cache (bytes) of the body's dropout-free prefix outputs ConfidNet's stage trains on;
-#: above it the prefix runs on the images in every step.
-_CONFIDNET_CACHE_BYTES = 1 << 30
-
-_HEAD = {"ce": None, "deepgamblers": "deepgamblers", "devries": "devries"}
-
-
 def plan_jobs(config: BenchmarkConfig) -> list[tuple[str, int]]:
-    """Every (method, seed) job of ``config`` in an order where ConfidNet jobs follow the jobs of
-    their base method: end-to-end methods first (config order, then seed), ConfidNet last.
-    Running the list in order (or ConfidNet after the rest finished) trains each model once."""
-    first = [(m.name, s) for m in config.methods if m.kind != "confidnet" for s in m.seeds]
-    last = [(m.name, s) for m in config.methods if m.kind == "confidnet" for s in m.seeds]
+    """Every (method, seed) job of ``config`` in an order where the jobs of a method with bases
+    (ConfidNet) follow the jobs of their base methods: methods without bases first (config
+    order, then seed), the others last. Running the list in order (or the dependent ones after
+    the rest finished) trains each model once."""
+    first = [(m.name, s) for m in config.methods if not m.dependencies() for s in m.seeds]
+    last = [(m.name, s) for m in config.methods if m.dependencies() for s in m.seeds]
     return first + last
 
 
@@ -80,68 +68,6 @@ def output_stores(
     return [folder / "candidates" / str(i) / "outputs.zarr" for i in range(n)]
 
 
-@contextlib.contextmanager
-def _quiet_lightning() -> Iterator[None]:
-    loggers = [logging.getLogger(n) for n in ("lightning.pytorch", "lightning.fabric")]
-    levels = [lg.level for lg in loggers]
-    for lg in loggers:
-        lg.setLevel(logging.WARNING)
-    try:
-        with warnings.catch_warnings():
-            warnings.filterwarnings("ignore", message=".*LeafSpec.*is deprecated")
-            warnings.filterwarnings("ignore", message=".*does not have many workers.*")
-            # ConfidNet stages train with the frozen parts deliberately in eval mode
-            warnings.filterwarnings("ignore", message=".*module\\(s\\) in eval mode.*")
-            yield
-    finally:
-        for lg, level in zip(loggers, levels, strict=True):
-            lg.setLevel(level)
-
-
-def _trainer(epochs: int) -> L.Trainer:
-    return L.Trainer(
-        max_epochs=epochs,
-        accelerator="cpu",
-        devices=1,
-        deterministic=True,
-        logger=False,
-        enable_checkpointing=False,
-        enable_progress_bar=False,
-        enable_model_summary=False,
-        num_sanity_val_steps=0,
-    )
-
-
-def _build_spec(config: BenchmarkConfig, experiment: Experiment, head, dropout: bool) -> dict:
-    images = experiment.train.images
-    if images.ndim != 4 or images.shape[1] != images.shape[2]:
-        raise ValueError(
-            f"experiment {experiment.name!r}: train images must be N × H × W × C with H = W, "
-            f"got shape {images.shape}"
-        )
-    stats = images.reshape(-1, images.shape[3]).astype(np.float64) / 255.0
-    std = np.maximum(stats.std(axis=0), 1e-3)
-    return {
-        "architecture": config.architecture.name,
-        "num_classes": len(experiment.class_names),
-        "in_channels": int(images.shape[3]),
-        "image_size": int(images.shape[1]),
-        "dropout": config.architecture.dropout if dropout else 0.0,
-        "dropout_placement": config.architecture.dropout_placement,
-        "head": head,
-        "mean": [float(m) for m in stats.mean(axis=0)],
-        "std": [float(s) for s in std],
-        "options": dict(config.architecture.options),
-    }
-
-
-def _network(spec: dict[str, Any]) -> Network:
-    spec = dict(spec)
-    options = spec.pop("options")
-    arch = spec.pop("architecture")
-    return build_model(arch, **spec, **options)
-
-
 def _save_atomic(obj: Any, path: Path) -> None:
     with atomic_path(path) as tmp:
         torch.save(obj, tmp)
@@ -150,132 +76,28 @@ def _save_atomic(obj: Any, path: Path) -> None:
 def load_checkpoint(path: str | os.PathLike[str]) -> tuple[Network, dict[str, Any]]:
     """Rebuild the network saved at ``path`` by a training job; returns ``(network, info)``."""
     ckpt = torch.load(path, map_location="cpu", weights_only=True)
-    net = _network(ckpt["spec"])
+    net = network_from_spec(ckpt["spec"])
     net.load_state_dict(ckpt["state_dict"])
     return net.eval(), {k: v for k, v in ckpt.items() if k != "state_dict"}
 
 
-def _train_end_to_end(
-    config: BenchmarkConfig, experiment: Experiment, spec: MethodConfig, params, seed: int
-) -> tuple[Network, dict[str, Any]]:
-    tc = config.training
-    build = _build_spec(config, experiment, _HEAD[spec.kind], params.dropout)
-    with deterministic(seed, tc.threads), _quiet_lightning():
-        net = _network(build)
-        extra: dict[str, Any] = {}
-        if spec.kind == "deepgamblers":
-            extra = {"reward": params.reward, "pretrain_epochs": params.pretrain_epochs}
-        elif spec.kind == "devries":
-            extra = {"budget": params.budget, "lambda_init": params.lambda_init}
-        module = ClassifierModule(
-            net,
-            spec.kind,
-            lr=params.lr or tc.lr,
-            momentum=tc.momentum,
-            nesterov=tc.nesterov,
-            weight_decay=tc.weight_decay,
-            schedule=tc.schedule,
-            **extra,
-        )
-        loader = make_loader(
-            image_tensor(experiment.train.images),
-            torch.from_numpy(np.asarray(experiment.train.labels, dtype=np.int64)),
-            batch_size=tc.batch_size,
-            shuffle=True,
-            seed=seed,
-            augment=tc.augment,
-        )
-        _trainer(params.epochs or tc.epochs).fit(module, loader)
-    return net.eval(), build
-
-
-def _train_confidnet(
-    config: BenchmarkConfig,
-    experiment: Experiment,
-    params: ConfidNetParams,
-    seed: int,
-    out_dir: Path,
-) -> tuple[Network, dict[str, Any]]:
-    base, base_info = train_or_load(config, experiment, params.base, seed, out_dir)
-    build = dict(base_info["spec"])
-    build["head"] = "confidnet"
-    build["options"] = {
-        **build["options"],
-        "confidnet_hidden": params.hidden,
-        "confidnet_depth": params.depth,
-        "confidnet_own_body": params.finetune_epochs > 0,
-    }
-    with deterministic(seed, config.training.threads), _quiet_lightning():
-        net = _network(build)
-        missing, unexpected = net.load_state_dict(base.state_dict(), strict=False)
-        if unexpected or any(not k.startswith(("confidnet.", "confidnet_body.")) for k in missing):
-            raise ValueError(f"base {params.base!r} does not match the ConfidNet network")
-        if net.confidnet_body is not None:
-            net.confidnet_body.load_state_dict(net.body.state_dict())
-        net.eval()
-        for p in net.parameters():
-            p.requires_grad_(False)
-        for p in net.confidnet.parameters():
-            p.requires_grad_(True)
-        x = image_tensor(experiment.train.images)
-        labels = torch.from_numpy(np.asarray(experiment.train.labels, dtype=np.int64))
-        prefix, rest = split_at_first_dropout(net.body)
-        with torch.inference_mode():
-            size = prefix(net.normalize(x[:1]))[0].numel() * len(x) * 4
-        if size <= _CONFIDNET_CACHE_BYTES:
-            with torch.inference_mode():
-                inputs = torch.cat(
-                    [prefix(net.normalize(x[i : i + 1000])) for i in range(0, len(x), 1000)]
-                ).clone()
-            module = ConfidNetModule(net, rest, lr=params.lr)
-        else:
-            inputs = x
-            module = ConfidNetModule(
-                net, rest, lr=params.lr, prefix=torch.nn.Sequential(net.normalize, prefix)
-            )
-        loader = make_loader(
-            inputs, labels, batch_size=config.training.batch_size, shuffle=True, seed=seed
-        )
-        _trainer(params.epochs).fit(module, loader)
-        net.eval()
-        if params.finetune_epochs > 0:
-            with torch.inference_mode():
-                logits = torch.cat([net(x[i : i + 1000]) for i in range(0, len(x), 1000)])
-            logits = logits[:, : net.num_classes]
-            for p in net.confidnet_body.parameters():
-                p.requires_grad_(True)
-            images = make_loader(
-                x,
-                logits.clone(),
-                labels,
-                batch_size=config.training.batch_size,
-                shuffle=True,
-                seed=seed + 1,
-            )
-            module = ConfidNetFinetuneModule(net, lr=params.finetune_lr)
-            _trainer(params.finetune_epochs).fit(module, images)
-    return net.eval(), build
-
-
-def validation_score(net: Network, experiment: Experiment, kind: str, metric: str) -> float:
-    """The selection metric (``"aurc"`` or ``"augrc"``) of the method's own confidence on the
-    validation split: maximum softmax response for ``ce``, the negated reservation probability
-    for ``deepgamblers``, the DeVries or ConfidNet head otherwise; lower is better."""
+def validation_score(
+    net: Network, experiment: Experiment, method: TrainingMethod, metric: str
+) -> float:
+    """The selection metric (``"aurc"`` or ``"augrc"``) of the method's own confidence
+    (:meth:`~fdbench.training.methods.TrainingMethod.validation_confidence`: the maximum
+    softmax response for ``ce``, the negated reservation probability for ``deepgamblers``, the
+    DeVries or ConfidNet head, ...) on the validation split; lower is better."""
     from .. import metrics
 
     if metric not in ("aurc", "augrc"):
         raise ValueError(f"metric must be 'aurc' or 'augrc', got {metric!r}")
+    if not isinstance(method, TrainingMethod):
+        raise TypeError(f"method must be a TrainingMethod, got {type(method).__name__}")
     val = experiment.val
-    out = predict_split(net, val.images, val.labels, kind="val", mc_samples=0)
-    logits = out.logits
-    if kind == "ce":
-        z = logits - logits.max(axis=1, keepdims=True)
-        confidence = 1.0 / np.exp(z).sum(axis=1)
-    elif kind == "deepgamblers":
-        confidence = -out.heads["dg_reservation"]
-    else:
-        confidence = out.heads[kind]
-    residuals = (logits.argmax(axis=1) != out.labels).astype(np.float64)
+    out = predict_split(net, val.images, val.labels, kind="val", mc_samples=0, method=method)
+    confidence = method.validation_confidence(out)
+    residuals = (out.logits.argmax(axis=1) != out.labels).astype(np.float64)
     return float(getattr(metrics, metric)(residuals, confidence))
 
 
@@ -310,22 +132,26 @@ def train_or_load(
         return net, info
     scores = []
     best: tuple[float, int, Path] | None = None
-    for i, params in enumerate(spec.candidates()):
+    ctx = TrainContext(
+        config,
+        experiment,
+        seed,
+        Path(out_dir),
+        functools.partial(_train_or_load_base, config, experiment, seed=seed, out_dir=out_dir),
+    )
+    for i, method in enumerate(spec.methods()):
         path = folder / "candidates" / f"{i}.pt"
         if path.exists():
             net, info = load_checkpoint(path)
             _check_digest(info, digest, path)
         else:
-            if spec.kind == "confidnet":
-                net, build = _train_confidnet(config, experiment, params, seed, Path(out_dir))
-            else:
-                net, build = _train_end_to_end(config, experiment, spec, params, seed)
+            net, build = method.train(ctx)
             with deterministic(seed, config.training.threads):
-                score = validation_score(net, experiment, spec.kind, config.selection.metric)
+                score = validation_score(net, experiment, method, config.selection.metric)
             info = {
                 "spec": build,
                 "digest": digest,
-                "params": params.model_dump(mode="json"),
+                "params": method.params.model_dump(mode="json"),
                 "val_score": score,
             }
             _save_atomic({**info, "state_dict": net.state_dict()}, path)
@@ -339,6 +165,12 @@ def train_or_load(
     )
     _save_atomic(ckpt, final)
     return load_checkpoint(final)
+
+
+def _train_or_load_base(
+    config: BenchmarkConfig, experiment: Experiment, method: str, *, seed: int, out_dir: Any
+) -> tuple[Network, dict[str, Any]]:
+    return train_or_load(config, experiment, method, seed, out_dir)
 
 
 def _check_digest(info: dict[str, Any], digest: str, path: Path) -> None:
@@ -387,6 +219,7 @@ def run_training_job(
     folder = run_dir(out_dir, experiment.name, method, seed)
     write_split(experiment, folder)
     inf = config.inference
+    methods = spec.methods()
     for i, store in todo:
         if len(stores) > 1:
             net, info = load_checkpoint(folder / "candidates" / f"{i}.pt")
@@ -394,6 +227,7 @@ def run_training_job(
             run = predict_experiment(
                 net,
                 experiment,
+                method=methods[i],
                 mc_samples=inf.mc_samples,
                 batch_size=inf.batch_size,
                 seed=seed,

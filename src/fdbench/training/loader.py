@@ -58,6 +58,7 @@ def make_loader(
     seed: int = 0,
     augment: bool | Sequence[Mapping[str, Any] | Any] = False,
     num_workers: int = 0,
+    transform: Callable[[torch.Tensor], torch.Tensor] | None = None,
 ) -> DataLoader:
     """A ``DataLoader`` of whole batches of ``tensors``; shuffling and augmentation (of the
     first tensor, a uint8 image batch) are drawn from generators seeded with ``seed`` alone.
@@ -66,6 +67,8 @@ def make_loader(
     historical default) or a sequence of named operations for
     :class:`~fdbench.training.augment.Pipeline` (e.g. ``[{"name": "random_crop", "padding":
     4}, {"name": "hflip"}]``); the augmentation generator is seeded with ``seed + 1``.
+    ``transform`` (a callable on the uint8 image batch, e.g. a method's own augmentation)
+    replaces the augmentation; giving both is a ``ValueError``.
     """
     if batch_size < 1:
         raise ValueError(f"batch_size must be >= 1, got {batch_size}")
@@ -73,7 +76,11 @@ def make_loader(
         ops = [{"name": "hflip", "p": 0.5}] if augment else []
     else:
         ops = list(augment)
-    data = Batches(*tensors, transform=Pipeline(ops, seed + 1) if ops else None)
+    if transform is not None and ops:
+        raise ValueError("give either augment or transform, not both")
+    if transform is None and ops:
+        transform = Pipeline(ops, seed + 1)
+    data = Batches(*tensors, transform=transform)
     if shuffle:
         base = RandomSampler(data, generator=torch.Generator().manual_seed(seed))
     else:
