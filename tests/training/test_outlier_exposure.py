@@ -7,13 +7,9 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-import lightning as L  # noqa: E402
-
-from fdbench.models import build_model  # noqa: E402
 from fdbench.training.augment import Pipeline  # noqa: E402
 from fdbench.training.outlier_exposure import (  # noqa: E402
     OutlierBatches,
-    OutlierExposureModule,
     outlier_exposure_loss,
     outlier_loader,
     uniform_cross_entropy,
@@ -74,21 +70,55 @@ def test_outlier_batches_are_twice_as_large_and_cycle_through_permutations():
         OutlierBatches(x, y, out[:, :, :4])
 
 
-def test_outlier_exposure_trains_one_epoch():
+def test_outlier_loader_batches_hold_twice_as_many_outliers():
     x, y, out = _data(n=48)
-    torch.manual_seed(0)
-    net = build_model("convnet", num_classes=3, image_size=8, width=2, feature_dim=4)
-    module = OutlierExposureModule(net, lr=0.05, momentum=0.9, nesterov=False,
-                                   weight_decay=0.0, schedule="constant")  # fmt: skip
     loader = outlier_loader(x, y, out, batch_size=16, seed=0,
                             augment=lambda s: Pipeline([{"name": "hflip"}], s))  # fmt: skip
-    batch = next(iter(loader))
-    assert batch[0].shape[0] * 2 == batch[2].shape[0]
-    before = [p.detach().clone() for p in net.parameters()]
-    trainer = L.Trainer(max_epochs=1, accelerator="cpu", logger=False, enable_checkpointing=False,
-                        enable_progress_bar=False, enable_model_summary=False)  # fmt: skip
-    trainer.fit(module, loader)
-    assert trainer.global_step == 3
-    after = list(net.parameters())
-    assert all(torch.isfinite(p).all() for p in after)
-    assert any(not torch.equal(a, b) for a, b in zip(before, after, strict=True))
+    batches = list(loader)
+    assert len(batches) == 3
+    assert all(b[2].shape[0] == 2 * b[0].shape[0] == 32 for b in batches)
+    again = list(outlier_loader(x, y, out, batch_size=16, seed=0,
+                                augment=lambda s: Pipeline([{"name": "hflip"}], s)))  # fmt: skip
+    assert all(torch.equal(a, b) for p, q in zip(batches, again, strict=True)
+               for a, b in zip(p, q, strict=True))  # fmt: skip
+
+
+def _config(make_config, **params):
+    method = {"name": "oe", "kind": "outlier_exposure", "seeds": [0],
+              "params": {"external_size": 64, **params}}  # fmt: skip
+    return make_config(methods=[method])
+
+
+def test_outlier_exposure_trains_one_epoch_on_a_tiny_config(tmp_path, experiment, make_config):
+    from fdbench.outputs import read_outputs
+    from fdbench.training import run_training_job
+    from fdbench.training.jobs import load_checkpoint
+
+    config = _config(make_config)
+    run = read_outputs(run_training_job(config, experiment, "oe", 0, tmp_path))
+    assert run.meta["method_kind"] == "outlier_exposure"
+    assert run.meta["params"]["weight"] == 0.5 and run.meta["params"]["ratio"] == 2
+    assert np.isfinite(run.splits["iid"].logits).all()
+    net, _ = load_checkpoint(tmp_path / "tiny" / "oe" / "seed0" / "model.pt")
+    assert all(torch.isfinite(p).all() for p in net.parameters())
+
+
+def test_outlier_exposure_refuses_an_external_set_that_is_a_test_set(
+    tmp_path, experiment, make_config
+):
+    from dataclasses import replace
+
+    from fdbench.data.studies import Study, StudyKind
+    from fdbench.training import run_training_job
+
+    images = experiment.studies[0].images
+    shapes_study = Study("new_class/shapes", StudyKind.NEW_CLASS_NONSEMANTIC, images,
+                         np.full(len(images), -1, dtype=np.int64))  # fmt: skip
+    leaky = replace(experiment, studies=(*experiment.studies, shapes_study))
+    with pytest.raises(ValueError, match="external set 'shapes' must be disjoint"):
+        run_training_job(_config(make_config), leaky, "oe", 0, tmp_path)
+
+
+def test_outlier_exposure_params_name_a_known_external_set(make_config):
+    with pytest.raises(ValueError, match="external must be one of"):
+        _config(make_config, external="mnist")

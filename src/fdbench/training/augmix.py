@@ -25,13 +25,9 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from ..models.network import Network
-from .methods import ClassifierModule
-
 __all__ = [
     "AUGMIX_OPERATIONS",
     "AUGMIX_WEIGHT",
-    "AugMixModule",
     "augmix",
     "jensen_shannon_consistency",
     "mix_views",
@@ -303,40 +299,3 @@ def jensen_shannon_consistency(*logits: torch.Tensor, eps: float = 1e-7) -> torc
     log_m = torch.clamp(sum(probs) / len(probs), eps, 1.0).log()
     kl = [F.kl_div(log_m, p, reduction="batchmean") for p in probs]
     return sum(kl) / len(kl)
-
-
-class AugMixModule(ClassifierModule):
-    """AugMix training of ``network``: every batch ``(images, labels)`` (uint8, after the
-    training augmentation) gets two :func:`augmix` views drawn from a generator seeded with
-    ``seed``; one forward pass on clean and augmented images, loss ``CE(clean) + weight ·
-    JS(clean, view 1, view 2)`` (Hendrycks et al. 2020; Kim et al.'s ``methods/augmix/
-    train.py``). Optimiser and schedule as :class:`~fdbench.training.methods.ClassifierModule`.
-    """
-
-    def __init__(
-        self,
-        network: Network,
-        *,
-        seed: int = 0,
-        width: int = 3,
-        depth: int = -1,
-        severity: float = 3.0,
-        alpha: float = 1.0,
-        weight: float = AUGMIX_WEIGHT,
-        **optim,
-    ) -> None:
-        super().__init__(network, "ce", **optim)
-        if weight < 0:
-            raise ValueError(f"weight must be >= 0, got {weight}")
-        self.mixing = {"width": width, "depth": depth, "severity": severity, "alpha": alpha}
-        self.weight = weight
-        self.generator = torch.Generator().manual_seed(seed)
-
-    def training_step(self, batch: tuple[torch.Tensor, torch.Tensor], batch_idx: int):
-        x, y = batch
-        views = [augmix(x, self.generator, **self.mixing) for _ in range(2)]
-        logits = self.network(torch.cat([x.float(), *views]))
-        clean, aug1, aug2 = logits.split(len(x))
-        return F.cross_entropy(clean, y) + self.weight * jensen_shannon_consistency(
-            clean, aug1, aug2
-        )

@@ -17,14 +17,10 @@ import torch
 import torch.nn.functional as F
 from torch.utils.data import BatchSampler, DataLoader, Dataset, RandomSampler
 
-from ..models.network import Network
-from .methods import ClassifierModule
-
 __all__ = [
     "OE_WEIGHT",
     "OUTLIER_RATIO",
     "OutlierBatches",
-    "OutlierExposureModule",
     "outlier_exposure_loss",
     "outlier_loader",
     "uniform_cross_entropy",
@@ -150,22 +146,3 @@ def outlier_loader(
     base = RandomSampler(data, generator=torch.Generator().manual_seed(seed))
     sampler = BatchSampler(base, batch_size, drop_last=False)
     return DataLoader(data, sampler=sampler, batch_size=None, num_workers=0)
-
-
-class OutlierExposureModule(ClassifierModule):
-    """Outlier Exposure training of ``network`` on batches ``(images, labels, outliers)``
-    (:func:`outlier_loader`): one forward pass on the concatenated images (batch norm sees
-    both, as in Kim et al.'s ``methods/oe/train.py``) and :func:`outlier_exposure_loss` with
-    ``weight`` λ. Optimiser and schedule as :class:`~fdbench.training.methods.ClassifierModule`.
-    """
-
-    def __init__(self, network: Network, *, weight: float = OE_WEIGHT, **optim) -> None:
-        super().__init__(network, "ce", **optim)
-        if weight < 0:
-            raise ValueError(f"weight must be >= 0, got {weight}")
-        self.weight = weight
-
-    def training_step(self, batch: tuple[torch.Tensor, ...], batch_idx: int) -> torch.Tensor:
-        x, y, out = batch
-        logits = self.network(torch.cat([x, out]))
-        return outlier_exposure_loss(logits[: len(x)], y, logits[len(x) :], self.weight)

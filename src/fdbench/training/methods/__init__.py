@@ -251,4 +251,4 @@ def get_method(name: str) -> type[TrainingMethod]:
     return _REGISTRY[name]
 
 
-from . import ce, confidnet, deepgamblers, devries  # noqa: E402, F401
+from . import augmix, ce, confidnet, deepgamblers, devries, outlier_exposure  # noqa: E402, F401
