@@ -115,3 +115,46 @@ def test_batch_scores_work_inside_inference_mode():
         inside = odin_batch_scores(net, x, temperature=10.0, epsilon=0.01)
     torch.testing.assert_close(inside, outside)
     assert inside.dtype == torch.float64
+
+
+def test_odin_method_selects_t_and_eps_on_validation_and_stores_its_head(
+    tmp_path, experiment, make_config
+):
+    from fdbench.csf import compute_csfs
+    from fdbench.data.external import load_external
+    from fdbench.outputs import read_outputs
+    from fdbench.training import run_training_job
+    from fdbench.training.jobs import load_checkpoint
+
+    grid = {"temperatures": [1.0, 1000.0], "epsilons": [0.0, 0.01]}
+    config = make_config(methods=[
+        {"name": "ce", "kind": "ce", "seeds": [0]},
+        {"name": "odin", "kind": "odin", "seeds": [0],
+         "params": {"base": "ce", "external_size": 20, **grid}},
+    ])  # fmt: skip
+    run = read_outputs(run_training_job(config, experiment, "odin", 0, tmp_path))
+    params = run.meta["params"]
+    t, e = params["temperature"], params["epsilon"]
+    assert t in grid["temperatures"] and e in grid["epsilons"]
+    # the selection, redone by hand on the base model: validation vs the external set
+    base, _ = load_checkpoint(tmp_path / "tiny" / "ce" / "seed0" / "model.pt")
+    external = load_external("shapes", 20, size=8, channels=1, seed=1).images
+    t2, e2, _ = select_odin_params(base, experiment.val.images, external, **grid)
+    assert (t, e) == (t2, e2)
+    # the stored head: ODIN scores of the base model at the selected (T, ε), every split
+    for study in experiment.studies:
+        expected = odin_scores(base, study.images, temperature=t, epsilon=e)
+        np.testing.assert_allclose(run.splits[study.name].heads["odin"], expected, rtol=1e-6)
+    iid = run.splits["iid"]
+    np.testing.assert_array_equal(compute_csfs(run, "iid")["ODIN"], iid.heads["odin"])
+    base_run = read_outputs(run_training_job(config, experiment, "ce", 0, tmp_path))
+    np.testing.assert_array_equal(iid.logits, base_run.splits["iid"].logits)
+
+
+def test_odin_needs_a_base_method_and_a_known_external_set(make_config):
+    with pytest.raises(ValueError, match="base 'ce' must name a method"):
+        make_config(methods=[{"name": "odin", "kind": "odin", "seeds": [0]}])
+    with pytest.raises(ValueError, match="external must be one of"):
+        make_config(methods=[{"name": "ce", "kind": "ce", "seeds": [0]},
+                             {"name": "odin", "kind": "odin", "seeds": [0],
+                              "params": {"external": "svhn"}}])  # fmt: skip

@@ -56,6 +56,7 @@ _ENTRIES = [
     CSFInfo("DeVries-MCD", hd.devries, "head 'devries_mcd'"),
     CSFInfo("DG-Res-MCD", hd.dg_res, "head 'dg_reservation_mcd'"),
     CSFInfo("ConfidNet-MCD", hd.confidnet, "head 'confidnet_mcd'"),
+    CSFInfo("ODIN", hd.odin, "head 'odin'"),
 ]
 
 #: Every CSF by name. Each returns float64 confidences of length N, higher = more confident.
@@ -68,6 +69,7 @@ _HEAD_CSFS = {
     "devries_mcd": "DeVries-MCD",
     "dg_reservation_mcd": "DG-Res-MCD",
     "confidnet_mcd": "ConfidNet-MCD",
+    "odin": "ODIN",
 }
 
 _FIT_CACHE: dict[int, dict[str, Any]] = {}

@@ -251,4 +251,4 @@ def get_method(name: str) -> type[TrainingMethod]:
     return _REGISTRY[name]
 
 
-from . import augmix, ce, confidnet, deepgamblers, devries, outlier_exposure  # noqa: E402, F401
+from . import augmix, ce, confidnet, deepgamblers, devries, odin, outlier_exposure  # noqa: E402, F401
