@@ -50,6 +50,8 @@ CALIBRATION_TREATMENT = {
     "DeVries-MCD": "none",
     "DG-Res-MCD": "none",
     "ConfidNet-MCD": "none",
+    "EDL-MSR": "none",
+    "EDL-Unc": "platt",
     "ODIN": "none",
 }
 

@@ -26,7 +26,8 @@ What a method declares
     its ``base``); checked by the configuration, trained first, covered by the config digest.
 
 How a method trains (hooks, each receives the Lightning module ``module`` whose ``network``,
-``current_epoch``, ``trainer`` it may read and on which it may keep state)
+``context`` (the job's TrainContext), ``current_epoch``, ``trainer`` it may read and on which
+it may keep state)
 ------------------------------------------------------------------------------------------------
 :meth:`train`
     The whole training of one candidate from a :class:`~fdbench.training.context.TrainContext`;
@@ -43,7 +44,8 @@ How a method trains (hooks, each receives the Lightning module ``module`` whose 
     its own loader zipped with ``ctx.loader()`` (``ctx.config``, ``ctx.experiment`` and
     ``ctx.seed`` are at hand).
 :meth:`setup`
-    Called once with the module before training (initial state, e.g. DeVries' λ).
+    Called once with the module before training (initial state, e.g. DeVries' λ, CRL's
+    correctness history sized by ``module.context.experiment.train``).
 :meth:`training_step`
     The loss of one batch (as Lightning's ``training_step``).
 :meth:`on_train_epoch_start`, :meth:`on_train_epoch_end`
@@ -251,4 +253,14 @@ def get_method(name: str) -> type[TrainingMethod]:
     return _REGISTRY[name]
 
 
-from . import augmix, ce, confidnet, deepgamblers, devries, odin, outlier_exposure  # noqa: E402, F401
+from . import (  # noqa: E402, F401
+    augmix,
+    ce,
+    confidnet,
+    crl,
+    deepgamblers,
+    devries,
+    edl,
+    odin,
+    outlier_exposure,
+)
