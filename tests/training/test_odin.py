@@ -14,6 +14,7 @@ from fdbench.training.odin import (  # noqa: E402
     ODIN_TEMPERATURES,
     odin_batch_scores,
     odin_perturb,
+    odin_score_grid,
     odin_scores,
     select_odin_params,
 )
@@ -158,3 +159,14 @@ def test_odin_needs_a_base_method_and_a_known_external_set(make_config):
         make_config(methods=[{"name": "ce", "kind": "ce", "seeds": [0]},
                              {"name": "odin", "kind": "odin", "seeds": [0],
                               "params": {"external": "svhn"}}])  # fmt: skip
+
+
+def test_score_grid_equals_scores_one_epsilon_at_a_time():
+    net, _, _ = _linear(seed=10)
+    images = np.random.default_rng(11).integers(0, 256, size=(7, 2, 2, 2)).astype(np.uint8)
+    epsilons = (0.0, 0.002, 0.1)
+    grid = odin_score_grid(net, images, temperature=100.0, epsilons=epsilons, batch_size=3)
+    assert grid.shape == (3, 7)
+    for row, e in zip(grid, epsilons, strict=True):
+        expected = odin_scores(net, images, temperature=100.0, epsilon=e, batch_size=3)
+        np.testing.assert_array_equal(row, expected)

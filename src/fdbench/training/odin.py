@@ -32,8 +32,10 @@ from .methods.odin import ODIN_EPSILONS, ODIN_TEMPERATURES
 __all__ = [
     "ODIN_EPSILONS",
     "ODIN_TEMPERATURES",
+    "odin_batch_grid",
     "odin_batch_scores",
     "odin_perturb",
+    "odin_score_grid",
     "odin_scores",
     "select_odin_params",
 ]
@@ -47,6 +49,18 @@ def _check(temperature: float, epsilon: float) -> None:
         raise ValueError(f"epsilon must be >= 0, got {epsilon}")
 
 
+def _gradient_sign(model: Network, u: torch.Tensor, temperature: float) -> torch.Tensor:
+    """``+1`` where ``∂L/∂u >= 0``, else ``−1``, for ``L = −Σ_i log max_j softmax(f(255 u_i) /
+    T)_j`` (summed, so the gradient of each image is its own)."""
+    n = model.num_classes
+    u = u.detach().requires_grad_(True)
+    with torch.enable_grad():
+        logits = model(u * 255.0)[:, :n] / temperature
+        loss = F.cross_entropy(logits, logits.argmax(dim=1).detach(), reduction="sum")
+        (grad,) = torch.autograd.grad(loss, u)
+    return torch.where(grad >= 0, 1.0, -1.0)
+
+
 def odin_perturb(
     model: Network, x: torch.Tensor, *, temperature: float, epsilon: float
 ) -> torch.Tensor:
@@ -56,40 +70,73 @@ def odin_perturb(
     so the gradient of each image is its own), and ``x̃ = 255 · ũ``.
     """
     _check(temperature, epsilon)
-    n = model.num_classes
-    u = (x.float() / 255.0).detach().requires_grad_(True)
-    with torch.enable_grad():
-        logits = model(u * 255.0)[:, :n] / temperature
-        loss = F.cross_entropy(logits, logits.argmax(dim=1).detach(), reduction="sum")
-        (grad,) = torch.autograd.grad(loss, u)
-    sign = torch.where(grad >= 0, 1.0, -1.0)
-    return ((u - epsilon * sign) * 255.0).detach()
+    u = x.float() / 255.0
+    return ((u - epsilon * _gradient_sign(model, u, temperature)) * 255.0).detach()
 
 
-def odin_batch_scores(
-    model: Network, x: torch.Tensor, *, temperature: float, epsilon: float
+def odin_batch_grid(
+    model: Network, x: torch.Tensor, *, temperature: float, epsilons: Sequence[float]
 ) -> torch.Tensor:
-    """ODIN scores (float64) of a batch ``x`` (N × C × H × W on the 0..255 scale):
-    ``max_j softmax(f(x̃) / T)_j`` with ``x̃`` of :func:`odin_perturb` (``x`` itself when
-    ε = 0). ``model`` is put in eval mode; its parameters get no gradient. Works inside
+    """ODIN scores (float64, ``len(epsilons)`` × N) of a batch ``x`` (N × C × H × W on the
+    0..255 scale) at temperature T for each ε: ``max_j softmax(f(x̃) / T)_j`` with ``x̃`` of
+    :func:`odin_perturb` (``x`` itself when ε = 0). The gradient is taken once for all ε.
+    ``model`` is put in eval mode; its parameters get no gradient. Works inside
     ``torch.inference_mode()`` (the gradient is taken outside it, on a copy of ``x``)."""
-    _check(temperature, epsilon)
+    if not epsilons:
+        raise ValueError("epsilons must list at least one value")
+    for epsilon in epsilons:
+        _check(temperature, epsilon)
     model = model.eval()
     n = model.num_classes
     requires = [p.requires_grad for p in model.parameters()]
     for p in model.parameters():
         p.requires_grad_(False)
+    rows = []
     try:
         with torch.inference_mode(False):
             xb = x.clone()
-            if epsilon > 0:
-                xb = odin_perturb(model, xb, temperature=temperature, epsilon=epsilon)
-            with torch.no_grad():
-                logits = model(xb)[:, :n].double() / temperature
+            u = xb.float() / 255.0
+            sign = _gradient_sign(model, u, temperature) if max(epsilons) > 0 else None
+            for epsilon in epsilons:
+                inputs = xb if epsilon == 0 else ((u - epsilon * sign) * 255.0).detach()
+                with torch.no_grad():
+                    logits = model(inputs)[:, :n].double() / temperature
+                rows.append(torch.softmax(logits, dim=1).max(dim=1).values)
     finally:
         for p, flag in zip(model.parameters(), requires, strict=True):
             p.requires_grad_(flag)
-    return torch.softmax(logits, dim=1).max(dim=1).values
+    return torch.stack(rows)
+
+
+def odin_batch_scores(
+    model: Network, x: torch.Tensor, *, temperature: float, epsilon: float
+) -> torch.Tensor:
+    """ODIN scores (float64, N) of a batch ``x``: :func:`odin_batch_grid` at one ε."""
+    return odin_batch_grid(model, x, temperature=temperature, epsilons=(epsilon,))[0]
+
+
+def odin_score_grid(
+    model: Network,
+    images: np.ndarray,
+    *,
+    temperature: float,
+    epsilons: Sequence[float],
+    batch_size: int = 500,
+) -> np.ndarray:
+    """ODIN scores (float64, ``len(epsilons)`` × N) of uint8 images N × H × W × C, in batches
+    of ``batch_size`` (:func:`odin_batch_grid`)."""
+    from .loader import image_tensor
+
+    if batch_size < 1:
+        raise ValueError(f"batch_size must be >= 1, got {batch_size}")
+    x = image_tensor(images)
+    parts = [
+        odin_batch_grid(model, x[i : i + batch_size], temperature=temperature, epsilons=epsilons)
+        for i in range(0, len(x), batch_size)
+    ]
+    if not parts:
+        return np.zeros((len(epsilons), 0), dtype=np.float64)
+    return torch.cat(parts, dim=1).numpy().astype(np.float64, copy=False)
 
 
 def odin_scores(
@@ -102,21 +149,10 @@ def odin_scores(
 ) -> np.ndarray:
     """ODIN scores (float64, one per image) of uint8 images N × H × W × C, in batches of
     ``batch_size`` (:func:`odin_batch_scores`)."""
-    from .loader import image_tensor
-
-    _check(temperature, epsilon)
-    if batch_size < 1:
-        raise ValueError(f"batch_size must be >= 1, got {batch_size}")
-    x = image_tensor(images)
-    out = [
-        odin_batch_scores(
-            model, x[i : i + batch_size], temperature=temperature, epsilon=epsilon
-        )
-        for i in range(0, len(x), batch_size)
-    ]
-    if not out:
-        return np.zeros(0, dtype=np.float64)
-    return torch.cat(out).numpy().astype(np.float64, copy=False)
+    grid = odin_score_grid(
+        model, images, temperature=temperature, epsilons=(epsilon,), batch_size=batch_size
+    )
+    return grid[0]
 
 
 def select_odin_params(
@@ -132,7 +168,9 @@ def select_odin_params(
     ``val_images`` (in-distribution, positive) from ``external_images``.
 
     As Kim et al.'s ``opt_params`` (``methods/odin.py``): AUROC is the criterion, the grid is
-    walked with T outer and ε inner, and the first best point is kept. Returns ``(T, ε,
+    walked with T outer and ε inner, and the first best point is kept. The input gradient is
+    taken once per temperature and image (:func:`odin_score_grid`), the scores are those of
+    :func:`odin_scores`. Returns ``(T, ε,
     table)`` with one ``{"temperature", "epsilon", "auroc"}`` row per grid point.
     """
     from ..metrics import auroc_out
@@ -145,16 +183,11 @@ def select_odin_params(
     table = []
     best: tuple[float, float, float] | None = None
     for t in temperatures:
-        for e in epsilons:
-            scores = np.concatenate(
-                [
-                    odin_scores(model, val_images, temperature=t, epsilon=e, batch_size=batch_size),
-                    odin_scores(
-                        model, external_images, temperature=t, epsilon=e, batch_size=batch_size
-                    ),
-                ]
-            )
-            auroc = auroc_out(is_ood, scores)
+        kw = {"temperature": t, "epsilons": epsilons, "batch_size": batch_size}
+        inside = odin_score_grid(model, val_images, **kw)
+        scores = np.concatenate([inside, odin_score_grid(model, external_images, **kw)], axis=1)
+        for e, row in zip(epsilons, scores, strict=True):
+            auroc = auroc_out(is_ood, row)
             table.append({"temperature": float(t), "epsilon": float(e), "auroc": auroc})
             if best is None or auroc > best[0]:
                 best = (auroc, float(t), float(e))
