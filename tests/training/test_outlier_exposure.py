@@ -103,20 +103,30 @@ def test_outlier_exposure_trains_one_epoch_on_a_tiny_config(tmp_path, experiment
     assert all(torch.isfinite(p).all() for p in net.parameters())
 
 
-def test_outlier_exposure_refuses_an_external_set_that_is_a_test_set(
-    tmp_path, experiment, make_config
-):
+def _leaky(experiment):
     from dataclasses import replace
 
     from fdbench.data.studies import Study, StudyKind
-    from fdbench.training import run_training_job
 
     images = experiment.studies[0].images
     shapes_study = Study("new_class/shapes", StudyKind.NEW_CLASS_NONSEMANTIC, images,
                          np.full(len(images), -1, dtype=np.int64))  # fmt: skip
-    leaky = replace(experiment, studies=(*experiment.studies, shapes_study))
+    return replace(experiment, studies=(*experiment.studies, shapes_study))
+
+
+def test_outlier_exposure_refuses_an_external_set_that_is_a_test_set(
+    tmp_path, experiment, make_config
+):
+    from fdbench.benchmark import plan_benchmark
+    from fdbench.training import run_training_job
+
+    config = _config(make_config)
     with pytest.raises(ValueError, match="external set 'shapes' must be disjoint"):
-        run_training_job(_config(make_config), leaky, "oe", 0, tmp_path)
+        plan_benchmark(config, [_leaky(experiment)], tmp_path)
+    with pytest.raises(ValueError, match="external set 'shapes' must be disjoint"):
+        run_training_job(config, _leaky(experiment), "oe", 0, tmp_path)
+    assert not any(tmp_path.rglob("*.pt"))
+    assert len(plan_benchmark(config, [experiment], tmp_path).training) == 1
 
 
 def test_outlier_exposure_params_name_a_known_external_set(make_config):

@@ -12,6 +12,7 @@ from . import MethodParams, TrainingMethod, register
 if TYPE_CHECKING:
     import torch
 
+    from ...data.studies import Experiment
     from ...models.network import Network
     from ...outputs import SplitOutputs
     from ..context import TrainContext
@@ -70,14 +71,23 @@ class ODIN(TrainingMethod):
     def dependencies(self) -> tuple[str, ...]:
         return (self.params.base,)
 
+    def check_experiment(self, experiment: Experiment) -> None:
+        """The external set must be disjoint from the experiment's classes and test sets
+        (where T and ε are selected on it)."""
+        from ...data.external import check_external_for_experiment
+
+        p = self.params
+        if p.temperature is None or p.epsilon is None:
+            check_external_for_experiment(p.external, experiment)
+
     def train(self, ctx: TrainContext) -> tuple[Network, dict[str, Any]]:
         p = self.params
         net, info = ctx.train_or_load(p.base)
         if p.temperature is None or p.epsilon is None:
-            from ...data.external import check_external_for_experiment, load_external
+            from ...data.external import load_external
             from ..odin import select_odin_params
 
-            check_external_for_experiment(p.external, ctx.experiment)
+            self.check_experiment(ctx.experiment)
             val = ctx.experiment.val.images
             if p.max_val is not None and len(val) > p.max_val:
                 rng = np.random.default_rng([ctx.seed, 3])

@@ -9,6 +9,7 @@ from pydantic import Field, field_validator
 from . import EndToEndParams, TrainingMethod, register
 
 if TYPE_CHECKING:
+    from ...data.studies import Experiment
     from ..context import TrainContext
 
 __all__ = ["OutlierExposure", "OutlierExposureParams"]
@@ -42,20 +43,26 @@ class OutlierExposure(TrainingMethod):
     distribution on a twice as large batch of external outliers, one forward pass on both
     (:mod:`fdbench.training.outlier_exposure`; Kim et al.'s ``methods/oe/train.py``). The
     external set must be disjoint from the experiment's in-distribution, near-OoD and far-OoD
-    classes (:func:`fdbench.data.external.check_external_for_experiment`), checked before
-    training. Confidence: the maximum softmax response."""
+    classes (:func:`fdbench.data.external.check_external_for_experiment`), checked when the
+    benchmark is planned and again before training. Confidence: the maximum softmax response."""
 
     name = "outlier_exposure"
     params_model = OutlierExposureParams
 
+    def check_experiment(self, experiment: Experiment) -> None:
+        """The external set must be disjoint from the experiment's classes and test sets."""
+        from ...data.external import check_external_for_experiment
+
+        check_external_for_experiment(self.params.external, experiment)
+
     def train_data(self, ctx: TrainContext) -> Any:
-        from ...data.external import check_external_for_experiment, load_external
+        from ...data.external import load_external
         from ..augment import Pipeline
         from ..loader import augmentation_ops, image_tensor
         from ..outlier_exposure import outlier_loader
 
         p = self.params
-        check_external_for_experiment(p.external, ctx.experiment)
+        self.check_experiment(ctx.experiment)
         h, _, c = ctx.experiment.train.images.shape[1:]
         external = load_external(
             p.external, p.external_size, size=int(h), channels=int(c), seed=p.external_seed
