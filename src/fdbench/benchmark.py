@@ -182,6 +182,9 @@ def plan_benchmark(
     A method with a grid is evaluated once per candidate (an ensemble: once per candidate, over
     the seeds' models of that candidate), in ``.../candidate<i>`` folders, with its ``val``
     rows for the selection; a method without a grid has one evaluation per run, as before.
+    Every method candidate checks the experiment of each run first
+    (:meth:`~fdbench.training.methods.TrainingMethod.check_experiment`), so that a method that
+    cannot run on it (e.g. an external set overlapping a test set) fails before any training.
     """
     from fdbench.training.experiments import experiment_for_run
     from fdbench.training.jobs import output_stores, plan_jobs, run_training_job
@@ -195,6 +198,8 @@ def plan_benchmark(
             after = tuple(f"train:{experiment.name}/{b}/{seed}" for b in spec.dependencies())
             stores = output_stores(config, experiment.name, method, seed, models)
             run = experiment_for_run(config, experiment, seed)
+            for candidate in spec.methods():
+                candidate.check_experiment(run)
             training.append(
                 Job(
                     f"train:{key}",

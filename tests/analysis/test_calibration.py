@@ -81,7 +81,7 @@ def test_treatment_of_every_csf():
     assert {c for c, t in CALIBRATION_TREATMENT.items() if t == "platt"} == platt
     assert {c for c, t in CALIBRATION_TREATMENT.items() if t == "temperature"} == {"TEMP-MLS"}
     for csf in ("MSR", "MCD-MSR", "ENS-MSR", "DeVries", "DG-Res", "ConfidNet", "DG-Res-MCD",
-                "EDL-MSR"):  # fmt: skip
+                "EDL-MSR", "ODIN"):  # fmt: skip
         assert calibration_treatment(csf) == "none"
     with pytest.raises(ValueError, match="csf must be one of"):
         calibration_treatment("TEMP-MSR")

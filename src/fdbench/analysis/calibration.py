@@ -25,6 +25,7 @@ FD_SHIFTS_CALIBRATION_BINS = 20
 #: beyond [0, 1]), ``"none"`` for probabilities (``det_mcp``, ``mcd_mcp``, the learned heads).
 #: fdbench CSFs FD-Shifts lacks or leaves unscaled although they are not probabilities (DOCTOR,
 #: TrustScore, DKNN, ViM, ENS-*) follow its stated rule: Platt scaling for a range beyond [0, 1].
+#: ODIN, a softmax probability (of the tempered, perturbed input), is used as it is.
 CALIBRATION_TREATMENT = {
     "MSR": "none",
     "MLS": "platt",
@@ -53,6 +54,7 @@ CALIBRATION_TREATMENT = {
     "ConfidNet-MCD": "none",
     "EDL-MSR": "none",
     "EDL-Unc": "platt",
+    "ODIN": "none",
 }
 
 #: Share of the validation confidences whose Platt-mapped spread decides a collapse (the

@@ -1,4 +1,4 @@
-"""Learned confidence heads stored with the outputs (DeVries, DeepGamblers, ConfidNet)."""
+"""Confidence heads stored with the outputs (DeVries, DeepGamblers, ConfidNet, ODIN)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from numpy.typing import ArrayLike
 
 from ._validation import as_float_array
 
-__all__ = ["confidnet", "devries", "dg_res"]
+__all__ = ["confidnet", "devries", "dg_res", "odin"]
 
 
 def devries(confidence: ArrayLike) -> np.ndarray:
@@ -35,3 +35,13 @@ def confidnet(tcp: ArrayLike) -> np.ndarray:
     (stored head ``"confidnet"``).
     """
     return as_float_array(tcp, "tcp", 1).copy()
+
+
+def odin(score: ArrayLike) -> np.ndarray:
+    """ODIN: the maximum softmax response at temperature T of the perturbed input, unchanged.
+
+    Liang, Li & Srikant, "Enhancing the reliability of out-of-distribution image detection in
+    neural networks", ICLR 2018 (stored head ``"odin"``, computed at inference by
+    :mod:`fdbench.training.odin`).
+    """
+    return as_float_array(score, "score", 1).copy()

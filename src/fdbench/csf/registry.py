@@ -59,6 +59,7 @@ _ENTRIES = [
     CSFInfo("ConfidNet-MCD", hd.confidnet, "head 'confidnet_mcd'"),
     CSFInfo("EDL-MSR", edl.edl_msr, "head 'edl_alpha' (N × K Dirichlet parameters)"),
     CSFInfo("EDL-Unc", edl.edl_uncertainty, "head 'edl_alpha' (N × K Dirichlet parameters)"),
+    CSFInfo("ODIN", hd.odin, "head 'odin'"),
 ]
 
 #: Every CSF by name. Each returns float64 confidences of length N, higher = more confident.
@@ -73,6 +74,7 @@ _HEAD_CSFS: dict[str, tuple[str, ...]] = {
     "dg_reservation_mcd": ("DG-Res-MCD",),
     "confidnet_mcd": ("ConfidNet-MCD",),
     "edl_alpha": ("EDL-MSR", "EDL-Unc"),
+    "odin": ("ODIN",),
 }
 
 _FIT_CACHE: dict[int, dict[str, Any]] = {}

@@ -228,6 +228,8 @@ def run_training_job(
     ``params``) and returns the last one, which marks the job as done; stores that already
     exist (made under the same configuration) are not recomputed. Without a grid the one store
     holds the outputs of ``<run>/model.pt``, as before grids were evaluated per candidate.
+    Inference uses the method with the parameters recorded in the checkpoint (training may
+    fill in some, e.g. ODIN's selected temperature and ε).
     Training and inference are seeded by ``seed`` alone and run with
     ``config.training.threads`` threads and deterministic algorithms, so the same config and
     seed give bit-identical outputs. A top-level function without global state, safe to submit
@@ -249,15 +251,17 @@ def run_training_job(
     folder = run_dir(out_dir, experiment.name, method, seed)
     write_split(experiment, folder)
     inf = config.inference
-    methods = spec.methods()
     for i, store in todo:
         if len(stores) > 1:
             net, info = load_checkpoint(folder / "candidates" / f"{i}.pt")
+        # the parameters the model was trained with, as training recorded them (ODIN's
+        # temperature and ε are selected in training)
+        trained = spec.method_class()(info["params"])
         with deterministic(seed, config.training.threads):
             run = predict_experiment(
                 net,
                 experiment,
-                method=methods[i],
+                method=trained,
                 mc_samples=inf.mc_samples,
                 batch_size=inf.batch_size,
                 seed=seed,

@@ -11,7 +11,7 @@ from torch.utils.data import BatchSampler, DataLoader, Dataset, RandomSampler, S
 
 from .augment import Pipeline
 
-__all__ = ["Batches", "image_tensor", "make_loader"]
+__all__ = ["Batches", "augmentation_ops", "image_tensor", "make_loader"]
 
 
 def image_tensor(images: np.ndarray) -> torch.Tensor:
@@ -51,6 +51,16 @@ class Batches(Dataset):
         return tuple(batch)
 
 
+def augmentation_ops(
+    augment: bool | Sequence[Mapping[str, Any] | Any],
+) -> list[Mapping[str, Any] | Any]:
+    """The operations of a ``training.augment`` setting: none for ``False``, horizontal flips
+    with probability ½ for ``True`` (the historical default), else the given operations."""
+    if isinstance(augment, bool):
+        return [{"name": "hflip", "p": 0.5}] if augment else []
+    return list(augment)
+
+
 def make_loader(
     *tensors: torch.Tensor,
     batch_size: int,
@@ -72,10 +82,7 @@ def make_loader(
     """
     if batch_size < 1:
         raise ValueError(f"batch_size must be >= 1, got {batch_size}")
-    if isinstance(augment, bool):
-        ops = [{"name": "hflip", "p": 0.5}] if augment else []
-    else:
-        ops = list(augment)
+    ops = augmentation_ops(augment)
     if transform is not None and ops:
         raise ValueError("give either augment or transform, not both")
     if transform is None and ops:

@@ -24,6 +24,10 @@ What a method declares
 :meth:`dependencies`
     Names of other methods of the configuration whose trained models this one needs (ConfidNet:
     its ``base``); checked by the configuration, trained first, covered by the config digest.
+:meth:`check_experiment`
+    Raises ``ValueError`` if the method cannot run on an experiment (Outlier Exposure and ODIN:
+    an external set overlapping a test set); called when the benchmark is planned, before any
+    training.
 
 How a method trains (hooks, each receives the Lightning module ``module`` whose ``network``,
 ``context`` (the job's TrainContext), ``current_epoch``, ``trainer`` it may read and on which
@@ -93,6 +97,7 @@ from pydantic import BaseModel, ConfigDict, Field
 if TYPE_CHECKING:
     import torch
 
+    from ...data.studies import Experiment
     from ...models.network import Network
     from ...outputs import SplitOutputs
     from ..context import TrainContext
@@ -151,6 +156,10 @@ class TrainingMethod:
     def dependencies(self) -> tuple[str, ...]:
         """Names of the methods whose trained models this one needs (none by default)."""
         return ()
+
+    def check_experiment(self, experiment: Experiment) -> None:
+        """Raise ``ValueError`` if this method cannot run on ``experiment`` (nothing by
+        default)."""
 
     def head(self) -> str | None:
         """The network head of this method's models (:attr:`network_head` by default)."""
@@ -253,4 +262,14 @@ def get_method(name: str) -> type[TrainingMethod]:
     return _REGISTRY[name]
 
 
-from . import ce, confidnet, crl, deepgamblers, devries, edl  # noqa: E402, F401
+from . import (  # noqa: E402, F401
+    augmix,
+    ce,
+    confidnet,
+    crl,
+    deepgamblers,
+    devries,
+    edl,
+    odin,
+    outlier_exposure,
+)

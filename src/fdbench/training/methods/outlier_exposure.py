@@ -1,0 +1,88 @@
+"""Outlier Exposure (Hendrycks, Mazeika & Dietterich, ICLR 2019), ``kind: outlier_exposure``."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from pydantic import Field, field_validator
+
+from . import EndToEndParams, TrainingMethod, register
+
+if TYPE_CHECKING:
+    from ...data.studies import Experiment
+    from ..context import TrainContext
+
+__all__ = ["OutlierExposure", "OutlierExposureParams"]
+
+
+class OutlierExposureParams(EndToEndParams):
+    """Outlier Exposure, trained from scratch: λ (``weight``, 0.5 as Hendrycks et al. and Kim
+    et al.), outlier batches ``ratio`` (2, Kim et al.) times the in-distribution batch, drawn
+    from ``external_size`` images of the external set ``external``
+    (:data:`fdbench.data.external.EXTERNAL_SETS`) generated with ``external_seed``."""
+
+    external: str = "shapes"
+    external_size: int = Field(default=20_000, ge=1)
+    external_seed: int = Field(default=0, ge=0)
+    weight: float = Field(default=0.5, ge=0)
+    ratio: int = Field(default=2, ge=1)
+
+    @field_validator("external")
+    @classmethod
+    def _known_external(cls, name: str) -> str:
+        from ...data.external import EXTERNAL_SETS
+
+        if name not in EXTERNAL_SETS:
+            raise ValueError(f"external must be one of {sorted(EXTERNAL_SETS)}, got {name!r}")
+        return name
+
+
+@register
+class OutlierExposure(TrainingMethod):
+    """Cross-entropy on the in-distribution batch plus λ times the cross-entropy to the uniform
+    distribution on a twice as large batch of external outliers, one forward pass on both
+    (:mod:`fdbench.training.outlier_exposure`; Kim et al.'s ``methods/oe/train.py``). The
+    external set must be disjoint from the experiment's in-distribution, near-OoD and far-OoD
+    classes (:func:`fdbench.data.external.check_external_for_experiment`), checked when the
+    benchmark is planned and again before training. Confidence: the maximum softmax response."""
+
+    name = "outlier_exposure"
+    params_model = OutlierExposureParams
+
+    def check_experiment(self, experiment: Experiment) -> None:
+        """The external set must be disjoint from the experiment's classes and test sets."""
+        from ...data.external import check_external_for_experiment
+
+        check_external_for_experiment(self.params.external, experiment)
+
+    def train_data(self, ctx: TrainContext) -> Any:
+        from ...data.external import load_external
+        from ..augment import Pipeline
+        from ..loader import augmentation_ops, image_tensor
+        from ..outlier_exposure import outlier_loader
+
+        p = self.params
+        self.check_experiment(ctx.experiment)
+        h, _, c = ctx.experiment.train.images.shape[1:]
+        external = load_external(
+            p.external, p.external_size, size=int(h), channels=int(c), seed=p.external_seed
+        )
+        ops = augmentation_ops(ctx.config.training.augment)
+        return outlier_loader(
+            ctx.images(),
+            ctx.labels(),
+            image_tensor(external.images),
+            batch_size=ctx.config.training.batch_size,
+            seed=ctx.seed,
+            ratio=p.ratio,
+            augment=(lambda s: Pipeline(ops, s)) if ops else None,
+        )
+
+    def training_step(self, module: Any, batch: Any, batch_idx: int) -> Any:
+        import torch
+
+        from ..outlier_exposure import outlier_exposure_loss
+
+        x, y, outliers = batch
+        logits = module.network(torch.cat([x, outliers]))
+        return outlier_exposure_loss(logits[: len(x)], y, logits[len(x) :], self.params.weight)
