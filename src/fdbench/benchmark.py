@@ -27,11 +27,13 @@ from fdbench.protocol import (
     Protocol,
     build_evaluation_set,
     study_splits,
+    unknown_detection_pools,
 )
 from fdbench.runner import Job, run_jobs
 
 if TYPE_CHECKING:
     from fdbench.config import BenchmarkConfig
+    from fdbench.csf.openmax import OpenMaxParams
     from fdbench.data.studies import Experiment
 
 #: The corruption summary of the report: FD-Shifts' "cor", the mean over the pooled levels.
@@ -94,12 +96,19 @@ def load_scores(path: Path) -> list[StudyScores]:
 
 
 def evaluate_runs(
-    stores: Sequence[Path], out_dir: Path, *, iid_split: str = "iid", with_val: bool = False
+    stores: Sequence[Path],
+    out_dir: Path,
+    *,
+    iid_split: str = "iid",
+    with_val: bool = False,
+    openmax: OpenMaxParams | None = None,
 ) -> Path:
     """Evaluate one run (one store) or a deep ensemble (several stores) into ``out_dir``.
 
     Writes ``results.parquet`` (both protocols: FD-Shifts failure detection on every study, and
-    Kim et al.'s unknown detection on the studies with new-class samples) and ``scores.npz``
+    Kim et al.'s unknown detection on the studies with new-class samples and on the pooled
+    studies of :func:`fdbench.protocol.unknown_detection_pools`, with the OoD-detection
+    metrics) and ``scores.npz``
     (per study and prediction group: residuals and confidences under failure detection, plus
     the ``val`` split). The studies are the stored test splits and the pooled corruption
     studies ``corruption/<severity>`` (:func:`fdbench.evaluation.default_studies`). With
@@ -115,7 +124,10 @@ def evaluate_runs(
     available = list(first.splits)
     studies = default_studies(available)
     splits = [s for s in available if s not in NON_TEST_SPLITS]
-    groups = prediction_groups(runs, [*splits, *(["val"] if "val" in first.splits else [])])
+    pools = unknown_detection_pools({s: first.splits[s].kind for s in splits})
+    groups = prediction_groups(
+        runs, [*splits, *(["val"] if "val" in first.splits else [])], openmax=openmax
+    )
     needed = [*studies, *(["val"] if "val" in first.splits else [])]
     info = {
         "dataset": first.meta.get("dataset", ""),
@@ -133,7 +145,7 @@ def evaluate_runs(
                     s
                     for s in studies
                     if any(np.any(group.labels[n] == -1) for n in study_splits(s, available))
-                ]
+                ] + list(pools)
             if chosen:
                 table = evaluate_confidences(
                     group.labels,
@@ -144,6 +156,7 @@ def evaluate_runs(
                     protocol=protocol,
                     iid_split=iid_split,
                     run_info=info,
+                    pools=pools,
                 )
                 tables.append(table.assign(protocol=protocol.value))
         for study in needed:
