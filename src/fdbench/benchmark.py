@@ -194,11 +194,13 @@ def plan_benchmark(
     A method with a grid is evaluated once per candidate (an ensemble: once per candidate, over
     the seeds' models of that candidate), in ``.../candidate<i>`` folders, with its ``val``
     rows for the selection; a method without a grid has one evaluation per run, as before.
+    With ``config.openmax`` the single runs' evaluations add the OpenMax CSF.
     """
     from fdbench.training.experiments import experiment_for_run
     from fdbench.training.jobs import output_stores, plan_jobs, run_training_job
 
     models = run_dir / "runs"
+    openmax = None if config.openmax is None else config.openmax.params()
     training, evaluation = [], []
     for experiment in experiments:
         for method, seed in plan_jobs(config):
@@ -219,7 +221,9 @@ def plan_benchmark(
                 )
             )
             folder = run_dir / "evaluation" / experiment.name / method / f"seed{seed}"
-            evaluation.extend(_evaluation_jobs(f"eval:{key}", [[s] for s in stores], folder))
+            evaluation.extend(
+                _evaluation_jobs(f"eval:{key}", [[s] for s in stores], folder, openmax)
+            )
         for method in config.ensembles:
             seeds = config.method(method).seeds
             members = [output_stores(config, experiment.name, method, s, models) for s in seeds]
@@ -233,11 +237,20 @@ def plan_benchmark(
     return BenchmarkPlan(training, evaluation, config.selection.metric)
 
 
-def _evaluation_jobs(key: str, candidates: list[list[Path]], folder: Path) -> list[Job]:
-    """One evaluation job per grid candidate (``candidates[i]``: the stores it evaluates)."""
+def _evaluation_jobs(
+    key: str,
+    candidates: list[list[Path]],
+    folder: Path,
+    openmax: OpenMaxParams | None = None,
+) -> list[Job]:
+    """One evaluation job per grid candidate (``candidates[i]``: the stores it evaluates);
+    ``openmax`` adds the OpenMax CSF to single runs."""
+    single = evaluate_runs
+    if openmax is not None and len(candidates[0]) == 1:
+        single = functools.partial(evaluate_runs, openmax=openmax)
     if len(candidates) == 1:
-        return [Job(key, evaluate_runs, (candidates[0], folder), folder / RESULTS_FILE)]
-    evaluate = functools.partial(evaluate_runs, with_val=True)
+        return [Job(key, single, (candidates[0], folder), folder / RESULTS_FILE)]
+    evaluate = functools.partial(single, with_val=True)
     return [
         Job(
             f"{key}/candidate{i}",
@@ -349,9 +362,11 @@ def run_benchmark(
         write_report_inputs(
             config, experiments, plan, run_dir, results, workers=workers, scheduler=scheduler
         )
-        from fdbench.report import write_report
+        from fdbench.report import unknown_detection_summary, write_report
 
-        write_report(run_dir, report_table(results))
+        write_report(
+            run_dir, report_table(results), unknown_detection=unknown_detection_summary(results)
+        )
     times["analysis_report_s"] = time.perf_counter() - start
     with atomic_path(run_dir / "times.json") as tmp:
         tmp.write_text(json.dumps(times, indent=2))
