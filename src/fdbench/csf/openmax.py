@@ -69,8 +69,8 @@ class OpenMaxParams:
             raise ValueError(f"rank_weights must be 'linear' or 'half'; got {self.rank_weights!r}")
         if not np.isfinite(self.eu_weight) or self.eu_weight < 0:
             raise ValueError(f"eu_weight must be finite and >= 0; got {self.eu_weight!r}")
-        if not np.isfinite(self.translate) or self.translate < 0:
-            raise ValueError(f"translate must be finite and >= 0; got {self.translate!r}")
+        if not np.isfinite(self.translate) or self.translate <= 0:
+            raise ValueError(f"translate must be finite and > 0; got {self.translate!r}")
 
 
 @dataclass(frozen=True)
@@ -136,12 +136,15 @@ def fit_weibull_high(
     kept value), and fits a two-parameter Weibull by maximum likelihood. Here the same tail and
     translation, with the maximum-likelihood fit solved exactly (:func:`_weibull_mle`; equal to
     ``scipy.stats.weibull_min.fit(t, floc=0)`` up to solver tolerance). With fewer than
-    ``tail_size`` distances all are used. Raises ValueError when the tail has fewer than two
-    distinct values (no Weibull fits).
+    ``tail_size`` distances all are used. ``translate`` must be positive: the smallest fitted
+    value is ``translate`` itself. Raises ValueError when the tail has fewer than two distinct
+    values (no Weibull fits).
     """
     d = as_float_array(distances, "distances", 1)
     if not isinstance(tail_size, int | np.integer) or tail_size < 2:
         raise ValueError(f"tail_size must be an int >= 2; got {tail_size!r}")
+    if not np.isfinite(translate) or translate <= 0:
+        raise ValueError(f"translate must be finite and > 0; got {translate!r}")
     tail = np.sort(d)[-int(tail_size) :]
     if np.unique(tail).size < 2:
         raise ValueError(
