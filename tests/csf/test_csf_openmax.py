@@ -92,7 +92,7 @@ def test_fit_uses_correctly_classified_training_samples_only():
     np.testing.assert_allclose(fit.mavs, [[3.0, 1 / 3], [0.0, 3.0]])
     assert fit.tails[1].small_score == 1.0  # distances 2, 1, 3 to (0, 3)
     with pytest.raises(ValueError, match="class 1 has no correctly classified"):
-        fit_openmax(logits[:3], np.array([0, 0, 1]))
+        fit_openmax(logits[[0, 1, 6, 2]], np.array([0, 0, 0, 1]))
 
 
 def test_distances():
