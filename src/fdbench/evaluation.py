@@ -281,7 +281,9 @@ def evaluate_table(
     )
 
 
-def _protocol_pools(protocol: Protocol | str, kinds: Mapping[str, str]) -> dict:
+def _protocol_pools(
+    protocol: Protocol | str, kinds: Mapping[str, str]
+) -> dict[str, tuple[str, ...]]:
     """The pooled studies evaluated under ``protocol``: Kim et al.'s pooled unknown-detection
     studies (:func:`fdbench.protocol.unknown_detection_pools`) under ``unknown_detection``,
     none under ``failure_detection``."""
