@@ -22,7 +22,8 @@ FD_SHIFTS_CALIBRATION_BINS = 20
 #: FD-Shifts name contains ``_pe``, ``_ee``, ``_mi``, ``_sv``, ``maha`` or ``_mls`` (a range
 #: beyond [0, 1]), ``"none"`` for probabilities (``det_mcp``, ``mcd_mcp``, the learned heads).
 #: fdbench CSFs FD-Shifts lacks or leaves unscaled although they are not probabilities (DOCTOR,
-#: TrustScore, DKNN, ViM, ENS-*) follow its stated rule: Platt scaling for a range beyond [0, 1].
+#: TrustScore, DKNN, ViM, ENS-*) follow its stated rule: Platt scaling for a range beyond [0, 1];
+#: OpenMax's 1 − P(unknown) is a probability in [0, 1] and is used as it is.
 CALIBRATION_TREATMENT = {
     "MSR": "none",
     "MLS": "platt",
@@ -49,6 +50,7 @@ CALIBRATION_TREATMENT = {
     "DeVries-MCD": "none",
     "DG-Res-MCD": "none",
     "ConfidNet-MCD": "none",
+    "OpenMax": "none",
 }
 
 #: Share of the validation confidences whose Platt-mapped spread decides a collapse (the
