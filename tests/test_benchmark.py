@@ -103,7 +103,11 @@ def test_results_cover_methods_csfs_and_studies(sequential):
     assert pooled <= studies
     assert sum(s.startswith("corruption/") for s in studies) == 75 + 5
     unknown = results[results["protocol"] == "unknown_detection"]
-    assert set(unknown["study"]) == {s for s in studies if s.startswith("new_class/")}
+    # the new-class studies and Kim et al.'s pooled study of all of them
+    assert set(unknown["study"]) == {s for s in studies if s.startswith("new_class/")} | {
+        "unknown"
+    }
+    assert {"auroc_out", "fpr@95tpr_out"} <= set(unknown["metric"])
     for name in (
         "results.parquet",
         "results.csv",

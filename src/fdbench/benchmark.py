@@ -27,11 +27,13 @@ from fdbench.protocol import (
     Protocol,
     build_evaluation_set,
     study_splits,
+    unknown_detection_pools,
 )
 from fdbench.runner import Job, run_jobs
 
 if TYPE_CHECKING:
     from fdbench.config import BenchmarkConfig
+    from fdbench.csf.openmax import OpenMaxParams
     from fdbench.data.studies import Experiment
 
 #: The corruption summary of the report: FD-Shifts' "cor", the mean over the pooled levels.
@@ -94,12 +96,19 @@ def load_scores(path: Path) -> list[StudyScores]:
 
 
 def evaluate_runs(
-    stores: Sequence[Path], out_dir: Path, *, iid_split: str = "iid", with_val: bool = False
+    stores: Sequence[Path],
+    out_dir: Path,
+    *,
+    iid_split: str = "iid",
+    with_val: bool = False,
+    openmax: OpenMaxParams | None = None,
 ) -> Path:
     """Evaluate one run (one store) or a deep ensemble (several stores) into ``out_dir``.
 
     Writes ``results.parquet`` (both protocols: FD-Shifts failure detection on every study, and
-    Kim et al.'s unknown detection on the studies with new-class samples) and ``scores.npz``
+    Kim et al.'s unknown detection on the studies with new-class samples and on the pooled
+    studies of :func:`fdbench.protocol.unknown_detection_pools`, with the OoD-detection
+    metrics) and ``scores.npz``
     (per study and prediction group: residuals and confidences under failure detection, plus
     the ``val`` split). The studies are the stored test splits and the pooled corruption
     studies ``corruption/<severity>`` (:func:`fdbench.evaluation.default_studies`). With
@@ -115,7 +124,10 @@ def evaluate_runs(
     available = list(first.splits)
     studies = default_studies(available)
     splits = [s for s in available if s not in NON_TEST_SPLITS]
-    groups = prediction_groups(runs, [*splits, *(["val"] if "val" in first.splits else [])])
+    pools = unknown_detection_pools({s: first.splits[s].kind for s in splits})
+    groups = prediction_groups(
+        runs, [*splits, *(["val"] if "val" in first.splits else [])], openmax=openmax
+    )
     needed = [*studies, *(["val"] if "val" in first.splits else [])]
     info = {
         "dataset": first.meta.get("dataset", ""),
@@ -133,7 +145,7 @@ def evaluate_runs(
                     s
                     for s in studies
                     if any(np.any(group.labels[n] == -1) for n in study_splits(s, available))
-                ]
+                ] + list(pools)
             if chosen:
                 table = evaluate_confidences(
                     group.labels,
@@ -144,6 +156,7 @@ def evaluate_runs(
                     protocol=protocol,
                     iid_split=iid_split,
                     run_info=info,
+                    pools=pools,
                 )
                 tables.append(table.assign(protocol=protocol.value))
         for study in needed:
@@ -185,11 +198,13 @@ def plan_benchmark(
     Every method candidate checks the experiment of each run first
     (:meth:`~fdbench.training.methods.TrainingMethod.check_experiment`), so that a method that
     cannot run on it (e.g. an external set overlapping a test set) fails before any training.
+    With ``config.openmax`` the single runs' evaluations add the OpenMax CSF.
     """
     from fdbench.training.experiments import experiment_for_run
     from fdbench.training.jobs import output_stores, plan_jobs, run_training_job
 
     models = run_dir / "runs"
+    openmax = None if config.openmax is None else config.openmax.params()
     training, evaluation = [], []
     for experiment in experiments:
         for method, seed in plan_jobs(config):
@@ -211,7 +226,9 @@ def plan_benchmark(
                 )
             )
             folder = run_dir / "evaluation" / experiment.name / method / f"seed{seed}"
-            evaluation.extend(_evaluation_jobs(f"eval:{key}", [[s] for s in stores], folder))
+            evaluation.extend(
+                _evaluation_jobs(f"eval:{key}", [[s] for s in stores], folder, openmax)
+            )
         for method in config.ensembles:
             seeds = config.method(method).seeds
             members = [output_stores(config, experiment.name, method, s, models) for s in seeds]
@@ -225,20 +242,29 @@ def plan_benchmark(
     return BenchmarkPlan(training, evaluation, config.selection.metric)
 
 
-def _evaluation_jobs(key: str, candidates: list[list[Path]], folder: Path) -> list[Job]:
-    """One evaluation job per grid candidate (``candidates[i]``: the stores it evaluates)."""
+def _evaluation_jobs(
+    key: str,
+    candidates: list[list[Path]],
+    folder: Path,
+    openmax: OpenMaxParams | None = None,
+) -> list[Job]:
+    """One evaluation job per grid candidate (``candidates[i]``: the stores it evaluates);
+    ``openmax`` adds the OpenMax CSF to single runs."""
+    single = evaluate_runs
+    if openmax is not None and len(candidates[0]) == 1:
+        single = functools.partial(evaluate_runs, openmax=openmax)
     if len(candidates) == 1:
         return [
             Job(
                 key,
-                evaluate_runs,
+                single,
                 (candidates[0], folder),
                 folder / RESULTS_FILE,
                 also=(folder / SCORES_FILE,),
                 verified=True,
             )
         ]
-    evaluate = functools.partial(evaluate_runs, with_val=True)
+    evaluate = functools.partial(single, with_val=True)
     return [
         Job(
             f"{key}/candidate{i}",
@@ -358,9 +384,11 @@ def run_benchmark(
         write_report_inputs(
             config, experiments, plan, run_dir, results, workers=workers, scheduler=scheduler
         )
-        from fdbench.report import write_report
+        from fdbench.report import unknown_detection_summary, write_report
 
-        write_report(run_dir, report_table(results))
+        write_report(
+            run_dir, report_table(results), unknown_detection=unknown_detection_summary(results)
+        )
     times["analysis_report_s"] = time.perf_counter() - start
     with atomic_path(run_dir / "times.json") as tmp:
         tmp.write_text(json.dumps(times, indent=2))

@@ -157,11 +157,24 @@ def evaluate(
             help="Also print how float16/32/64 softmax rounding changes AURC and AUROC_f.",
         ),
     ] = False,
+    openmax: Annotated[
+        bool,
+        typer.Option(
+            "--openmax",
+            help="Also compute the OpenMax CSF (Kim et al.'s defaults) from the stored train "
+            "logits.",
+        ),
+    ] = False,
     force: Annotated[bool, typer.Option("--force", help=FORCE_HELP)] = False,
 ) -> None:
-    """Evaluate every CSF on every study of saved outputs and print the metric tables."""
+    """Evaluate every CSF on every study of saved outputs and print the metric tables.
+
+    Under ``--protocol unknown_detection`` the pooled studies of Kim et al. are added and their
+    Table 5 layout is printed after the per-study tables."""
     with _forced(force):
-        _evaluate(path, out, protocol, bootstrap, seed, iid_study, confidence, precision_report)
+        _evaluate(
+            path, out, protocol, bootstrap, seed, iid_study, confidence, precision_report, openmax
+        )
 
 
 def _evaluate(
@@ -173,6 +186,7 @@ def _evaluate(
     iid_study: str,
     confidence: list[str] | None,
     precision_report: bool,
+    openmax: bool,
 ) -> None:
     from fdbench.evaluation import evaluate_run, evaluate_table, read_confidence_table
     from fdbench.io import check_output_file, verify_if_recorded
@@ -188,20 +202,29 @@ def _evaluate(
     if path.suffix.lower() in {".csv", ".parquet", ".pq"}:
         if precision_report:
             raise ValueError("--precision-report needs logits; a confidence table has none")
+        if openmax:
+            raise ValueError("--openmax needs logits; a confidence table has none")
         table = read_confidence_table(path, columns=confidence)
         results = evaluate_table(
             table, protocol=protocol, iid_split=iid_study, n_bootstrap=bootstrap, seed=seed
         )
     else:
+        from fdbench.csf import OpenMaxParams
         from fdbench.outputs import load_outputs
 
         run = load_outputs(path)
         results = evaluate_run(
-            run, protocol=protocol, iid_split=iid_study, n_bootstrap=bootstrap, seed=seed
+            run,
+            protocol=protocol,
+            iid_split=iid_study,
+            n_bootstrap=bootstrap,
+            seed=seed,
+            openmax=OpenMaxParams() if openmax else None,
         )
         if precision_report:
             _print_precision_report(run)
     print_results(results)
+    print_unknown_detection(results, iid_study=iid_study)
     if out is not None:
         _write_table(results, out)
         typer.echo(f"wrote {out}")
@@ -213,6 +236,33 @@ def _check_bootstrap_fits(n_resamples: int, option: str) -> None:
     from fdbench.metrics.bootstrap import SEED_BYTES, check_memory
 
     check_memory(n_resamples * SEED_BYTES, f"{option}: {n_resamples} resamples")
+
+
+def print_unknown_detection(results: pd.DataFrame, *, iid_study: str = "iid") -> None:
+    """Print Kim et al.'s Table 5 layout when the results hold the pooled unknown-detection
+    study (:func:`fdbench.report.unknown_detection_summary`); nothing otherwise."""
+    from rich.console import Console
+    from rich.table import Table
+
+    from fdbench.report import unknown_detection_display, unknown_detection_summary
+
+    frame = unknown_detection_display(unknown_detection_summary(results, iid_study=iid_study))
+    if frame.empty:
+        return
+    console = Console()
+    if not console.is_terminal:
+        console.width = max(console.width, 200)
+    grid = Table(
+        title="Unknown detection (Kim et al., Table 5): mean ± std over seeds; AURC ×1000, "
+        "others %",
+        title_justify="left",
+    )
+    grid.add_column(str(frame.index.name))
+    for column in frame.columns:
+        grid.add_column(str(column), justify="right")
+    for label, row in frame.iterrows():
+        grid.add_row(str(label), *(str(v) for v in row))
+    console.print(grid)
 
 
 def _print_precision_report(run: object) -> None:
@@ -236,11 +286,26 @@ def _default_config(quick: bool) -> Path:
     return Path(str(files("fdbench") / "configs" / name))
 
 
+def _embedded_config(config: Path) -> Path:
+    """The embedded config named ``config`` (with or without ``.yaml``) when there is one,
+    else ``config`` itself (its absence is reported when it is read)."""
+    from importlib.resources import files
+
+    if config.parent != Path("."):
+        return config
+    name = config.name if config.suffix in {".yaml", ".yml"} else f"{config.name}.yaml"
+    embedded = Path(str(files("fdbench") / "configs" / name))
+    return embedded if embedded.exists() else config
+
+
 @app.command()
 def benchmark(
     config: Annotated[
         Path | None,
-        typer.Argument(help="Benchmark YAML config (default: the embedded Fashion-MNIST one)."),
+        typer.Argument(
+            help="Benchmark YAML config, or the name of an embedded one (e.g. "
+            "unknown_detection.yaml; default: the embedded Fashion-MNIST one)."
+        ),
     ] = None,
     quick: Annotated[
         bool, typer.Option("--quick", help="Run the small embedded configuration (minutes).")
@@ -290,6 +355,8 @@ def _benchmark(
 
     if config is not None and quick:
         raise ValueError("give either a CONFIG file or --quick, not both")
+    if config is not None and not config.exists():
+        config = _embedded_config(config)
     if out is not None:
         _check_run_folder(out, config)
     settings = load_config(config if config is not None else _default_config(quick))
@@ -316,6 +383,7 @@ def _benchmark(
         )
     summary = results[(results["protocol"] == "failure_detection")]
     print_results(_seed_means(summary[summary["study"] == "iid"]))
+    print_unknown_detection(results)
     typer.echo(f"results: {run_dir / 'results.parquet'}")
     if report:
         typer.echo(f"report: {run_dir / 'report.html'}")
@@ -381,12 +449,22 @@ def _report(
     # the screenshot is taken of the page, so the page is one of its inputs
     check_outputs({"--screenshot": screenshot}, [*inputs, page, manifest])
     inputs = read_run_inputs(run_dir)
+    unknown = None
     if inputs.results is not None and {"protocol", "n_samples"} <= set(inputs.results.columns):
         from fdbench.benchmark import report_table
+        from fdbench.report import unknown_detection_summary
 
+        unknown = unknown_detection_summary(inputs.results)
         inputs.results = report_table(inputs.results)
     given = {f.name: getattr(inputs, f.name) for f in fields(inputs)}
-    path = write_report(run_dir, **given, curve_csfs=curve_csf, title=title, read_files=False)
+    path = write_report(
+        run_dir,
+        **given,
+        curve_csfs=curve_csf,
+        title=title,
+        read_files=False,
+        unknown_detection=unknown,
+    )
     typer.echo(f"wrote {path}")
     if screenshot is not None:
         from fdbench.report.browser import screenshot_page

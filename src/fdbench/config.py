@@ -19,6 +19,7 @@ __all__ = [
     "DataConfig",
     "InferenceConfig",
     "MethodConfig",
+    "OpenMaxConfig",
     "ScheduleConfig",
     "SelectionConfig",
     "TrainingConfig",
@@ -218,6 +219,26 @@ class AnalysisConfig(_Strict):
     gallery_k: PositiveInt = 6
 
 
+class OpenMaxConfig(_Strict):
+    """The OpenMax CSF (``fdbench.csf.openmax``), computed post hoc for every single run.
+
+    Fields as ``fdbench.csf.OpenMaxParams``: ``tail_size`` (η), ``alpha`` (α), ``distance``,
+    ``eu_weight``, ``rank_weights``; defaults from Kim et al.'s code.
+    """
+
+    tail_size: int = Field(default=20, ge=2)
+    alpha: PositiveInt = 10
+    distance: Literal["eucos", "euclidean", "cosine"] = "eucos"
+    eu_weight: float = Field(default=5e-3, ge=0.0)
+    rank_weights: Literal["linear", "half"] = "linear"
+
+    def params(self) -> Any:
+        """These settings as ``fdbench.csf.OpenMaxParams``."""
+        from fdbench.csf.openmax import OpenMaxParams
+
+        return OpenMaxParams(**self.model_dump())
+
+
 class MethodConfig(_Strict):
     """One benchmarked method: a label, its training method, seeds, parameters and a grid.
 
@@ -310,6 +331,7 @@ class BenchmarkConfig(_Strict):
     ensembles: list[str] = Field(default_factory=list)
     analysis: AnalysisConfig = AnalysisConfig()
     workers: PositiveInt | None = None
+    openmax: OpenMaxConfig | None = Field(default=None, exclude_if=lambda v: v is None)
 
     @model_validator(mode="after")
     def _check_methods(self) -> BenchmarkConfig:

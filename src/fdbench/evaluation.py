@@ -18,9 +18,11 @@ from fdbench.protocol import (
     build_evaluation_set,
     corruption_pools,
     study_splits,
+    unknown_detection_pools,
 )
 
 if TYPE_CHECKING:
+    from fdbench.csf.openmax import OpenMaxParams
     from fdbench.outputs import RunOutputs
 
 RESULT_COLUMNS = ("dataset", "method", "seed", "csf", "study", "metric", "value")
@@ -41,9 +43,39 @@ def default_studies(splits: Sequence[str]) -> list[str]:
     return [*names, *(p for p in corruption_pools(names) if p not in names)]
 
 
-def splits_of(studies: Sequence[str], splits: Sequence[str]) -> list[str]:
+def splits_of(
+    studies: Sequence[str],
+    splits: Sequence[str],
+    *,
+    pools: Mapping[str, Sequence[str]] | None = None,
+) -> list[str]:
     """The splits the ``studies`` are made of (pooled studies expanded), each once, in order."""
-    return list(dict.fromkeys(n for study in studies for n in study_splits(study, splits)))
+    return list(
+        dict.fromkeys(n for study in studies for n in study_splits(study, splits, pools=pools))
+    )
+
+
+def split_kinds(labels: Mapping[str, np.ndarray]) -> dict[str, str]:
+    """Study kinds of splits known only by their labels: ``new_class`` for a split made only of
+    new-class samples (label -1), ``iid`` otherwise; ``train``/``val`` are left out."""
+    return {
+        name: "new_class" if np.all(np.asarray(y) == NEW_CLASS_LABEL) else "iid"
+        for name, y in labels.items()
+        if name not in NON_TEST_SPLITS
+    }
+
+
+def ood_detection_metrics(is_new_class: np.ndarray, confidence: np.ndarray) -> dict[str, float]:
+    """OoD detection with the in-distribution/OoD label (Kim et al., 2023, Section 4):
+    ``auroc_out`` and ``fpr@95tpr_out`` (in-distribution positive, every in-distribution sample
+    whether classified correctly or not), NaN when one group is absent."""
+    if is_new_class.all() or not is_new_class.any():
+        return {"auroc_out": float("nan"), "fpr@95tpr_out": float("nan")}
+    is_ood = is_new_class.astype(np.float64)
+    return {
+        "auroc_out": M.auroc_out(is_ood, confidence),
+        "fpr@95tpr_out": M.fpr_at_tpr_out(is_ood, confidence, 0.95),
+    }
 
 
 def evaluate_confidences(
@@ -60,6 +92,7 @@ def evaluate_confidences(
     confidence_level: float = 0.95,
     run_info: Mapping[str, object] | None = None,
     on_study: Callable[[str], None] | None = None,
+    pools: Mapping[str, Sequence[str]] | None = None,
 ) -> pd.DataFrame:
     """Compute the metric suite for every CSF on every study.
 
@@ -68,15 +101,19 @@ def evaluate_confidences(
     :func:`fdbench.protocol.build_evaluation_set` (new-class studies are paired with the
     ``iid_split`` split; a pooled corruption study concatenates its per-type splits), then
     :func:`fdbench.metrics.evaluate_all` runs once per CSF. ``studies`` defaults to
-    :func:`default_studies`. With ``n_bootstrap > 0`` the rows gain ``std``, ``ci_lower`` and
-    ``ci_upper`` columns from seeded, paired bootstrap resamples (the same resamples for every
-    CSF of a study).
+    :func:`default_studies`. ``pools`` names further pooled studies and their member splits
+    (:func:`fdbench.protocol.unknown_detection_pools`). Under the ``unknown_detection``
+    protocol every study with new-class samples also gets the OoD-detection metrics of
+    :func:`ood_detection_metrics`. With ``n_bootstrap > 0`` the rows gain ``std``,
+    ``ci_lower`` and ``ci_upper`` columns from seeded, paired bootstrap resamples (the same
+    resamples for every CSF of a study).
 
     Returns the tidy results table (columns ``RESULT_COLUMNS`` plus ``n_samples``).
     """
     if n_bootstrap < 0:
         raise ValueError(f"n_bootstrap must be >= 0; got {n_bootstrap}")
     info = {"dataset": "", "method": "", "seed": 0, **(run_info or {})}
+    unknown_detection = Protocol(protocol) is Protocol.UNKNOWN_DETECTION
     if studies is None:
         studies = default_studies(list(labels))
     if not studies:
@@ -84,15 +121,18 @@ def evaluate_confidences(
     rows: list[dict[str, object]] = []
     for study in studies:
         es = build_evaluation_set(
-            study, labels, predictions, protocol=protocol, iid_split=iid_split
+            study, labels, predictions, protocol=protocol, iid_split=iid_split, pools=pools
         )
         names = _common_csfs(confidences, [name for name, _ in es.parts])
         in_distribution_only = not es.is_new_class.any()
+        with_ood = unknown_detection and not in_distribution_only
         study_labels = es.gather(labels) if in_distribution_only else None
         study_logits = es.gather(logits) if in_distribution_only and logits else None
         for csf in names:
             conf = es.gather({split: confidences[split][csf] for split, _ in es.parts})
             values = M.evaluate_all(es.residuals, conf, labels=study_labels, logits=study_logits)
+            if with_ood:
+                values.update(ood_detection_metrics(es.is_new_class, conf))
             intervals = (
                 _bootstrap_intervals(es.residuals, conf, n_bootstrap, seed, confidence_level)
                 if n_bootstrap
@@ -263,16 +303,30 @@ def evaluate_table(
         labels[study] = part["label"].to_numpy(dtype=np.int64)
         predictions[study] = part["prediction"].to_numpy(dtype=np.int64)
         confidences[study] = {c: part[c].to_numpy(dtype=np.float64) for c in csfs}
+    pools = _protocol_pools(protocol, split_kinds(labels))
     return evaluate_confidences(
         labels,
         predictions,
         confidences,
+        studies=[*default_studies(list(labels)), *pools],
         protocol=protocol,
         iid_split=iid_split,
         n_bootstrap=n_bootstrap,
         seed=seed,
         run_info=run_info,
+        pools=pools,
     )
+
+
+def _protocol_pools(
+    protocol: Protocol | str, kinds: Mapping[str, str]
+) -> dict[str, tuple[str, ...]]:
+    """The pooled studies evaluated under ``protocol``: Kim et al.'s pooled unknown-detection
+    studies (:func:`fdbench.protocol.unknown_detection_pools`) under ``unknown_detection``,
+    none under ``failure_detection``."""
+    if Protocol(protocol) is not Protocol.UNKNOWN_DETECTION:
+        return {}
+    return unknown_detection_pools(kinds)
 
 
 def csf_prediction_source(name: str) -> str:
@@ -297,7 +351,11 @@ class PredictionGroup:
 
 
 def prediction_groups(
-    runs: Sequence[RunOutputs], splits: Sequence[str], *, knn_k: int = 50
+    runs: Sequence[RunOutputs],
+    splits: Sequence[str],
+    *,
+    knn_k: int = 50,
+    openmax: OpenMaxParams | None = None,
 ) -> list[PredictionGroup]:
     """Compute every CSF of one run (or of a deep ensemble of runs) on ``splits``, grouped by
     the classifier that defines their failures.
@@ -305,7 +363,8 @@ def prediction_groups(
     One run gives the ``logits`` group (arg-max of the stored logits) and, when MC-dropout
     logits are stored, the ``mcd`` group (arg-max of the mean MC softmax; see
     :func:`csf_prediction_source`). Several runs give one ``ensemble`` group: the ensemble's
-    prediction (arg-max of the members' mean softmax) with the ENS-* CSFs.
+    prediction (arg-max of the members' mean softmax) with the ENS-* CSFs. ``openmax`` adds
+    the OpenMax CSF (:mod:`fdbench.csf.openmax`) to the ``logits`` group of one run.
     """
     from fdbench.csf import compute_csfs
 
@@ -333,7 +392,7 @@ def prediction_groups(
             for s in splits
         }
         return [_group("ensemble", labels, logits, confidences)]
-    all_csfs = {s: compute_csfs(first, s, knn_k=knn_k) for s in splits}
+    all_csfs = {s: compute_csfs(first, s, knn_k=knn_k, openmax=openmax) for s in splits}
     groups = []
     for source in ("logits", "mcd"):
         confidences = {
@@ -383,6 +442,7 @@ def evaluate_run(
     studies: Sequence[str] | None = None,
     n_bootstrap: int = 0,
     seed: int = 0,
+    openmax: OpenMaxParams | None = None,
 ) -> pd.DataFrame:
     """Compute every CSF the stored outputs allow and evaluate them on every test study.
 
@@ -390,7 +450,10 @@ def evaluate_run(
     ensemble and the CSFs are ENS-*; the ``method`` column reads ``ensemble(<method>)``).
     Failures are defined per CSF group by :func:`prediction_groups`: the network's arg-max for
     most CSFs, the MC-dropout mean prediction for MC-dropout CSFs. ``studies`` defaults to
-    :func:`default_studies` (pooled corruption studies included). Run metadata ``dataset``,
+    :func:`default_studies` (pooled corruption studies included), and under the
+    ``unknown_detection`` protocol also Kim et al.'s pooled studies
+    (:func:`fdbench.protocol.unknown_detection_pools`, from the stored split kinds). With
+    ``openmax`` the OpenMax CSF is computed too (one run only). Run metadata ``dataset``,
     ``method`` and ``seed`` fill the table's columns.
     """
     runs = [run] if not isinstance(run, Sequence) else list(run)
@@ -398,10 +461,12 @@ def evaluate_run(
         raise ValueError(f"an ensemble needs at least 2 members; got {len(runs)}")
     first = runs[0]
     available = list(first.splits)
+    kinds = {n: s.kind for n, s in first.splits.items() if n not in NON_TEST_SPLITS}
+    pools = _protocol_pools(protocol, kinds)
     if studies is None:
-        studies = default_studies(available)
+        studies = [*default_studies(available), *pools]
     iid = [iid_split] if iid_split in first.splits else []
-    needed = list(dict.fromkeys([*splits_of(studies, available), *iid]))
+    needed = list(dict.fromkeys([*splits_of(studies, available, pools=pools), *iid]))
     tables = [
         evaluate_confidences(
             group.labels,
@@ -414,8 +479,9 @@ def evaluate_run(
             n_bootstrap=n_bootstrap,
             seed=seed,
             run_info=_run_info(first, len(runs) > 1),
+            pools=pools,
         )
-        for group in prediction_groups(runs, needed)
+        for group in prediction_groups(runs, needed, openmax=openmax)
     ]
     return pd.concat(tables, ignore_index=True)
 

@@ -51,8 +51,10 @@ def test_every_registered_csf_is_documented():
 def test_compute_all_csfs_agree_with_functions(tmp_path):
     run = _run()
     others = [_run(1), _run(2)]
-    out = compute_csfs(run, "iid", ensemble=others)
+    params = csf.OpenMaxParams(tail_size=5, alpha=2)
+    out = compute_csfs(run, "iid", ensemble=others, openmax=params)
     assert set(out) == set(REGISTRY) - {"DeVries-MCD", "DG-Res-MCD", "ConfidNet-MCD", "ODIN"}
+    assert "OpenMax" not in compute_csfs(run, "iid")  # opt-in
     s = run.splits["iid"]
     for name, values in out.items():
         assert values.dtype == np.float64 and values.shape == (30,), name

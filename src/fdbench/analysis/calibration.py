@@ -25,7 +25,8 @@ FD_SHIFTS_CALIBRATION_BINS = 20
 #: beyond [0, 1]), ``"none"`` for probabilities (``det_mcp``, ``mcd_mcp``, the learned heads).
 #: fdbench CSFs FD-Shifts lacks or leaves unscaled although they are not probabilities (DOCTOR,
 #: TrustScore, DKNN, ViM, ENS-*) follow its stated rule: Platt scaling for a range beyond [0, 1].
-#: ODIN, a softmax probability (of the tempered, perturbed input), is used as it is.
+#: ODIN, a softmax probability (of the tempered, perturbed input), and OpenMax's 1 − P(unknown),
+#: a probability in [0, 1], are used as they are.
 CALIBRATION_TREATMENT = {
     "MSR": "none",
     "MLS": "platt",
@@ -55,6 +56,7 @@ CALIBRATION_TREATMENT = {
     "EDL-MSR": "none",
     "EDL-Unc": "platt",
     "ODIN": "none",
+    "OpenMax": "none",
 }
 
 #: Share of the validation confidences whose Platt-mapped spread decides a collapse (the

@@ -14,6 +14,13 @@ from .features import (
 )
 from .heads import confidnet, devries, dg_res
 from .mcdropout import mcd_ee, mcd_mi, mcd_mls, mcd_msr, mcd_pe
+from .openmax import (
+    OpenMaxFit,
+    OpenMaxParams,
+    fit_openmax,
+    openmax_probabilities,
+    openmax_score,
+)
 from .registry import REGISTRY, CSFInfo, available_csfs, clear_fit_cache, compute_csfs
 from .scaling import PlattScaling, fit_platt, safe_sigmoid
 from .softmax import doctor, energy, log_softmax, mls, msr, pe
@@ -22,6 +29,8 @@ from .temperature import fit_temperature, temp_mls
 __all__ = [
     "REGISTRY",
     "CSFInfo",
+    "OpenMaxFit",
+    "OpenMaxParams",
     "PlattScaling",
     "available_csfs",
     "clear_fit_cache",
@@ -39,6 +48,7 @@ __all__ = [
     "ens_pe",
     "fit_knn",
     "fit_mahalanobis",
+    "fit_openmax",
     "fit_platt",
     "fit_temperature",
     "fit_trust_score",
@@ -53,6 +63,8 @@ __all__ = [
     "mcd_pe",
     "mls",
     "msr",
+    "openmax_probabilities",
+    "openmax_score",
     "pe",
     "safe_sigmoid",
     "temp_mls",

@@ -16,6 +16,7 @@ from . import evidential as edl
 from . import features as feat
 from . import heads as hd
 from . import mcdropout as mcd
+from . import openmax as om
 from . import softmax as sm
 from . import temperature as temp
 
@@ -51,6 +52,7 @@ _ENTRIES = [
     CSFInfo("DKNN", feat.knn_score, "features; split 'train' features"),
     CSFInfo("TrustScore", feat.trust_score, "features; split 'train' features+labels"),
     CSFInfo("ViM", feat.vim_score, "features; 'train' features; meta fc_weight, fc_bias"),
+    CSFInfo("OpenMax", om.openmax_score, "logits; split 'train' logits+labels; opt-in (openmax=)"),
     CSFInfo("DeVries", hd.devries, "head 'devries'"),
     CSFInfo("DG-Res", hd.dg_res, "head 'dg_reservation'"),
     CSFInfo("ConfidNet", hd.confidnet, "head 'confidnet'"),
@@ -128,6 +130,16 @@ def _train_features(run: RunOutputs) -> tuple[np.ndarray, np.ndarray] | None:
     return np.asarray(train.features)[mask], np.asarray(train.labels)[mask]
 
 
+def _train_logits(run: RunOutputs) -> tuple[np.ndarray, np.ndarray] | None:
+    train = run.splits.get("train")
+    if train is None:
+        return None
+    mask = _labelled(train)
+    if not mask.any():
+        return None
+    return np.asarray(train.logits, dtype=np.float64)[mask], np.asarray(train.labels)[mask]
+
+
 def _ensemble_members(
     run: RunOutputs, split: str, ensemble: list[RunOutputs] | None
 ) -> list[SplitOutputs]:
@@ -141,7 +153,11 @@ def _ensemble_members(
 
 
 def available_csfs(
-    run: RunOutputs, split: str, *, ensemble: list[RunOutputs] | None = None
+    run: RunOutputs,
+    split: str,
+    *,
+    ensemble: list[RunOutputs] | None = None,
+    openmax: om.OpenMaxParams | None = None,
 ) -> list[str]:
     """Names of the CSFs that :func:`compute_csfs` can compute for ``split`` of ``run``."""
     if split not in run.splits:
@@ -163,6 +179,8 @@ def available_csfs(
         if "fc_weight" in run.meta and "fc_bias" in run.meta:
             names.append("ViM")
     names += [name for h in s.heads if h in _HEAD_CSFS for name in _HEAD_CSFS[h]]
+    if openmax is not None and _train_logits(run) is not None:
+        names.append("OpenMax")
     return names
 
 
@@ -172,6 +190,7 @@ def compute_csfs(
     *,
     ensemble: list[RunOutputs] | None = None,
     knn_k: int = 50,
+    openmax: om.OpenMaxParams | None = None,
 ) -> dict[str, np.ndarray]:
     """Compute every CSF the stored outputs of ``run`` allow on ``split``.
 
@@ -182,11 +201,13 @@ def compute_csfs(
     ``ensemble`` (other runs of the same method, ``run`` added if absent) gives at least two
     members; Mahalanobis, DKNN, TrustScore when the split has features and split ``train`` has
     labelled features (ViM also needs ``meta['fc_weight']`` and ``meta['fc_bias']``); the CSFs
-    of stored heads by name (EDL-MSR and EDL-Unc from ``edl_alpha``). Fits on
-    ``train``/``val`` are computed once per run object and cached.
+    of stored heads by name (EDL-MSR and EDL-Unc from ``edl_alpha``); OpenMax
+    (:mod:`fdbench.csf.openmax`) when ``openmax`` gives its parameters and split ``train`` has
+    labelled logits (fitted on the correctly classified ones, as Bendale & Boult and Kim et
+    al.). Fits on ``train``/``val`` are computed once per run object and cached.
     Feature CSFs use the predicted class ``argmax(logits)`` where needed (TrustScore).
     """
-    names = available_csfs(run, split, ensemble=ensemble)
+    names = available_csfs(run, split, ensemble=ensemble, openmax=openmax)
     s = run.splits[split]
     logits = np.asarray(s.logits, dtype=np.float64)
     out: dict[str, np.ndarray] = {
@@ -235,4 +256,10 @@ def compute_csfs(
         for name in head_csfs:
             if name in names:
                 out[name] = REGISTRY[name].function(np.asarray(s.heads[head]))
+    if "OpenMax" in names:
+        train_logits, train_labels = _train_logits(run)
+        fit = _cached(
+            run, f"openmax{openmax}", lambda: om.fit_openmax(train_logits, train_labels, openmax)
+        )
+        out["OpenMax"] = om.openmax_score(logits, fit)
     return {name: out[name] for name in names}

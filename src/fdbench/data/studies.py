@@ -34,7 +34,12 @@ from fdbench.data.splits import (
 
 
 class StudyKind(str, Enum):
-    """The failure source a study tests."""
+    """The failure source a study tests.
+
+    ``near_ood`` and ``far_ood`` are the roles of Kim et al. (2023), Section 3: new classes that
+    share a super-class with an in-distribution class (near), or come from other sources (far);
+    the unknown-detection protocol pools them (:mod:`fdbench.protocol.unknown_detection`).
+    """
 
     IID = "iid"
     CORRUPTION = "corruption"
@@ -42,6 +47,8 @@ class StudyKind(str, Enum):
     NEW_CLASS_SEMANTIC = "new_class_semantic"
     NEW_CLASS_NONSEMANTIC = "new_class_nonsemantic"
     COOD = "cood"
+    NEAR_OOD = "near_ood"
+    FAR_OOD = "far_ood"
 
 
 @dataclass(frozen=True)

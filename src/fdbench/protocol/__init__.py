@@ -13,15 +13,31 @@ from fdbench.protocol.pooling import (
     pooled_corruption_study,
     study_splits,
 )
+from fdbench.protocol.unknown_detection import (
+    FAR_OOD_KIND,
+    FAR_OOD_STUDY,
+    NEAR_OOD_KIND,
+    NEAR_OOD_STUDY,
+    OOD_METRICS,
+    UNKNOWN_STUDY,
+    unknown_detection_pools,
+)
 
 __all__ = [
+    "FAR_OOD_KIND",
+    "FAR_OOD_STUDY",
+    "NEAR_OOD_KIND",
+    "NEAR_OOD_STUDY",
     "NEW_CLASS_LABEL",
+    "OOD_METRICS",
     "PER_TYPE_CORRUPTION",
     "POOLED_CORRUPTION",
+    "UNKNOWN_STUDY",
     "EvaluationSet",
     "Protocol",
     "build_evaluation_set",
     "corruption_pools",
     "pooled_corruption_study",
     "study_splits",
+    "unknown_detection_pools",
 ]

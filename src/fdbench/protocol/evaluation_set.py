@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from enum import Enum
 
@@ -22,7 +22,9 @@ class Protocol(str, Enum):
     new-class failures (the i.i.d. study already judges the misclassifications).
 
     ``unknown_detection`` (Kim et al., 2023): the same samples without any filtering; every
-    new-class sample and every in-distribution misclassification is an error.
+    new-class sample and every in-distribution misclassification is an error. Kim's primary
+    number is the AURC of the pooled study :data:`fdbench.protocol.UNKNOWN_STUDY` (see
+    :func:`fdbench.protocol.unknown_detection_pools`).
     """
 
     FAILURE_DETECTION = "failure_detection"
@@ -65,10 +67,13 @@ def build_evaluation_set(
     *,
     protocol: Protocol | str = Protocol.FAILURE_DETECTION,
     iid_split: str = "iid",
+    pools: Mapping[str, Sequence[str]] | None = None,
 ) -> EvaluationSet:
     """Build the evaluation set of ``study`` and its 0/1 residuals under ``protocol``.
 
-    ``study`` is a split of ``labels`` or a pooled corruption study ``corruption/<severity>``,
+    ``study`` is a split of ``labels``, a pooled study of ``pools`` (name → member splits, e.g.
+    :func:`fdbench.protocol.unknown_detection_pools`: Kim et al.'s pooled in-distribution ∪
+    near-OoD ∪ far-OoD set), or a pooled corruption study ``corruption/<severity>``,
     the concatenation of the per-type splits ``corruption/<type>/<severity>`` (see
     :func:`fdbench.protocol.corruption_pools`; FD-Shifts' one evaluation set per intensity).
     A sample whose label is -1 is a new-class sample and always a failure. A study made only of
@@ -78,7 +83,7 @@ def build_evaluation_set(
     Studies without new-class samples keep every sample: residual = [prediction != label].
     """
     protocol = _as_protocol(protocol)
-    names = list(study_splits(study, labels))
+    names = list(study_splits(study, labels, pools=pools))
     study_labels = np.concatenate([np.asarray(labels[name]) for name in names])
     if study_labels.size == 0:
         raise ValueError(f"study {study!r} has no samples")

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 
 #: Name of a per-type corruption split, ``corruption/<type>/<severity>``.
 PER_TYPE_CORRUPTION = re.compile(r"^corruption/(?P<type>[^/]+)/(?P<severity>\d+)$")
@@ -42,15 +42,30 @@ def corruption_pools(splits: Iterable[str]) -> dict[str, tuple[str, ...]]:
     }
 
 
-def study_splits(study: str, splits: Iterable[str]) -> tuple[str, ...]:
-    """The splits study ``study`` is made of: itself if it is a split, else the per-type
-    corruption splits it pools (:func:`corruption_pools`).
+def study_splits(
+    study: str,
+    splits: Iterable[str],
+    *,
+    pools: Mapping[str, Sequence[str]] | None = None,
+) -> tuple[str, ...]:
+    """The splits study ``study`` is made of: itself if it is a split, else the members
+    ``pools`` gives it (e.g. :func:`fdbench.protocol.unknown_detection_pools`), else the
+    per-type corruption splits it pools (:func:`corruption_pools`).
 
-    Raises ValueError when ``study`` is neither a split nor a pooled corruption study.
+    Raises ValueError when ``study`` is neither a split nor a pooled study.
     """
     names = list(splits)
     if study in names:
         return (study,)
+    if pools and study in pools:
+        members = tuple(pools[study])
+        absent = [m for m in members if m not in names]
+        if not members or absent:
+            raise ValueError(
+                f"pooled study {study!r} needs splits {absent or 'to pool'}; available: "
+                f"{sorted(names)}"
+            )
+        return members
     pools = corruption_pools(names)
     if study in pools:
         return pools[study]

@@ -10,6 +10,10 @@ from fdbench.report.gallery import (
 from fdbench.report.latex import escape_latex, to_booktabs
 from fdbench.report.report import RunInputs, read_run_inputs, write_report
 from fdbench.report.tables import ReportTable, classifier_accuracy, metric_tables
+from fdbench.report.unknown_detection import (
+    unknown_detection_display,
+    unknown_detection_summary,
+)
 
 __all__ = [
     "CURVE_COLUMNS",
@@ -25,5 +29,7 @@ __all__ = [
     "read_run_inputs",
     "select_gallery",
     "to_booktabs",
+    "unknown_detection_display",
+    "unknown_detection_summary",
     "write_report",
 ]

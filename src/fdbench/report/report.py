@@ -221,6 +221,23 @@ def _metrics_section(b: _Builder, results: pd.DataFrame) -> str:
     return note + "".join(b.table(t) for t in tables)
 
 
+def _unknown_detection_section(b: _Builder, summary: pd.DataFrame) -> str:
+    from fdbench.report.unknown_detection import unknown_detection_display
+
+    note = (
+        '<p class="note">Kim et al.\'s Table 5 layout: mean ± standard deviation over seeds. '
+        "AURC and FPR@95TPR of unknown detection on the pooled set (in-distribution test ∪ "
+        "every near-OoD ∪ every far-OoD set, every OoD sample an error); misclassification "
+        "detection (MD) on the in-distribution test set only; OoD detection with the "
+        "in-distribution/OoD label against the pooled near-OoD and far-OoD sets; the AURC "
+        "improvement is (AURC_base − AURC_m) / AURC_base over the baseline's MSR. AURC ×1000, "
+        "the others in per cent.</p>"
+    )
+    b.csv(summary, "unknown_detection_summary")
+    frame = unknown_detection_display(summary)
+    return note + b.table(ReportTable("unknown_detection", "Unknown detection", frame))
+
+
 def _ranking_section(b: _Builder, bootstrap: pd.DataFrame, results: pd.DataFrame | None) -> str:
     from fdbench.analysis import (
         bootstrap_ranks,
@@ -584,6 +601,7 @@ def write_report(
     title: str | None = None,
     read_files: bool = True,
     processes: int | None = None,
+    unknown_detection: pd.DataFrame | None = None,
 ) -> Path:
     """Build ``run_dir/report.html``, one self-contained page, and export its tables and figures.
 
@@ -594,7 +612,9 @@ def write_report(
     bootstrap rankings, rank distributions, Wilcoxon significance maps and Kendall τ (AURC vs
     AUGRC) from ``bootstrap``; risk-coverage and generalized-risk curves from ``curves``; ECE
     and reliability diagrams after scaling from ``reliability``; the failure gallery; the
-    float-precision table ``rounding``; the SGR risk-excess table and plot from ``sgr``. Every
+    float-precision table ``rounding``; the SGR risk-excess table and plot from ``sgr``; Kim
+    et al.'s Table 5 from ``unknown_detection`` (the summary of
+    :func:`fdbench.report.unknown_detection_summary`). Every
     dataset × method gets its own tables and figures; curves, reliability, ECE after scaling
     and SGR show its lowest seed. A section whose input is absent is left
     out; an input lacking a required column (``REQUIRED_COLUMNS``) raises ValueError naming
@@ -636,6 +656,9 @@ def write_report(
         body = _metrics_section(b, inputs.results)
         if body:
             b.sections.append(("metrics", "Metrics per study and CSF (seed means)", body))
+    if unknown_detection is not None and not unknown_detection.empty:
+        body = _unknown_detection_section(b, unknown_detection)
+        b.sections.append(("unknown-detection", "Unknown detection (Kim et al.)", body))
     if inputs.bootstrap is not None and not inputs.bootstrap.empty:
         body = _ranking_section(b, inputs.bootstrap, inputs.results)
         b.sections.append(("rankings", "Bootstrap rankings and significance", body))
