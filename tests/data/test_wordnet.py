@@ -61,7 +61,7 @@ def test_invalid_input_is_rejected(small):
         parse_data_noun("  licence only\n")
     with pytest.raises(TypeError):
         parse_data_noun(b"00000010")
-    with pytest.raises(FileNotFoundError, match="data.noun"):
+    with pytest.raises(FileNotFoundError, match=r"data\.noun"):
         load_wordnet("/nonexistent/data.noun")
 
 
