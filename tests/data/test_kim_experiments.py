@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from importlib.resources import files
+
 import numpy as np
 import pytest
 from PIL import Image
 
+from fdbench.config import load_config, parse_config
 from fdbench.data import (
     kim_cifar100_experiments,
     kim_imagenet_experiments,
@@ -19,6 +22,7 @@ from fdbench.data.kim_readers import (
 )
 from fdbench.data.splits import CIFAR100_CLASSES
 from fdbench.data.studies import StudyKind
+from fdbench.training.experiments import build_experiments
 from tests.data.test_fdshifts import _write_cifar100, _write_svhn
 
 CIFAR40 = ["apple", "bear", "beaver", "bed"]
@@ -184,3 +188,12 @@ def test_places365_reader_and_imagenet_transform(tmp_path):
     assert ds.images.shape == (2, 224, 224, 3)
     with pytest.raises(FileNotFoundError, match=r"places365_val\.txt"):
         read_places365_val(tmp_path, resize_center_crop())
+
+
+def test_released_config_builds_through_the_builder_lookup(tmp_path):
+    _released_cifar(tmp_path, np.random.default_rng(5))
+    shipped = load_config(files("fdbench") / "configs" / "kim_cifar100_released.yaml")
+    data = shipped.model_dump(mode="json")
+    data["data"]["args"]["data_dir"] = str(tmp_path)
+    (exp,) = build_experiments(parse_config(data, source="kim"))
+    assert exp.name == "kim_cifar" and len(exp.studies) == 5
