@@ -144,3 +144,16 @@ def test_imagenet_split_on_the_real_imagenet_classes(wordnet):
     assert len(split.discarded) == 205 and len(split.external) == 395
     assert not set(split.near_ood) & set(split.in_distribution)
     assert imagenet_split(classes, wordnet, seed=0) == split
+
+
+def test_imagenet_far_ood_rule_on_the_real_food101_classes(wordnet):
+    # Food-101's 101 class names (Bossard et al., 2014; meta/classes.txt of the official archive)
+    from fdbench.data.kim_experiments import KIM_VARIATIONS
+
+    here = Path(__file__).parent
+    food = (here / "food101_classes.txt").read_text().split()
+    imagenet = (here / "imagenet1k_wnids.txt").read_text().split()
+    result = remove_imagenet_overlaps(food, imagenet, wordnet, variations=KIM_VARIATIONS)
+    assert len(food) == 101 and len(result.kept) == 38  # the paper keeps 32 (Food-32)
+    assert result.removed["hot_dog"].startswith("(i)")  # hotdog n07697537 is an ImageNet class
+    assert "baklava" in result.kept
