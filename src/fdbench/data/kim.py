@@ -358,7 +358,9 @@ def imagenet_split(
     missing = sorted(set(ind) - set(classes))
     if missing:
         raise ValueError(f"in_distribution classes missing from imagenet_wnids: {missing[:5]}")
-    parents = {p for key in ind if wordnet.name(key) for p in wordnet.parents.get(key, ())}
+    for key in [*ind, *classes]:
+        wordnet.name(key)  # a ValueError names an id that is not a WordNet noun synset
+    parents = {p for key in ind for p in wordnet.parents[key]}
     inside = set(ind)
     candidates = [k for k in classes if k not in inside and wordnet.ancestors(k) & parents]
     if not isinstance(n_near, int) or not 0 < n_near <= len(candidates):
