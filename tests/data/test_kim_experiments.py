@@ -18,6 +18,7 @@ from fdbench.data.kim_readers import (
     KIM_CIFAR_SETS,
     read_places365_val,
     read_released_set,
+    read_tiny_imagenet_fix,
     resize_center_crop,
 )
 from fdbench.data.splits import CIFAR100_CLASSES
@@ -197,3 +198,16 @@ def test_released_config_builds_through_the_builder_lookup(tmp_path):
     data["data"]["args"]["data_dir"] = str(tmp_path)
     (exp,) = build_experiments(parse_config(data, source="kim"))
     assert exp.name == "kim_cifar" and len(exp.studies) == 5
+
+
+def test_tiny_imagenet_fix_external_set_without_the_overlapping_classes(tmp_path, wordnet):
+    rng = np.random.default_rng(6)
+    for key in ("n02437312", "n01641577", "n02124075"):  # Arabian camel, bullfrog, Egyptian cat
+        for i in range(2):
+            _png(tmp_path / "fix" / key / f"{i}.png", rng)
+    ds, record = read_tiny_imagenet_fix(tmp_path / "fix", wordnet)
+    assert ds.class_names == ("n01641577", "n02124075") and ds.images.shape == (4, 32, 32, 3)
+    assert list(record.removed) == ["n02437312"]
+    _png(tmp_path / "fix" / "n99999999" / "0.png", rng)
+    with pytest.raises(ValueError, match="n99999999"):
+        read_tiny_imagenet_fix(tmp_path / "fix", wordnet)

@@ -9,7 +9,14 @@ from pathlib import Path
 import numpy as np
 
 from fdbench.data.datasets import ImageDataset
+from fdbench.data.kim import (
+    CIFAR100_WNIDS,
+    FilterResult,
+    remove_wnid_overlaps,
+    tiny_imagenet_wnids,
+)
 from fdbench.data.readers import IMAGE_SUFFIXES
+from fdbench.data.wordnet import WordNet
 
 #: Set names of the authors' released CIFAR benchmark (``cifar-bench/<mode>/<set>``, as their
 #: ``dataloader.py`` and ``test.py`` name them) → (role, modes present).
@@ -190,3 +197,25 @@ def read_places365_val(folder: str | os.PathLike, transform: Callable) -> ImageD
     labels = np.asarray([int(label) for _, label in rows], np.int64)
     images = load_images(files, transform)
     return ImageDataset("places365", images, labels, tuple(names[i] for i in range(len(names))))
+
+
+def read_tiny_imagenet_fix(
+    folder: str | os.PathLike, wordnet: WordNet, *, max_per_class: int | None = None
+) -> tuple[ImageDataset, FilterResult]:
+    """Kim et al.'s external set of the CIFAR benchmark, Tiny ImageNet158-FIX (Section 3.1):
+    ``folder/<wnid>/*.png`` (32 × 32, e.g. ``fdbench data prepare-fix`` on the ImageNet training
+    folders of the Tiny ImageNet classes) without the classes the wnid rule removes
+    (:func:`~fdbench.data.kim.remove_wnid_overlaps` with :data:`~fdbench.data.kim.
+    CIFAR100_WNIDS`). Returns the kept classes' images and the filter's record."""
+    classes = class_folders(folder)
+    unknown = sorted(set(classes) - set(tiny_imagenet_wnids()))
+    if unknown or not classes:
+        raise ValueError(
+            f"{folder} must hold one folder per Tiny ImageNet class (wnid); unknown: {unknown[:5]}"
+        )
+    result = remove_wnid_overlaps(classes, CIFAR100_WNIDS, wordnet)
+    ds = read_class_folders(
+        folder, _require_size(32), classes=list(result.kept), max_per_class=max_per_class,
+        name="tiny_imagenet_fix",
+    )
+    return ds, result
