@@ -21,3 +21,5 @@ if command -v apt-get >/dev/null && { [ -n "$SUDO" ] || [ "$(id -u)" = 0 ]; }; t
   fi
 fi
 fdbench data fetch all
+# The WordNet 3.0 noun database (Debian wordnet-base) for Kim et al.'s benchmark construction.
+fdbench data fetch wordnet

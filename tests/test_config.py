@@ -15,6 +15,9 @@ SHIPPED = [
     "fdshifts_cifar10.yaml",
     "fdshifts_cifar100.yaml",
     "fdshifts_super_cifar100.yaml",
+    "kim_cifar100.yaml",
+    "kim_cifar100_released.yaml",
+    "kim_imagenet.yaml",
 ]
 
 

@@ -505,7 +505,8 @@ def data_fetch(
     name: Annotated[
         str,
         typer.Argument(
-            help="fashion_mnist, mnist, animal_mnist, digits, textures, noise, or 'all'."
+            help="fashion_mnist, mnist, animal_mnist, digits, textures, noise, 'all', or "
+            "'wordnet' (the WordNet 3.0 noun database of Kim et al.'s benchmarks)."
         ),
     ],
     data_dir: Annotated[
@@ -515,19 +516,39 @@ def data_fetch(
     force: Annotated[bool, typer.Option("--force", help="Fetch again even if cached.")] = False,
 ) -> None:
     """Download (or build) datasets into the cache, verifying SHA-256 checksums."""
-    from fdbench.data import DATASETS, fetch, fetch_all
+    from fdbench.data import DATASETS, fetch, fetch_all, fetch_wordnet
     from fdbench.io import check_output_folder
 
-    if name != "all" and name not in DATASETS:
-        raise ValueError(f"NAME must be 'all' or one of {', '.join(DATASETS)}; got {name!r}")
+    if name not in ("all", "wordnet") and name not in DATASETS:
+        raise ValueError(
+            f"NAME must be 'all', 'wordnet' or one of {', '.join(DATASETS)}; got {name!r}"
+        )
     if data_dir is not None:
         check_output_folder(data_dir, "--data-dir")
-    if name == "all":
+    if name == "wordnet":
+        folders = {name: fetch_wordnet(data_dir=data_dir, force=force)}
+    elif name == "all":
         folders = fetch_all(data_dir=data_dir, force=force)
     else:
         folders = {name: fetch(name, data_dir=data_dir, force=force)}
     for dataset, folder in folders.items():
         typer.echo(f"{dataset}: {folder}")
+
+
+@data_app.command("prepare-fix")
+def data_prepare_fix(
+    source: Annotated[Path, typer.Argument(help="Folder of original images (sub-folders kept).")],
+    destination: Annotated[Path, typer.Argument(help="Folder to write the 32×32 PNGs to.")],
+    overwrite: Annotated[
+        bool, typer.Option("--overwrite", help="Replace existing output files.")
+    ] = False,
+) -> None:
+    """Build a FIX set (LSUN-FIX, Tiny ImageNet-FIX; Tack et al. 2020) from original images:
+    shorter side to 256, centre crop 256, resize to 32×32 (bilinear), saved as PNG."""
+    from fdbench.data.fix import prepare_fix
+
+    n = prepare_fix(source, destination, overwrite=overwrite)
+    typer.echo(f"wrote {n} images to {destination}")
 
 
 @data_app.command("show-corruptions")

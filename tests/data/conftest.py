@@ -23,3 +23,14 @@ def fetched():
         return load_dataset(name, split)
 
     return get
+
+
+@pytest.fixture(scope="session")
+def wordnet():
+    """The real WordNet 3.0 noun database, fetched once into the user's cache, or a skip."""
+    from fdbench.data.wordnet import load_wordnet
+
+    try:
+        return load_wordnet()
+    except FetchError as exc:
+        pytest.skip(f"could not fetch WordNet: {exc}")

@@ -45,7 +45,7 @@ def _one_line_error(result) -> str:
 
 def test_fetch_unknown_name(tmp_path):
     line = _one_line_error(run_cli("fetch", "imagenet", data_dir=tmp_path))
-    assert "NAME must be 'all' or one of fashion_mnist" in line and "'imagenet'" in line
+    assert "NAME must be 'all', 'wordnet' or one of fashion_mnist" in line and "'imagenet'" in line
 
 
 def test_fetch_without_any_source_lists_every_source_in_one_line(tmp_path):

@@ -1,6 +1,26 @@
 """Datasets, fetching with checksums, and construction of shifts and studies."""
 
 from fdbench.data.datasets import DATASETS, ImageDataset, load_dataset
-from fdbench.data.fetching import FetchError, fetch, fetch_all
+from fdbench.data.fetching import FetchError, fetch, fetch_all, fetch_wordnet
 
-__all__ = ["DATASETS", "FetchError", "ImageDataset", "fetch", "fetch_all", "load_dataset"]
+#: Experiment builders of Kim et al.'s benchmarks, imported on first use (``data.builder``).
+_KIM_BUILDERS = ("kim_cifar100_experiments", "kim_imagenet_experiments", "kim_released_experiments")
+
+__all__ = [
+    "DATASETS",
+    "FetchError",
+    "ImageDataset",
+    "fetch",
+    "fetch_all",
+    "fetch_wordnet",
+    "load_dataset",
+    *_KIM_BUILDERS,
+]
+
+
+def __getattr__(name: str):
+    if name in _KIM_BUILDERS:
+        from fdbench.data import kim_experiments
+
+        return getattr(kim_experiments, name)
+    raise AttributeError(f"module 'fdbench.data' has no attribute {name!r}")

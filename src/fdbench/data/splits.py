@@ -1,4 +1,4 @@
-"""Class splits that create shifts: sub-class, semantic and non-semantic new-class, Kim et al."""
+"""Class splits that create shifts: sub-class, semantic and non-semantic new-class, super-class."""
 
 from __future__ import annotations
 
@@ -180,10 +180,12 @@ def kim_split(
     per_superclass: int = 2,
     seed: int | np.random.Generator,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Unknown-detection split of Kim et al. (2023): seeded (in_distribution, near_ood) classes.
+    """A seeded super-class split in the style of Kim et al. (2023): (in_distribution, near_ood).
 
-    ``per_superclass`` classes of every super-class are in-distribution, the rest are near-OOD;
-    on CIFAR-100 with 2 per super-class this gives CIFAR-40 vs. CIFAR-60.
+    ``per_superclass`` classes of every super-class, drawn with ``seed``, are in-distribution,
+    the rest near-OoD. This is a variant, not Kim et al.'s split: their CIFAR-40 / CIFAR-60 is
+    one fixed draw, read from their released folders by
+    :func:`fdbench.data.kim_experiments.kim_cifar100_experiments`.
     """
     superclasses = _check_superclasses(superclasses)
     if per_superclass < 1 or any(len(v) <= per_superclass for v in superclasses.values()):
