@@ -110,7 +110,10 @@ def predict_split(
         f = rest(h).double()
         out = f @ weight.T + bias
         feats.append(f)
-        logits.append(out[:, :k])
+        replaced = None
+        if method is not None:
+            replaced = method.predictive_logits(model, x[start : start + batch_size], f)
+        logits.append(out[:, :k] if replaced is None else replaced.double())
         hc = own_prefix(xb) if own is not None else None
         fc = own_rest(hc).double() if own is not None else None
         for name, value in head_values(f, out, fc).items():
