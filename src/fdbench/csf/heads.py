@@ -1,4 +1,4 @@
-"""Learned confidence heads stored with the outputs (DeVries, DeepGamblers, ConfidNet)."""
+"""Learned confidence heads stored with the outputs (DeVries, DeepGamblers, ConfidNet, DUQ)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from numpy.typing import ArrayLike
 
 from ._validation import as_float_array
 
-__all__ = ["confidnet", "devries", "dg_res"]
+__all__ = ["confidnet", "devries", "dg_res", "duq"]
 
 
 def devries(confidence: ArrayLike) -> np.ndarray:
@@ -35,3 +35,12 @@ def confidnet(tcp: ArrayLike) -> np.ndarray:
     (stored head ``"confidnet"``).
     """
     return as_float_array(tcp, "tcp", 1).copy()
+
+
+def duq(kernel: ArrayLike) -> np.ndarray:
+    """DUQ: the largest RBF kernel value ``max_c K_c``, unchanged.
+
+    van Amersfoort et al., "Uncertainty estimation using a single deep deterministic neural
+    network", ICML 2020 (stored head ``"duq"``).
+    """
+    return as_float_array(kernel, "kernel", 1).copy()

@@ -271,4 +271,4 @@ def get_method(name: str) -> type[TrainingMethod]:
     return _REGISTRY[name]
 
 
-from . import ce, confidnet, deepgamblers, devries  # noqa: E402, F401
+from . import ce, confidnet, deepgamblers, devries, duq, laplace, swag  # noqa: E402, F401
