@@ -94,7 +94,12 @@ def load_scores(path: Path) -> list[StudyScores]:
 
 
 def evaluate_runs(
-    stores: Sequence[Path], out_dir: Path, *, iid_split: str = "iid", with_val: bool = False
+    stores: Sequence[Path],
+    out_dir: Path,
+    *,
+    iid_split: str = "iid",
+    with_val: bool = False,
+    seed: int | None = None,
 ) -> Path:
     """Evaluate one run (one store) or a deep ensemble (several stores) into ``out_dir``.
 
@@ -106,7 +111,10 @@ def evaluate_runs(
     ``with_val`` the results also hold failure-detection rows of the ``val`` split
     (``study == "val"``), which :func:`select_candidates` selects on. Every row records the grid
     candidate it comes from: ``candidate`` (index) and ``params`` (its parameters as JSON), from
-    the stores' meta. The results file is written last: its presence marks the job as done.
+    the stores' meta. ``seed`` fills the ``seed`` column (default: the first store's seed; an
+    ensemble of ``ensemble_combinations`` gets its combination's index, so that the seed
+    statistics of the results run over the combinations). The results file is written last:
+    its presence marks the job as done.
     """
     from fdbench.outputs import read_outputs
 
@@ -120,7 +128,7 @@ def evaluate_runs(
     info = {
         "dataset": first.meta.get("dataset", ""),
         "method": f"ensemble({first.meta['method']})" if len(runs) > 1 else first.meta["method"],
-        "seed": int(first.meta.get("seed", 0)),
+        "seed": int(first.meta.get("seed", 0)) if seed is None else int(seed),
     }
     tables, scores = [], []
     for group in groups:
@@ -182,6 +190,9 @@ def plan_benchmark(
     A method with a grid is evaluated once per candidate (an ensemble: once per candidate, over
     the seeds' models of that candidate), in ``.../candidate<i>`` folders, with its ``val``
     rows for the selection; a method without a grid has one evaluation per run, as before.
+    With ``ensemble_combinations`` every ensemble is evaluated once per subset of its seeds
+    (:meth:`~fdbench.config.EnsembleCombinations.subsets`), in ``.../combination<i>``
+    folders, its rows carrying ``i`` as their ``seed``.
     """
     from fdbench.training.experiments import experiment_for_run
     from fdbench.training.jobs import output_stores, plan_jobs, run_training_job
@@ -208,22 +219,34 @@ def plan_benchmark(
             evaluation.extend(_evaluation_jobs(f"eval:{key}", [[s] for s in stores], folder))
         for method in config.ensembles:
             seeds = config.method(method).seeds
-            members = [output_stores(config, experiment.name, method, s, models) for s in seeds]
-            evaluation.extend(
-                _evaluation_jobs(
-                    f"eval:{experiment.name}/ensemble({method})",
-                    [list(stores) for stores in zip(*members, strict=True)],
-                    run_dir / "evaluation" / experiment.name / f"ensemble-{method}",
+            key = f"eval:{experiment.name}/ensemble({method})"
+            folder = run_dir / "evaluation" / experiment.name / f"ensemble-{method}"
+            combinations = config.ensemble_combinations
+            subsets = [tuple(seeds)] if combinations is None else combinations.subsets(seeds)
+            for i, subset in enumerate(subsets):
+                members = [
+                    output_stores(config, experiment.name, method, s, models) for s in subset
+                ]
+                evaluation.extend(
+                    _evaluation_jobs(
+                        key if combinations is None else f"{key}/combination{i}",
+                        [list(stores) for stores in zip(*members, strict=True)],
+                        folder if combinations is None else folder / f"combination{i}",
+                        seed=None if combinations is None else i,
+                    )
                 )
-            )
     return BenchmarkPlan(training, evaluation, config.selection.metric)
 
 
-def _evaluation_jobs(key: str, candidates: list[list[Path]], folder: Path) -> list[Job]:
-    """One evaluation job per grid candidate (``candidates[i]``: the stores it evaluates)."""
+def _evaluation_jobs(
+    key: str, candidates: list[list[Path]], folder: Path, *, seed: int | None = None
+) -> list[Job]:
+    """One evaluation job per grid candidate (``candidates[i]``: the stores it evaluates);
+    ``seed`` overrides the results' seed column (:func:`evaluate_runs`)."""
     if len(candidates) == 1:
-        return [Job(key, evaluate_runs, (candidates[0], folder), folder / RESULTS_FILE)]
-    evaluate = functools.partial(evaluate_runs, with_val=True)
+        evaluate = evaluate_runs if seed is None else functools.partial(evaluate_runs, seed=seed)
+        return [Job(key, evaluate, (candidates[0], folder), folder / RESULTS_FILE)]
+    evaluate = functools.partial(evaluate_runs, with_val=True, seed=seed)
     return [
         Job(
             f"{key}/candidate{i}",

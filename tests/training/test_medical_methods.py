@@ -105,6 +105,11 @@ def test_evaluate_works_on_laplace_and_swag(trained, tmp_path):
         assert {"MSR", "TrustScore"} <= set(table["csf"])
 
 
+def test_evaluate_runs_seed_column(trained, tmp_path):
+    table = pd.read_parquet(evaluate_runs([trained[2]["ce"]], tmp_path / "ev", seed=3))
+    assert set(table["seed"]) == {3}
+
+
 def test_swag_learning_rate_schedule():
     # lr 0.1 → swa_lr 0.01 with swa_start 10: constant to epoch 5, linear to epoch 9, then 0.01
     assert swag_learning_rate(5, 0.1, 0.01, 10) == 0.1
