@@ -1,15 +1,12 @@
 """Ensembles of 3 of 5 seeds in 5 combinations (Bernhardt et al.): config and planning."""
 
 import itertools
-import sys
-from pathlib import Path
 
 import pytest
 
 from fdbench.config import EnsembleCombinations, parse_config
 
-sys.path.insert(0, str(Path(__file__).parent))
-from training.conftest import make_experiment, tiny_config
+from .conftest import make_experiment, tiny_config
 
 SEEDS = [11, 22, 33, 44, 55]
 
