@@ -132,3 +132,47 @@ def test_laplace_needs_a_plain_base(experiment, make_config, tmp_path):
     ])  # fmt: skip
     with pytest.raises(ValueError, match="plain classifier"):
         run_training_job(config, experiment, "la", 0, tmp_path)
+
+
+def test_confidnet_keeps_the_best_validation_epoch(experiment, make_config, tmp_path,
+                                                   monkeypatch):  # fmt: skip
+    from fdbench.training.methods import confidnet
+
+    scores, states = iter([0.2, 0.9, 0.1]), []
+
+    def fake(net, images, labels):
+        assert len(images) == len(experiment.val.labels)
+        states.append({k: v.clone() for k, v in net.confidnet.state_dict().items()})
+        return next(scores)
+
+    monkeypatch.setattr(confidnet, "validation_aupr_error", fake)
+    config = make_config(methods=[
+        {"name": "ce", "kind": "ce", "seeds": [0]},
+        {"name": "cn", "kind": "confidnet", "seeds": [0],
+         "params": {"base": "ce", "epochs": 3, "hidden": 5, "depth": 2, "lr": 0.05,
+                    "checkpoint": "best_val_aupr_error"}},
+    ])  # fmt: skip
+    run_training_job(config, experiment, "cn", 0, tmp_path)
+    net = _model(tmp_path, "cn")
+    assert len(states) == 3 and not torch.equal(states[1]["mlp.0.weight"],
+                                                states[2]["mlp.0.weight"])  # fmt: skip
+    for key, value in net.confidnet.state_dict().items():
+        assert torch.equal(value, states[1][key])
+
+
+def test_validation_aupr_error_is_average_precision_of_failures(trained, experiment):
+    sklearn = pytest.importorskip("sklearn.metrics")
+    from fdbench.models import build_model
+    from fdbench.training.methods.confidnet import validation_aupr_error
+
+    torch.manual_seed(0)
+    net = build_model("convnet", num_classes=3, head="confidnet", width=2, feature_dim=4,
+                      confidnet_hidden=4, confidnet_depth=2).eval()  # fmt: skip
+    x = image_tensor(experiment.val.images)
+    y = torch.from_numpy(experiment.val.labels)
+    with torch.no_grad():
+        errors = (net(x).argmax(1) != y).numpy()
+        tcp = torch.sigmoid(net.confidnet(net.features(x))).numpy()
+    assert errors.any()
+    expected = sklearn.average_precision_score(errors, -tcp)
+    assert validation_aupr_error(net, x, y) == pytest.approx(expected)
