@@ -176,3 +176,14 @@ def test_validation_aupr_error_is_average_precision_of_failures(trained, experim
     assert errors.any()
     expected = sklearn.average_precision_score(errors, -tcp)
     assert validation_aupr_error(net, x, y) == pytest.approx(expected)
+
+
+def test_duq_with_dropout_stores_no_mc_samples(experiment, make_config, tmp_path):
+    config = make_config(methods=[
+        {"name": "duq", "kind": "duq", "seeds": [0], "params": {"dropout": True}},
+        {"name": "ce", "kind": "ce", "seeds": [0], "params": {"dropout": True}},
+    ])  # fmt: skip
+    duq = read_outputs(run_training_job(config, experiment, "duq", 0, tmp_path))
+    ce = read_outputs(run_training_job(config, experiment, "ce", 0, tmp_path))
+    assert duq.splits["iid"].mcd_logits is None and duq.meta["mc_samples"] == 0
+    assert ce.splits["iid"].mcd_logits is not None

@@ -17,6 +17,9 @@ What a method declares
 ``network_head``
     The confidence head the network needs (``None`` or one of ``fdbench.models.HEADS``); it is
     built into :class:`~fdbench.models.network.Network` (:meth:`head`, per parameters).
+``mc_dropout``
+    Whether inference stores MC-dropout samples of the final layer for the method's models
+    when they have dropout (default ``True``; DUQ, whose final layer is unused, ``False``).
 ``csfs``
     The CSFs the method's stored outputs add to the logit/feature CSFs (names of
     :data:`fdbench.csf.REGISTRY`, documentation and tests; the CSF stage finds them by the
@@ -144,6 +147,7 @@ class TrainingMethod:
     name: ClassVar[str]
     params_model: ClassVar[type[MethodParams]]
     network_head: ClassVar[str | None] = None
+    mc_dropout: ClassVar[bool] = True
     csfs: ClassVar[tuple[str, ...]] = ()
 
     def __init__(self, params: MethodParams | dict[str, Any] | None = None) -> None:

@@ -39,14 +39,15 @@ class DUQ(TrainingMethod):
     labels + λ · the two-sided gradient penalty w.r.t. the normalised input
     (:func:`~fdbench.models.duq.gradient_penalty`); after every optimiser step the centroids
     move towards the batch's embeddings of the updated network in eval mode. The final linear
-    layer is not used. Stored logits: ``log K_c`` (the prediction is the arg-max kernel);
-    stored head ``duq``: ``max_c K_c``, the DUQ confidence (CSF ``DUQ``), also its own
-    confidence for selection.
+    layer is not used, and no MC-dropout samples of it are stored. Stored logits: ``log K_c``
+    (the prediction is the arg-max kernel); stored head ``duq``: ``max_c K_c``, the DUQ
+    confidence (CSF ``DUQ``), also its own confidence for selection.
     """
 
     name = "duq"
     params_model = DUQParams
     network_head = "duq"
+    mc_dropout = False
     csfs = ("DUQ",)
 
     def train(self, ctx: TrainContext) -> tuple[Network, dict[str, Any]]:
