@@ -294,7 +294,7 @@ class MethodConfig(_Strict):
 
 class EnsembleCombinations(_Strict):
     """Ensembles of ``size`` of a method's seeds, ``count`` different subsets, instead of one
-    ensemble of all seeds: Bernhardt et al. (MIDL 2022) form 5 ensembles from 5 combinations of
+    ensemble of all seeds: Bernhardt et al. (TMLR 2022) form 5 ensembles from 5 combinations of
     3 of the 5 trained models and report their mean and standard deviation
     (``get_ensemble_scores`` in ``failure_detection/uncertainty_scores/softmax_scorer.py`` of
     melanibe/failure_detection_benchmark: a random permutation of all combinations, the
