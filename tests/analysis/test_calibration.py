@@ -77,9 +77,11 @@ def test_treatment_of_every_csf():
     assert set(CALIBRATION_TREATMENT) == set(REGISTRY)
     platt = {"MLS", "PE", "energy", "DOCTOR", "MCD-PE", "MCD-EE", "MCD-MI", "MCD-MLS"}
     platt |= {"ENS-PE", "ENS-EE", "ENS-MI", "Mahalanobis", "DKNN", "TrustScore", "ViM"}
+    platt |= {"EDL-Unc"}  # -K / S lies in [-1, 0), not a probability
     assert {c for c, t in CALIBRATION_TREATMENT.items() if t == "platt"} == platt
     assert {c for c, t in CALIBRATION_TREATMENT.items() if t == "temperature"} == {"TEMP-MLS"}
-    for csf in ("MSR", "MCD-MSR", "ENS-MSR", "DeVries", "DG-Res", "ConfidNet", "DG-Res-MCD"):
+    for csf in ("MSR", "MCD-MSR", "ENS-MSR", "DeVries", "DG-Res", "ConfidNet", "DG-Res-MCD",
+                "EDL-MSR"):  # fmt: skip
         assert calibration_treatment(csf) == "none"
     with pytest.raises(ValueError, match="csf must be one of"):
         calibration_treatment("TEMP-MSR")

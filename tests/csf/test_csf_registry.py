@@ -19,7 +19,8 @@ def _split(rng, n, kind, *, mcd=False, features=True, heads=False):
         logits=rng.normal(size=(n, K)) + 2 * np.eye(K)[labels],
         mcd_logits=rng.normal(size=(n, 5, K)) if mcd else None,
         features=rng.normal(size=(n, D)) + labels[:, None] if features else None,
-        heads={h: rng.random(n) for h in ("devries", "dg_reservation", "confidnet", "duq")}
+        heads={h: rng.random(n) for h in ("devries", "dg_reservation", "confidnet")}
+        | {"edl_alpha": 1.0 + 3.0 * rng.random((n, K)), "duq": rng.random(n)}
         if heads
         else {},
         kind=kind,
@@ -79,6 +80,9 @@ def test_compute_all_csfs_agree_with_functions(tmp_path):
     np.testing.assert_array_equal(out["DG-Res"], 1 - s.heads["dg_reservation"])
     np.testing.assert_array_equal(out["DeVries"], s.heads["devries"])
     np.testing.assert_array_equal(out["ConfidNet"], s.heads["confidnet"])
+    alpha = s.heads["edl_alpha"]
+    np.testing.assert_array_equal(out["EDL-Unc"], -K / alpha.sum(axis=1))
+    np.testing.assert_array_equal(out["EDL-MSR"], alpha.max(axis=1) / alpha.sum(axis=1))
     np.testing.assert_array_equal(out["DUQ"], s.heads["duq"])
     # ensemble given with run included yields the same members
     again = compute_csfs(run, "iid", ensemble=[run, *others])
@@ -97,7 +101,8 @@ def test_only_allowed_csfs_are_computed():
     names = available_csfs(run, "iid")
     logit_csfs = ["MSR", "MLS", "PE", "energy", "DOCTOR"]
     mcd_csfs = ["MCD-MSR", "MCD-PE", "MCD-EE", "MCD-MI", "MCD-MLS"]
-    assert names == [*logit_csfs, *mcd_csfs, "DeVries", "DG-Res", "ConfidNet", "DUQ"]
+    heads = ["DeVries", "DG-Res", "ConfidNet", "EDL-MSR", "EDL-Unc", "DUQ"]
+    assert names == [*logit_csfs, *mcd_csfs, *heads]
     assert set(compute_csfs(run, "iid")) == set(names)
     with pytest.raises(ValueError, match="split must be one of"):
         compute_csfs(run, "nope")

@@ -15,6 +15,7 @@ from fdbench.outputs import (
     read_outputs,
     write_outputs,
 )
+from fdbench.outputs.schema import validate_split
 
 
 def _split(rng: np.random.Generator, n: int, k: int = 4, kind: str = "iid") -> SplitOutputs:
@@ -314,3 +315,16 @@ def test_killed_writer_leaves_previous_store_or_nothing(tmp_path, existing):
     # only the abandoned temporary directory is left beside the target
     leftovers = [p.name for p in tmp_path.iterdir() if p.name != "run"]
     assert len(leftovers) == 1 and leftovers[0].startswith(".run.tmp-")
+
+
+def test_per_class_heads_round_trip_and_must_match_the_classes(tmp_path):
+    rng = np.random.default_rng(0)
+    alpha = 1.0 + rng.random((6, 3))
+    split = SplitOutputs(labels=np.arange(6, dtype=np.int64) % 3, logits=rng.normal(size=(6, 3)),
+                         heads={"edl_alpha": alpha, "devries": rng.random(6)})  # fmt: skip
+    write_outputs(tmp_path / "run", RunOutputs(splits={"iid": split}))
+    back = read_outputs(tmp_path / "run").splits["iid"]
+    assert back.heads["edl_alpha"].tobytes() == alpha.tobytes()
+    split.heads["edl_alpha"] = alpha[:, :2]
+    with pytest.raises(ValueError, match=r"must have shape \(6,\) or \(6, 3\)"):
+        validate_split("iid", split)

@@ -50,6 +50,8 @@ CALIBRATION_TREATMENT = {
     "DeVries-MCD": "none",
     "DG-Res-MCD": "none",
     "ConfidNet-MCD": "none",
+    "EDL-MSR": "none",
+    "EDL-Unc": "platt",
 }
 
 #: Share of the validation confidences whose Platt-mapped spread decides a collapse (the

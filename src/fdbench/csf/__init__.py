@@ -1,6 +1,7 @@
 """Confidence scoring functions computed from stored outputs, and their scaling."""
 
 from .ensemble import ens_ee, ens_mi, ens_msr, ens_pe
+from .evidential import edl_msr, edl_uncertainty
 from .features import (
     fit_knn,
     fit_mahalanobis,
@@ -29,6 +30,8 @@ __all__ = [
     "devries",
     "dg_res",
     "doctor",
+    "edl_msr",
+    "edl_uncertainty",
     "energy",
     "ens_ee",
     "ens_mi",

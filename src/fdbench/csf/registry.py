@@ -12,6 +12,7 @@ import numpy as np
 from fdbench.outputs.schema import RunOutputs, SplitOutputs
 
 from . import ensemble as ens
+from . import evidential as edl
 from . import features as feat
 from . import heads as hd
 from . import mcdropout as mcd
@@ -57,19 +58,23 @@ _ENTRIES = [
     CSFInfo("DeVries-MCD", hd.devries, "head 'devries_mcd'"),
     CSFInfo("DG-Res-MCD", hd.dg_res, "head 'dg_reservation_mcd'"),
     CSFInfo("ConfidNet-MCD", hd.confidnet, "head 'confidnet_mcd'"),
+    CSFInfo("EDL-MSR", edl.edl_msr, "head 'edl_alpha' (N × K Dirichlet parameters)"),
+    CSFInfo("EDL-Unc", edl.edl_uncertainty, "head 'edl_alpha' (N × K Dirichlet parameters)"),
 ]
 
 #: Every CSF by name. Each returns float64 confidences of length N, higher = more confident.
 REGISTRY: dict[str, CSFInfo] = {entry.name: entry for entry in _ENTRIES}
 
-_HEAD_CSFS = {
-    "devries": "DeVries",
-    "dg_reservation": "DG-Res",
-    "confidnet": "ConfidNet",
-    "duq": "DUQ",
-    "devries_mcd": "DeVries-MCD",
-    "dg_reservation_mcd": "DG-Res-MCD",
-    "confidnet_mcd": "ConfidNet-MCD",
+#: The CSFs computed from each stored head, in order.
+_HEAD_CSFS: dict[str, tuple[str, ...]] = {
+    "devries": ("DeVries",),
+    "dg_reservation": ("DG-Res",),
+    "confidnet": ("ConfidNet",),
+    "devries_mcd": ("DeVries-MCD",),
+    "dg_reservation_mcd": ("DG-Res-MCD",),
+    "confidnet_mcd": ("ConfidNet-MCD",),
+    "edl_alpha": ("EDL-MSR", "EDL-Unc"),
+    "duq": ("DUQ",),
 }
 
 _FIT_CACHE: dict[int, dict[str, Any]] = {}
@@ -157,7 +162,7 @@ def available_csfs(
             names.append("TrustScore")
         if "fc_weight" in run.meta and "fc_bias" in run.meta:
             names.append("ViM")
-    names += [_HEAD_CSFS[h] for h in s.heads if h in _HEAD_CSFS]
+    names += [name for h in s.heads if h in _HEAD_CSFS for name in _HEAD_CSFS[h]]
     return names
 
 
@@ -176,8 +181,9 @@ def compute_csfs(
     method="fd-shifts")``); MCD-* when the split has ``mcd_logits``; ENS-* when
     ``ensemble`` (other runs of the same method, ``run`` added if absent) gives at least two
     members; Mahalanobis, DKNN, TrustScore when the split has features and split ``train`` has
-    labelled features (ViM also needs ``meta['fc_weight']`` and ``meta['fc_bias']``); learned
-    heads by name. Fits on ``train``/``val`` are computed once per run object and cached.
+    labelled features (ViM also needs ``meta['fc_weight']`` and ``meta['fc_bias']``); the CSFs
+    of stored heads by name (EDL-MSR and EDL-Unc from ``edl_alpha``). Fits on
+    ``train``/``val`` are computed once per run object and cached.
     Feature CSFs use the predicted class ``argmax(logits)`` where needed (TrustScore).
     """
     names = available_csfs(run, split, ensemble=ensemble)
@@ -225,7 +231,8 @@ def compute_csfs(
                 lambda: feat.fit_vim(train_x, run.meta["fc_weight"], run.meta["fc_bias"]),
             )
             out["ViM"] = feat.vim_score(x, logits, vim)
-    for head, name in _HEAD_CSFS.items():
-        if name in names:
-            out[name] = REGISTRY[name].function(np.asarray(s.heads[head]))
+    for head, head_csfs in _HEAD_CSFS.items():
+        for name in head_csfs:
+            if name in names:
+                out[name] = REGISTRY[name].function(np.asarray(s.heads[head]))
     return {name: out[name] for name in names}

@@ -20,8 +20,9 @@ class SplitOutputs:
     logits : float64 array of shape (N, K).
     mcd_logits : optional float64 array of shape (N, S, K), S MC-dropout samples.
     features : optional float64 array of shape (N, D), penultimate-layer features.
-    heads : named float64 arrays of shape (N,), learned confidence heads
-        (``"devries"``, ``"dg_reservation"``, ``"confidnet"``).
+    heads : named float64 arrays of shape (N,) or (N, K), the outputs a training method adds:
+        learned confidence heads (``"devries"``, ``"dg_reservation"``, ``"confidnet"``) and
+        per-class outputs (``"edl_alpha"``, EDL's Dirichlet parameters).
     kind : the study kind (a ``StudyKind`` value, or ``"val"`` / ``"train"``).
     """
 
@@ -120,7 +121,13 @@ def validate_split(name: str, split: SplitOutputs, *, check_values: bool = True)
     for head, values in split.heads.items():
         if not isinstance(head, str) or not head or "/" in head:
             raise ValueError(f"split {name!r}: head name {head!r} must be a non-empty str")
-        _check_dtype(name, f"heads[{head!r}]", values, np.float64, 1)
+        ndim = 2 if getattr(values, "ndim", 1) == 2 else 1
+        _check_dtype(name, f"heads[{head!r}]", values, np.float64, ndim)
+        if ndim == 2 and values.shape[1] != k:
+            raise ValueError(
+                f"split {name!r}: heads[{head!r}] must have shape ({n},) or ({n}, {k}), "
+                f"got {tuple(values.shape)}"
+            )
         if values.shape[0] != n:
             raise ValueError(
                 f"split {name!r}: heads[{head!r}] has {values.shape[0]} samples, expected {n}"

@@ -62,14 +62,22 @@ class MethodModule(L.LightningModule):
     module first); ``method.setup(module)`` runs at construction if ``method`` has it.
 
     ``network`` is the trained network, ``settings`` the optimiser settings (or ``None`` for
-    methods that configure their own optimiser).
+    methods that configure their own optimiser), ``context`` the job's :class:`TrainContext`
+    (``None`` outside a training job).
     """
 
-    def __init__(self, network: Network, method: Any, settings: OptimSettings | None = None):
+    def __init__(
+        self,
+        network: Network,
+        method: Any,
+        settings: OptimSettings | None = None,
+        context: TrainContext | None = None,
+    ):
         super().__init__()
         self.network = network
         self.method = method
         self.settings = settings
+        self.context = context
         setup = getattr(method, "setup", None)
         if setup is not None:
             setup(self)
@@ -221,7 +229,7 @@ class TrainContext:
             weight_decay=tc.weight_decay,
             schedule=tc.schedule,
         )
-        return MethodModule(network, method, settings)
+        return MethodModule(network, method, settings, context=self)
 
     def images(self) -> torch.Tensor:
         """The train split's images as a uint8 tensor N × C × H × W."""

@@ -29,7 +29,8 @@ What a method declares
     its ``base``); checked by the configuration, trained first, covered by the config digest.
 
 How a method trains (hooks, each receives the Lightning module ``module`` whose ``network``,
-``current_epoch``, ``trainer`` it may read and on which it may keep state)
+``context`` (the job's TrainContext), ``current_epoch``, ``trainer`` it may read and on which
+it may keep state)
 ------------------------------------------------------------------------------------------------
 :meth:`train`
     The whole training of one candidate from a :class:`~fdbench.training.context.TrainContext`;
@@ -46,7 +47,8 @@ How a method trains (hooks, each receives the Lightning module ``module`` whose 
     its own loader zipped with ``ctx.loader()`` (``ctx.config``, ``ctx.experiment`` and
     ``ctx.seed`` are at hand).
 :meth:`setup`
-    Called once with the module before training (initial state, e.g. DeVries' λ).
+    Called once with the module before training (initial state, e.g. DeVries' λ, CRL's
+    correctness history sized by ``module.context.experiment.train``).
 :meth:`training_step`
     The loss of one batch (as Lightning's ``training_step``).
 :meth:`on_train_epoch_start`, :meth:`on_train_epoch_end`
@@ -275,4 +277,4 @@ def get_method(name: str) -> type[TrainingMethod]:
     return _REGISTRY[name]
 
 
-from . import ce, confidnet, deepgamblers, devries, duq, laplace, swag  # noqa: E402, F401
+from . import ce, confidnet, crl, deepgamblers, devries, duq, edl, laplace, swag  # noqa: E402, F401
