@@ -187,3 +187,24 @@ def test_duq_with_dropout_stores_no_mc_samples(experiment, make_config, tmp_path
     ce = read_outputs(run_training_job(config, experiment, "ce", 0, tmp_path))
     assert duq.splits["iid"].mcd_logits is None and duq.meta["mc_samples"] == 0
     assert ce.splits["iid"].mcd_logits is not None
+
+
+def test_mc_dropout_after_every_layer_with_ten_passes(experiment, make_config, tmp_path):
+    from fdbench.csf import compute_csfs
+    from fdbench.models.dropout import SampledDropout
+
+    config = make_config(
+        architecture={"name": "convnet", "dropout": 0.1, "dropout_placement": "every_layer",
+                      "options": {"width": 2, "feature_dim": 6}},
+        inference={"mc_samples": 10, "batch_size": 16, "max_train_samples": 40},
+        methods=[{"name": "ce", "kind": "ce", "seeds": [0], "params": {"dropout": True}}],
+    )  # fmt: skip
+    run = read_outputs(run_training_job(config, experiment, "ce", 0, tmp_path))
+    net = _model(tmp_path, "ce")
+    drops = [m for m in net.modules() if isinstance(m, SampledDropout) and m.p > 0]
+    assert {layer.p for layer in drops} == {0.1}
+    convs = [m for m in net.body.modules() if isinstance(m, torch.nn.Conv2d)]
+    assert len(drops) == len(convs) + 1  # after every convolution and before the final layer
+    assert run.splits["iid"].mcd_logits.shape[1] == 10
+    csfs = compute_csfs(run, "iid")
+    assert {"MCD-MSR", "MCD-PE"} <= set(csfs)  # MC-S and MC-E
