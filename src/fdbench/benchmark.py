@@ -102,6 +102,7 @@ def evaluate_runs(
     iid_split: str = "iid",
     with_val: bool = False,
     openmax: OpenMaxParams | None = None,
+    seed: int | None = None,
 ) -> Path:
     """Evaluate one run (one store) or a deep ensemble (several stores) into ``out_dir``.
 
@@ -115,7 +116,10 @@ def evaluate_runs(
     ``with_val`` the results also hold failure-detection rows of the ``val`` split
     (``study == "val"``), which :func:`select_candidates` selects on. Every row records the grid
     candidate it comes from: ``candidate`` (index) and ``params`` (its parameters as JSON), from
-    the stores' meta. The results file is written last: its presence marks the job as done.
+    the stores' meta. ``seed`` fills the ``seed`` column (default: the first store's seed; an
+    ensemble of ``ensemble_combinations`` gets its combination's index, so that the seed
+    statistics of the results run over the combinations). The results file is written last:
+    its presence marks the job as done.
     """
     from fdbench.outputs import read_outputs
 
@@ -132,7 +136,7 @@ def evaluate_runs(
     info = {
         "dataset": first.meta.get("dataset", ""),
         "method": f"ensemble({first.meta['method']})" if len(runs) > 1 else first.meta["method"],
-        "seed": int(first.meta.get("seed", 0)),
+        "seed": int(first.meta.get("seed", 0)) if seed is None else int(seed),
     }
     tables, scores = [], []
     for group in groups:
@@ -199,6 +203,9 @@ def plan_benchmark(
     (:meth:`~fdbench.training.methods.TrainingMethod.check_experiment`), so that a method that
     cannot run on it (e.g. an external set overlapping a test set) fails before any training.
     With ``config.openmax`` the single runs' evaluations add the OpenMax CSF.
+    With ``ensemble_combinations`` every ensemble is evaluated once per subset of its seeds
+    (:meth:`~fdbench.config.EnsembleCombinations.subsets`), in ``.../combination<i>``
+    folders, its rows carrying ``i`` as their ``seed``.
     """
     from fdbench.training.experiments import experiment_for_run
     from fdbench.training.jobs import output_stores, plan_jobs, run_training_job
@@ -231,14 +238,22 @@ def plan_benchmark(
             )
         for method in config.ensembles:
             seeds = config.method(method).seeds
-            members = [output_stores(config, experiment.name, method, s, models) for s in seeds]
-            evaluation.extend(
-                _evaluation_jobs(
-                    f"eval:{experiment.name}/ensemble({method})",
-                    [list(stores) for stores in zip(*members, strict=True)],
-                    run_dir / "evaluation" / experiment.name / f"ensemble-{method}",
+            key = f"eval:{experiment.name}/ensemble({method})"
+            folder = run_dir / "evaluation" / experiment.name / f"ensemble-{method}"
+            combinations = config.ensemble_combinations
+            subsets = [tuple(seeds)] if combinations is None else combinations.subsets(seeds)
+            for i, subset in enumerate(subsets):
+                members = [
+                    output_stores(config, experiment.name, method, s, models) for s in subset
+                ]
+                evaluation.extend(
+                    _evaluation_jobs(
+                        key if combinations is None else f"{key}/combination{i}",
+                        [list(stores) for stores in zip(*members, strict=True)],
+                        folder if combinations is None else folder / f"combination{i}",
+                        seed=None if combinations is None else i,
+                    )
                 )
-            )
     return BenchmarkPlan(training, evaluation, config.selection.metric)
 
 
@@ -247,12 +262,17 @@ def _evaluation_jobs(
     candidates: list[list[Path]],
     folder: Path,
     openmax: OpenMaxParams | None = None,
+    *,
+    seed: int | None = None,
 ) -> list[Job]:
     """One evaluation job per grid candidate (``candidates[i]``: the stores it evaluates);
-    ``openmax`` adds the OpenMax CSF to single runs."""
+    ``openmax`` adds the OpenMax CSF to single runs; ``seed`` overrides the results' seed
+    column (:func:`evaluate_runs`)."""
     single = evaluate_runs
     if openmax is not None and len(candidates[0]) == 1:
-        single = functools.partial(evaluate_runs, openmax=openmax)
+        single = functools.partial(single, openmax=openmax)
+    if seed is not None:
+        single = functools.partial(single, seed=seed)
     if len(candidates) == 1:
         return [
             Job(

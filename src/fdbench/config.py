@@ -17,6 +17,7 @@ __all__ = [
     "AugmentationOp",
     "BenchmarkConfig",
     "DataConfig",
+    "EnsembleCombinations",
     "InferenceConfig",
     "MethodConfig",
     "OpenMaxConfig",
@@ -314,9 +315,43 @@ class MethodConfig(_Strict):
         return names
 
 
+class EnsembleCombinations(_Strict):
+    """Ensembles of ``size`` of a method's seeds, ``count`` different subsets, instead of one
+    ensemble of all seeds: Bernhardt et al. (TMLR 2022) form 5 ensembles from 5 combinations of
+    3 of the 5 trained models and report their mean and standard deviation
+    (``get_ensemble_scores`` in ``failure_detection/uncertainty_scores/softmax_scorer.py`` of
+    melanibe/failure_detection_benchmark: a random permutation of all combinations, the
+    first 5). Here the permutation is drawn from ``numpy.random.default_rng(seed)``."""
+
+    size: int = Field(default=3, ge=2)
+    count: int = Field(default=5, ge=1)
+    seed: int = Field(default=0, ge=0)
+
+    def subsets(self, seeds: list[int]) -> list[tuple[int, ...]]:
+        """The ``count`` subsets of ``seeds``: every combination of ``size`` of them
+        (``itertools.combinations``, in the order of ``seeds``), permuted by
+        ``default_rng(seed).permutation``, the first ``count``; ``ValueError`` if there are
+        fewer combinations."""
+        import math
+
+        import numpy as np
+
+        total = math.comb(len(seeds), self.size)
+        if total < self.count:
+            raise ValueError(
+                f"ensemble_combinations: {self.count} subsets of {self.size} seeds need more "
+                f"than the {len(seeds)} seeds {seeds} ({total} combinations)"
+            )
+        combinations = list(itertools.combinations(seeds, self.size))
+        order = np.random.default_rng(self.seed).permutation(len(combinations))
+        return [combinations[i] for i in order[: self.count]]
+
+
 class BenchmarkConfig(_Strict):
     """A whole benchmark: data, architecture, training, inference, selection, methods, the deep
-    ensembles formed from a method's seeds, the analysis settings, and the number of local
+    ensembles formed from a method's seeds (all of them, or the subsets of
+    ``ensemble_combinations``; left out of the dumped config when unset), the analysis
+    settings, and the number of local
     worker processes its jobs run on by default (``workers``; ``None`` runs them in this
     process; the command line's ``--workers``/``--scheduler`` override it). ``workers`` does
     not change the results: every job's result depends on its arguments only."""
@@ -329,6 +364,9 @@ class BenchmarkConfig(_Strict):
     selection: SelectionConfig = SelectionConfig()
     methods: list[MethodConfig] = Field(min_length=1)
     ensembles: list[str] = Field(default_factory=list)
+    ensemble_combinations: EnsembleCombinations | None = Field(
+        default=None, exclude_if=lambda v: v is None
+    )
     analysis: AnalysisConfig = AnalysisConfig()
     workers: PositiveInt | None = None
     openmax: OpenMaxConfig | None = Field(default=None, exclude_if=lambda v: v is None)
@@ -351,6 +389,8 @@ class BenchmarkConfig(_Strict):
                     f"ensembles: {name!r} must name a method of this config with at least two "
                     f"seeds (the ensemble members); methods: {names}"
                 )
+            if self.ensemble_combinations is not None:
+                self.ensemble_combinations.subsets(by_name[name].seeds)
         for m in self.methods:
             for dep in m.dependencies():
                 base = by_name.get(dep)

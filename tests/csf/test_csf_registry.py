@@ -20,7 +20,7 @@ def _split(rng, n, kind, *, mcd=False, features=True, heads=False):
         mcd_logits=rng.normal(size=(n, 5, K)) if mcd else None,
         features=rng.normal(size=(n, D)) + labels[:, None] if features else None,
         heads={h: rng.random(n) for h in ("devries", "dg_reservation", "confidnet")}
-        | {"edl_alpha": 1.0 + 3.0 * rng.random((n, K))}
+        | {"edl_alpha": 1.0 + 3.0 * rng.random((n, K)), "duq": rng.random(n)}
         if heads
         else {},
         kind=kind,
@@ -85,6 +85,7 @@ def test_compute_all_csfs_agree_with_functions(tmp_path):
     alpha = s.heads["edl_alpha"]
     np.testing.assert_array_equal(out["EDL-Unc"], -K / alpha.sum(axis=1))
     np.testing.assert_array_equal(out["EDL-MSR"], alpha.max(axis=1) / alpha.sum(axis=1))
+    np.testing.assert_array_equal(out["DUQ"], s.heads["duq"])
     # ensemble given with run included yields the same members
     again = compute_csfs(run, "iid", ensemble=[run, *others])
     np.testing.assert_array_equal(again["ENS-PE"], out["ENS-PE"])
@@ -102,7 +103,7 @@ def test_only_allowed_csfs_are_computed():
     names = available_csfs(run, "iid")
     logit_csfs = ["MSR", "MLS", "PE", "energy", "DOCTOR"]
     mcd_csfs = ["MCD-MSR", "MCD-PE", "MCD-EE", "MCD-MI", "MCD-MLS"]
-    heads = ["DeVries", "DG-Res", "ConfidNet", "EDL-MSR", "EDL-Unc"]
+    heads = ["DeVries", "DG-Res", "ConfidNet", "EDL-MSR", "EDL-Unc", "DUQ"]
     assert names == [*logit_csfs, *mcd_csfs, *heads]
     assert set(compute_csfs(run, "iid")) == set(names)
     with pytest.raises(ValueError, match="split must be one of"):

@@ -50,6 +50,7 @@ CALIBRATION_TREATMENT = {
     "DeVries": "none",
     "DG-Res": "none",
     "ConfidNet": "none",
+    "DUQ": "none",
     "DeVries-MCD": "none",
     "DG-Res-MCD": "none",
     "ConfidNet-MCD": "none",

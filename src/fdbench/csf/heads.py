@@ -1,4 +1,4 @@
-"""Confidence heads stored with the outputs (DeVries, DeepGamblers, ConfidNet, ODIN)."""
+"""Confidence heads stored with the outputs (DeVries, DeepGamblers, ConfidNet, ODIN, DUQ)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from numpy.typing import ArrayLike
 
 from ._validation import as_float_array
 
-__all__ = ["confidnet", "devries", "dg_res", "odin"]
+__all__ = ["confidnet", "devries", "dg_res", "duq", "odin"]
 
 
 def devries(confidence: ArrayLike) -> np.ndarray:
@@ -35,6 +35,15 @@ def confidnet(tcp: ArrayLike) -> np.ndarray:
     (stored head ``"confidnet"``).
     """
     return as_float_array(tcp, "tcp", 1).copy()
+
+
+def duq(kernel: ArrayLike) -> np.ndarray:
+    """DUQ: the largest RBF kernel value ``max_c K_c``, unchanged.
+
+    van Amersfoort et al., "Uncertainty estimation using a single deep deterministic neural
+    network", ICML 2020 (stored head ``"duq"``).
+    """
+    return as_float_array(kernel, "kernel", 1).copy()
 
 
 def odin(score: ArrayLike) -> np.ndarray:

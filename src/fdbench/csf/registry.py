@@ -56,6 +56,7 @@ _ENTRIES = [
     CSFInfo("DeVries", hd.devries, "head 'devries'"),
     CSFInfo("DG-Res", hd.dg_res, "head 'dg_reservation'"),
     CSFInfo("ConfidNet", hd.confidnet, "head 'confidnet'"),
+    CSFInfo("DUQ", hd.duq, "head 'duq'"),
     CSFInfo("DeVries-MCD", hd.devries, "head 'devries_mcd'"),
     CSFInfo("DG-Res-MCD", hd.dg_res, "head 'dg_reservation_mcd'"),
     CSFInfo("ConfidNet-MCD", hd.confidnet, "head 'confidnet_mcd'"),
@@ -77,6 +78,7 @@ _HEAD_CSFS: dict[str, tuple[str, ...]] = {
     "confidnet_mcd": ("ConfidNet-MCD",),
     "edl_alpha": ("EDL-MSR", "EDL-Unc"),
     "odin": ("ODIN",),
+    "duq": ("DUQ",),
 }
 
 _FIT_CACHE: dict[int, dict[str, Any]] = {}

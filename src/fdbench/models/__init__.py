@@ -59,10 +59,11 @@ def build_model(
     dropout) and ``dropout_placement`` where it goes: one of ``fdbench.models.dropout``'s
     ``PLACEMENTS`` that the architecture supports, ``None`` for the architecture's default
     (FD-Shifts' placement; see :func:`~fdbench.models.dropout.resolve_placement`). Every
-    placement has dropout before the final linear layer. ``head`` one of ``None``,
-    ``"devries"``, ``"deepgamblers"``, ``"confidnet"``.
+    placement has dropout before the final linear layer. ``head`` ``None`` or one of
+    :data:`~fdbench.models.network.HEADS`.
     ``confidnet_hidden``/``confidnet_depth`` in ``kwargs`` size the ConfidNet MLP and
-    ``confidnet_own_body`` gives it its own copy of the body (see :class:`Network`).
+    ``confidnet_own_body`` gives it its own copy of the body; ``duq_*`` and ``swag_samples``
+    size the ``"duq"`` and ``"swag"`` heads (see :class:`Network`).
     """
     from .dropout import resolve_placement
     from .network import Network, Normalize
@@ -74,7 +75,8 @@ def build_model(
     placement = resolve_placement(architecture, dropout_placement)
     if in_channels < 1:
         raise ValueError(f"in_channels must be >= 1, got {in_channels}")
-    names = ("confidnet_hidden", "confidnet_depth", "confidnet_own_body")
+    names = ("confidnet_hidden", "confidnet_depth", "confidnet_own_body", "duq_embedding",
+             "duq_length_scale", "duq_gamma", "swag_samples")  # fmt: skip
     confid = {k: kwargs.pop(k) for k in names if k in kwargs}
     mean = (0.5,) * in_channels if mean is None else tuple(float(m) for m in mean)
     std = (0.25,) * in_channels if std is None else tuple(float(s) for s in std)

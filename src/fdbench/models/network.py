@@ -12,7 +12,7 @@ from .dropout import SampledDropout, has_dropout
 __all__ = ["HEADS", "ConfidNetHead", "Network", "Normalize"]
 
 #: Confidence heads a :class:`Network` can carry.
-HEADS = ("devries", "deepgamblers", "confidnet")
+HEADS = ("devries", "deepgamblers", "confidnet", "duq", "laplace", "swag")
 
 
 class Normalize(nn.Module):
@@ -74,7 +74,14 @@ class Network(nn.Module):
     - ``"confidnet"``: a :class:`ConfidNetHead` MLP on the features (Corbière et al. 2019);
       with ``confidnet_own_body`` the MLP reads the features of its own copy of the body
       (``confidnet_body``, fine-tuned by ConfidNet's optional third stage) while the
-      classifier keeps the original body.
+      classifier keeps the original body;
+    - ``"duq"``: a :class:`~fdbench.models.duq.DUQHead` (RBF class centroids on the features,
+      van Amersfoort et al. 2020) of ``duq_embedding`` dimensions (default: the feature
+      size), length scale ``duq_length_scale`` and moving-average rate ``duq_gamma``;
+    - ``"laplace"``: a :class:`~fdbench.models.laplace.LaplaceHead` (the last-layer Laplace
+      posterior, Daxberger et al. 2021);
+    - ``"swag"``: a :class:`~fdbench.models.swag.SWAGHead` of ``swag_samples`` SWAG weight
+      samples of every other parameter with their batch-norm statistics (Maddox et al. 2019).
     """
 
     def __init__(
@@ -89,6 +96,10 @@ class Network(nn.Module):
         confidnet_hidden: int = 400,
         confidnet_depth: int = 4,
         confidnet_own_body: bool = False,
+        duq_embedding: int | None = None,
+        duq_length_scale: float = 0.1,
+        duq_gamma: float = 0.999,
+        swag_samples: int = 10,
     ) -> None:
         super().__init__()
         if num_classes < 2:
@@ -114,6 +125,21 @@ class Network(nn.Module):
         if confidnet_own_body and head != "confidnet":
             raise ValueError("confidnet_own_body needs head='confidnet'")
         self.confidnet_body = copy.deepcopy(body) if confidnet_own_body else None
+        self.duq = self.laplace = self.swag = None
+        if head == "duq":
+            from .duq import DUQHead
+
+            self.duq = DUQHead(feature_dim, num_classes, embedding=duq_embedding,
+                               length_scale=duq_length_scale, gamma=duq_gamma)  # fmt: skip
+        elif head == "laplace":
+            from .laplace import LaplaceHead
+
+            self.laplace = LaplaceHead(feature_dim, num_classes)
+        elif head == "swag":
+            from .swag import SWAGHead, bn_state
+
+            size = sum(p.numel() for p in self.parameters())
+            self.swag = SWAGHead(swag_samples, size, len(bn_state(body)))
 
     @property
     def has_dropout(self) -> bool:

@@ -91,6 +91,11 @@ class MethodModule(L.LightningModule):
     def on_train_epoch_end(self) -> None:
         self.method.on_train_epoch_end(self)
 
+    def on_train_batch_end(self, outputs: Any, batch: Any, batch_idx: int) -> None:
+        hook = getattr(self.method, "on_train_batch_end", None)
+        if hook is not None:
+            hook(self, batch, batch_idx)
+
     def configure_optimizers(self) -> Any:
         return self.method.configure_optimizers(self)
 

@@ -64,7 +64,8 @@ def predict_split(
     body's, dropped with masks from a second generator, so the classifier's samples equal those
     of the same network without ConfidNet. The passes run in chunks of rows (memory bounded by
     ``_MC_CHUNK_ELEMENTS``); the masks depend on ``seed``, ``batch_size`` and the chunking. MC
-    outputs are omitted when ``mc_samples`` is 0 or the model has no dropout.
+    outputs are omitted when ``mc_samples`` is 0, the model has no dropout or ``method`` says
+    so (``mc_dropout``).
 
     ``method`` (the :class:`~fdbench.training.methods.TrainingMethod` the model was trained
     with) adds its heads, batch by batch on the deterministic pass: ``method.output_heads``
@@ -83,7 +84,7 @@ def predict_split(
     k = model.num_classes
     weight = model.classifier.weight.detach().double()
     bias = model.classifier.bias.detach().double()
-    use_mc = mc_samples > 0 and model.has_dropout
+    use_mc = mc_samples > 0 and model.has_dropout and (method is None or method.mc_dropout)
     generator = torch.Generator().manual_seed(seed)
     own_generator = torch.Generator().manual_seed(_split_seed(seed, 1))
     confidnet = copy.deepcopy(model.confidnet).double() if model.confidnet is not None else None
@@ -110,7 +111,10 @@ def predict_split(
         f = rest(h).double()
         out = f @ weight.T + bias
         feats.append(f)
-        logits.append(out[:, :k])
+        replaced = None
+        if method is not None:
+            replaced = method.predictive_logits(model, x[start : start + batch_size], f)
+        logits.append(out[:, :k] if replaced is None else replaced.double())
         hc = own_prefix(xb) if own is not None else None
         fc = own_rest(hc).double() if own is not None else None
         for name, value in head_values(f, out, fc).items():
@@ -223,7 +227,9 @@ def predict_experiment(
         "experiment": experiment.name,
         "fc_weight": model.classifier.weight.detach().double()[:k].numpy().copy(),
         "fc_bias": model.classifier.bias.detach().double()[:k].numpy().copy(),
-        "mc_samples": int(mc_samples) if model.has_dropout else 0,
+        "mc_samples": (
+            int(mc_samples) if model.has_dropout and (method is None or method.mc_dropout) else 0
+        ),
         "dropout": float(model.dropout.p),
     }
     info.update(meta or {})

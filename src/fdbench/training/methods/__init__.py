@@ -17,6 +17,9 @@ What a method declares
 ``network_head``
     The confidence head the network needs (``None`` or one of ``fdbench.models.HEADS``); it is
     built into :class:`~fdbench.models.network.Network` (:meth:`head`, per parameters).
+``mc_dropout``
+    Whether inference stores MC-dropout samples of the final layer for the method's models
+    when they have dropout (default ``True``; DUQ, whose final layer is unused, ``False``).
 ``csfs``
     The CSFs the method's stored outputs add to the logit/feature CSFs (names of
     :data:`fdbench.csf.REGISTRY`, documentation and tests; the CSF stage finds them by the
@@ -54,6 +57,8 @@ it may keep state)
     The loss of one batch (as Lightning's ``training_step``).
 :meth:`on_train_epoch_start`, :meth:`on_train_epoch_end`
     Lightning's epoch hooks.
+:meth:`on_train_batch_end`
+    Lightning's hook after each optimiser step (DUQ's centroid update).
 :meth:`configure_optimizers`
     Default: SGD with the configured momentum, Nesterov, weight decay and schedule.
 
@@ -71,6 +76,14 @@ values, or N × K) with
     need the model at inference, e.g. gradients w.r.t. the input (ODIN). It is called inside
     ``torch.inference_mode()``: a hook that needs autograd wraps its work in
     ``torch.inference_mode(False)`` and ``torch.enable_grad()`` and clones the inputs.
+
+:meth:`predictive_logits`
+    From the model, the uint8 image batch and the float64 features of the deterministic pass:
+    float64 N × K log-probabilities of the method's predictive distribution (SWAG's sample
+    average, Laplace's probit predictive, DUQ's log kernel values), stored as the split's
+    ``logits`` instead of the final layer's outputs, so that the prediction (their arg-max)
+    and every logit CSF (MSR: the predictive probability of the predicted class) follow the
+    method's predictive. ``None`` (the default) keeps the final layer's logits.
 
 How a candidate is selected
 ---------------------------
@@ -141,6 +154,7 @@ class TrainingMethod:
     name: ClassVar[str]
     params_model: ClassVar[type[MethodParams]]
     network_head: ClassVar[str | None] = None
+    mc_dropout: ClassVar[bool] = True
     csfs: ClassVar[tuple[str, ...]] = ()
 
     def __init__(self, params: MethodParams | dict[str, Any] | None = None) -> None:
@@ -199,6 +213,9 @@ class TrainingMethod:
     def on_train_epoch_end(self, module: Any) -> None:
         """Lightning's epoch-end hook (nothing by default)."""
 
+    def on_train_batch_end(self, module: Any, batch: Any, batch_idx: int) -> None:
+        """Lightning's hook after each optimiser step (nothing by default)."""
+
     def configure_optimizers(self, module: Any) -> Any:
         """SGD with momentum (Nesterov if configured and momentum > 0), weight decay and the
         configured learning-rate schedule (:func:`fdbench.training.schedules.make_scheduler`)."""
@@ -214,6 +231,13 @@ class TrainingMethod:
     def input_heads(self, model: Network, images: torch.Tensor) -> dict[str, torch.Tensor]:
         """Heads computed from the model and a uint8 image batch; none by default."""
         return {}
+
+    def predictive_logits(
+        self, model: Network, images: torch.Tensor, features: torch.Tensor
+    ) -> torch.Tensor | None:
+        """Log-probabilities (N × K, float64) replacing the stored logits; ``None`` keeps the
+        final layer's (the default)."""
+        return None
 
     # selection -----------------------------------------------------------------------------
     def validation_confidence(self, split: SplitOutputs) -> np.ndarray:
@@ -269,7 +293,10 @@ from . import (  # noqa: E402, F401
     crl,
     deepgamblers,
     devries,
+    duq,
     edl,
+    laplace,
     odin,
     outlier_exposure,
+    swag,
 )

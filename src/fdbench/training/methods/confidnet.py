@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 from pydantic import Field
@@ -26,10 +26,13 @@ class ConfidNetParams(MethodParams):
     The MLP (``depth`` layers, ``hidden`` units) is trained with Adam at ``lr`` for ``epochs``
     epochs on the train split; with ``finetune_epochs`` > 0 a copy of the body feeding the MLP
     is then fine-tuned together with it (Adam at ``finetune_lr``, batch norm frozen), the
-    classifier's own body staying untouched.
+    classifier's own body staying untouched. ``checkpoint``: ``"last"`` keeps the MLP of the
+    last epoch; ``"best_val_aupr_error"`` the one of the epoch with the best validation
+    AUPR-Error (as Bernhardt et al.; see :class:`Stage2`).
     """
 
     base: str = "ce"
+    checkpoint: Literal["last", "best_val_aupr_error"] = "last"
     epochs: int = Field(default=5, ge=1)
     lr: float = Field(default=1e-3, gt=0)
     hidden: int = Field(default=400, ge=1)
@@ -53,10 +56,24 @@ class Stage2:
     With ``prefix=None`` the inputs are the outputs of the body's dropout-free prefix, computed
     once (:func:`~fdbench.models.dropout.split_at_first_dropout`); otherwise images, run
     through ``prefix`` (normalisation and the prefix) in every step.
+
+
+    With ``validation`` (uint8 images, int64 labels) the MLP is scored after every epoch by
+    :func:`validation_aupr_error` and the best state is kept in :attr:`best` (the score and
+    a copy of the MLP's state; the first epoch's when no epoch has a finite score).
     """
 
-    def __init__(self, rest: Any, *, lr: float, prefix: Any = None) -> None:
+    def __init__(
+        self,
+        rest: Any,
+        *,
+        lr: float,
+        prefix: Any = None,
+        validation: tuple[Any, Any] | None = None,
+    ) -> None:
         self.rest, self.prefix, self.lr = rest, prefix, lr
+        self.validation = validation
+        self.best: tuple[float, dict[str, Any]] | None = None
 
     def setup(self, module: Any) -> None:
         from ...models.network import ConfidNetHead
@@ -75,7 +92,15 @@ class Stage2:
         net.confidnet.train()
 
     def on_train_epoch_end(self, module: Any) -> None:
-        """Nothing."""
+        """With ``validation``: score the epoch's MLP and keep the best."""
+        import copy
+
+        if self.validation is None:
+            return
+        net = module.network
+        score = validation_aupr_error(net, *self.validation)
+        if self.best is None or score > self.best[0]:
+            self.best = (score, copy.deepcopy(net.confidnet.state_dict()))
 
     def training_step(self, module: Any, batch: Any, batch_idx: int) -> Any:
         import torch
@@ -94,6 +119,35 @@ class Stage2:
         import torch
 
         return torch.optim.Adam(module.network.confidnet.parameters(), lr=self.lr)
+
+
+def validation_aupr_error(net: Any, images: Any, labels: Any) -> float:
+    """AUPR-Error of the ConfidNet head of ``net`` on uint8 ``images`` (eval mode, no dropout):
+    average precision of the classifier's failures scored by the negated predicted TCP, as
+    the ``Val/ErrorAUPR`` that selects Bernhardt et al.'s ConfidNet checkpoint
+    (``failure_detection/uncertainty_scores/confidNet/confidNet.py`` and ``train.py`` of
+    melanibe/failure_detection_benchmark: ``AveragePrecision`` of ``(-output, errors)``,
+    ``ModelCheckpoint(monitor="Val/ErrorAUPR", mode="max")``; the paper's "lowest" reads
+    against its code, which keeps the highest). ``-inf`` when there is no failure."""
+    import math
+
+    import numpy as np
+    import torch
+
+    from ... import metrics
+
+    training = net.confidnet.training
+    net.eval()
+    with torch.inference_mode():
+        features = torch.cat([net.features(images[i : i + 1000])
+                              for i in range(0, len(images), 1000)])  # fmt: skip
+        predictions = net.classifier(features)[:, : net.num_classes].argmax(dim=1)
+        tcp = torch.sigmoid(net.confidnet(features))
+    net.confidnet.train(training)
+    residuals = (predictions != labels).numpy().astype(np.float64)
+    if not residuals.any():
+        return -math.inf
+    return metrics.ap_f_error(residuals, tcp.double().numpy())
 
 
 class Finetune:
@@ -157,7 +211,7 @@ class ConfidNet(TrainingMethod):
 
         from ...models.dropout import split_at_first_dropout
         from ..context import MethodModule
-        from ..loader import make_loader
+        from ..loader import image_tensor, make_loader
 
         params = self.params
         batch_size = ctx.config.training.batch_size
@@ -200,8 +254,16 @@ class ConfidNet(TrainingMethod):
                 hooks = Stage2(
                     rest, lr=params.lr, prefix=torch.nn.Sequential(net.normalize, prefix)
                 )
+            if params.checkpoint == "best_val_aupr_error":
+                val = ctx.experiment.val
+                hooks.validation = (
+                    image_tensor(val.images),
+                    torch.from_numpy(np.asarray(val.labels, dtype=np.int64)),
+                )
             loader = make_loader(inputs, labels, batch_size=batch_size, shuffle=True, seed=ctx.seed)
             ctx.fit(MethodModule(net, hooks), loader, params.epochs)
+            if hooks.best is not None:
+                net.confidnet.load_state_dict(hooks.best[1])
             net.eval()
             if params.finetune_epochs > 0:
                 with torch.inference_mode():
