@@ -237,7 +237,7 @@ def read_confidence_table(
                 f"{path.name}: column {name!r} must hold integers without gaps; "
                 f"row {row}{_line(path, row)} holds {table[name].iloc[row]!r}"
             )
-        table[name] = values
+        table[name] = values.astype(np.int64)
     if (table["label"] < NEW_CLASS_LABEL).any():
         raise ValueError(f"{path.name}: labels must be >= -1 (-1 marks a new-class sample)")
     for c in csfs:
