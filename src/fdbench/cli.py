@@ -450,7 +450,7 @@ def data_show_corruptions(
     from fdbench.data.corruptions import show_corruptions
 
     with _forced(force):
-        check_outputs({"--out": out}, [cache_dir(data_dir)])
+        check_outputs({"--out": out}, [cache_dir(data_dir) / "fashion_mnist"])
         typer.echo(f"wrote {show_corruptions(None, out, seed=seed, data_dir=data_dir)}")
 
 

@@ -185,6 +185,7 @@ def test_corruption_grid_never_replaces_a_foreign_file(tmp_path):
     done = run_cli("data", "show-corruptions", "--out", str(grid), "--data-dir", str(cache))
     assert_user_error(done, str(grid), "--force")
     assert grid.read_bytes() == b"my picture"
-    out = str(cache / "x.png")
+    (cache / "fashion_mnist").mkdir()
+    out = str(cache / "fashion_mnist" / "test_images.npy")
     done = run_cli("data", "show-corruptions", "--out", out, "--data-dir", str(cache))
     assert_user_error(done, "is the input")
