@@ -21,14 +21,7 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 
-USER_ERRORS = (
-    ValueError,
-    TypeError,
-    FileNotFoundError,
-    FileExistsError,
-    NotADirectoryError,
-    PermissionError,
-)
+TABLE_SUFFIXES = (".csv", ".parquet", ".pq")
 FORCE_HELP = "Overwrite files at the output path that fdbench did not write (never an input)."
 PER_MILLE = {"aurc", "augrc", "eaurc", "eaugrc"}
 DISPLAY = (
@@ -182,13 +175,16 @@ def _evaluate(
     precision_report: bool,
 ) -> None:
     from fdbench.evaluation import evaluate_run, evaluate_table, read_confidence_table
-    from fdbench.io import verify_if_recorded
+    from fdbench.io import check_output_file, verify_if_recorded
 
+    if out is not None:
+        check_output_file(out, "--out", TABLE_SUFFIXES)
+    if bootstrap < 0:
+        raise ValueError(f"--bootstrap must be >= 0; got {bootstrap}")
+    _check_bootstrap_fits(bootstrap, "--bootstrap")
     check_outputs({"--out": out}, [path])
     if path.is_file():
         verify_if_recorded(path)
-    if out is not None and out.suffix.lower() not in {".csv", ".parquet", ".pq"}:
-        raise ValueError(f"--out must end in .csv or .parquet; got {out.name}")
     if path.suffix.lower() in {".csv", ".parquet", ".pq"}:
         if precision_report:
             raise ValueError("--precision-report needs logits; a confidence table has none")
@@ -209,6 +205,14 @@ def _evaluate(
     if out is not None:
         _write_table(results, out)
         typer.echo(f"wrote {out}")
+
+
+def _check_bootstrap_fits(n_resamples: int, option: str) -> None:
+    """Refuse up front a number of resamples whose seeds alone cannot fit in memory (the
+    bootstrap checks its full need again when it starts)."""
+    from fdbench.metrics.bootstrap import SEED_BYTES, check_memory
+
+    check_memory(n_resamples * SEED_BYTES, f"{option}: {n_resamples} resamples")
 
 
 def _print_precision_report(run: object) -> None:
@@ -282,6 +286,7 @@ def _benchmark(
 
     from fdbench.benchmark import run_benchmark
     from fdbench.config import load_config
+    from fdbench.io import check_output_folder
 
     if config is not None and quick:
         raise ValueError("give either a CONFIG file or --quick, not both")
@@ -289,6 +294,8 @@ def _benchmark(
         _check_run_folder(out, config)
     settings = load_config(config if config is not None else _default_config(quick))
     run_dir = out if out is not None else Path("runs") / settings.name
+    check_output_folder(run_dir, "--out")
+    _check_bootstrap_fits(settings.analysis.n_bootstrap, "analysis.n_bootstrap")
     _check_run_folder(run_dir, config)
     columns = ("{task.description}", BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
     with Progress(*columns) as bar:
@@ -358,11 +365,15 @@ def _report(
 ) -> None:
     from dataclasses import fields
 
+    from fdbench.io import check_output_file, check_output_folder
     from fdbench.report import read_run_inputs, write_report
     from fdbench.report.report import MANIFEST_FILE, REPORT_FILE
 
     if not run_dir.is_dir():
         raise NotADirectoryError(f"run folder {run_dir} does not exist or is not a directory")
+    check_output_folder(run_dir, "RUN_DIR")
+    if screenshot is not None:
+        check_output_file(screenshot, "--screenshot", (".png",))
     page, manifest = run_dir / REPORT_FILE, run_dir / MANIFEST_FILE
     written = {page.name, manifest.name}
     inputs = [p for p in run_dir.iterdir() if p.is_file() and p.name not in written]
@@ -427,9 +438,12 @@ def data_fetch(
 ) -> None:
     """Download (or build) datasets into the cache, verifying SHA-256 checksums."""
     from fdbench.data import DATASETS, fetch, fetch_all
+    from fdbench.io import check_output_folder
 
     if name != "all" and name not in DATASETS:
         raise ValueError(f"NAME must be 'all' or one of {', '.join(DATASETS)}; got {name!r}")
+    if data_dir is not None:
+        check_output_folder(data_dir, "--data-dir")
     if name == "all":
         folders = fetch_all(data_dir=data_dir, force=force)
     else:
@@ -448,28 +462,46 @@ def data_show_corruptions(
     """Draw the 15 corruptions × 5 severities on Fashion-MNIST test images into a PNG grid."""
     from fdbench.data._cache import data_dir as cache_dir
     from fdbench.data.corruptions import show_corruptions
+    from fdbench.io import check_output_file
 
     with _forced(force):
+        check_output_file(out, "--out", (".png",))
         check_outputs({"--out": out}, [cache_dir(data_dir) / "fashion_mnist"])
         typer.echo(f"wrote {show_corruptions(None, out, seed=seed, data_dir=data_dir)}")
 
 
-def _is_user_error(error: BaseException) -> bool:
-    if isinstance(error, USER_ERRORS):
-        return True
-    from fdbench.data import FetchError
-    from fdbench.data._cache import CorruptedCacheError
-
-    return isinstance(error, FetchError | CorruptedCacheError)
-
-
 def main() -> None:
-    """Run the ``fdbench`` command line; user errors print one line and exit with status 2."""
+    """Run the ``fdbench`` command line.
+
+    User errors (:func:`fdbench.errors.is_user_error`: invalid inputs, files and settings, every
+    ``OSError``; and bad options or arguments) print ``fdbench: error: <one line>`` and exit
+    with status 2, also when raised inside a dask worker; anything else is a bug and keeps its
+    traceback, as does every error with ``FDBENCH_DEBUG`` set.
+    """
+    try:  # typer >= 0.20 vendors click
+        from typer._click import exceptions as click
+    except ImportError:
+        from click import exceptions as click
+
+    from fdbench.errors import is_user_error, one_line
+
     try:
-        app()
-    except Exception as error:
-        if os.environ.get("FDBENCH_DEBUG") or not _is_user_error(error):
-            raise
-        message = str(error).splitlines()[0] if str(error) else type(error).__name__
+        code = app(standalone_mode=False)
+    except click.NoArgsIsHelpError as error:
+        error.show()
+        sys.exit(error.exit_code)
+    except click.UsageError as error:
+        # a bad option or argument (unknown option, value of the wrong type, missing argument)
+        message = " ".join(error.format_message().split())
         print(f"fdbench: error: {message}", file=sys.stderr)
         sys.exit(2)
+    except (typer.Abort, KeyboardInterrupt):
+        print("Aborted!", file=sys.stderr)
+        sys.exit(1)
+    except Exception as error:
+        if os.environ.get("FDBENCH_DEBUG") or not is_user_error(error):
+            raise
+        print(f"fdbench: error: {one_line(error)}", file=sys.stderr)
+        sys.exit(2)
+    if isinstance(code, int) and code:
+        sys.exit(code)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -149,8 +150,11 @@ def read_confidence_table(
 
     An optional ``study`` (or ``group``) column names the study of each sample (default
     ``iid``); label -1 marks a new-class sample. Every other numeric column is a CSF unless
-    ``columns`` selects some. Values are validated: integer labels >= -1, integer predictions,
-    finite confidences.
+    ``columns`` selects some; a column of text in which no cell is a number (such as file
+    names) is not a CSF. Values are validated, never coerced: integer labels >= -1, integer
+    predictions, finite real confidences (bool counts as 0/1). A cell that is not a number is
+    a ``ValueError`` naming the column and row; a complex, date or duration column a
+    ``TypeError`` naming the column.
     """
     path = Path(path)
     if not path.exists():
@@ -177,37 +181,70 @@ def read_confidence_table(
         meta = [c for c in columns if c in TABLE_META_COLUMNS]
         if meta:
             raise ValueError(f"{path.name}: {meta} cannot be confidence columns")
-        text = [c for c in columns if not pd.api.types.is_numeric_dtype(table[c])]
-        if text:
-            raise ValueError(f"{path.name}: confidence column(s) {text} are not numeric")
         csfs = list(dict.fromkeys(columns))
     else:
         csfs = [
-            c
-            for c in table.columns
-            if c not in TABLE_META_COLUMNS and pd.api.types.is_numeric_dtype(table[c])
+            c for c in table.columns if c not in TABLE_META_COLUMNS and not _is_annotation(table[c])
         ]
     if not csfs:
         raise ValueError(f"{path.name}: no numeric confidence column besides label/prediction")
     for name in ("label", "prediction"):
-        values = table[name]
-        if (
-            not pd.api.types.is_numeric_dtype(values)
-            or values.isna().any()
-            or not np.all(np.mod(values.to_numpy(dtype=float), 1) == 0)
-        ):
-            raise ValueError(f"{path.name}: column {name!r} must hold integers without gaps")
+        values = _real_column(table[name], name, path)
+        bad = ~(np.isfinite(values) & (np.mod(values, 1) == 0))
+        if bad.any():
+            row = int(np.flatnonzero(bad)[0])
+            raise ValueError(
+                f"{path.name}: column {name!r} must hold integers without gaps; "
+                f"row {row}{_line(path, row)} holds {table[name].iloc[row]!r}"
+            )
+        table[name] = values
     if (table["label"] < NEW_CLASS_LABEL).any():
         raise ValueError(f"{path.name}: labels must be >= -1 (-1 marks a new-class sample)")
     for c in csfs:
-        bad = ~np.isfinite(table[c].to_numpy(dtype=float))
+        values = _real_column(table[c], c, path)
+        bad = ~np.isfinite(values)
         if bad.any():
             first = np.flatnonzero(bad)[:5].tolist()
             raise ValueError(
                 f"{path.name}: confidence column {c!r} has {int(bad.sum())} non-finite value(s), "
                 f"first at rows {first}"
             )
+        table[c] = values
     return table[["study", "label", "prediction", *csfs]]
+
+
+def _line(path: Path, row: int) -> str:
+    return f" (line {row + 2} of the file)" if path.suffix.lower() == ".csv" else ""
+
+
+def _is_annotation(column: pd.Series) -> bool:
+    """A column of text in which no cell is a number (e.g. file names): not a CSF."""
+    if column.dtype.kind not in "OSU":
+        return False
+    present = column.dropna()
+    return bool(pd.to_numeric(present, errors="coerce").isna().all())
+
+
+def _real_column(column: pd.Series, name: str, path: Path) -> np.ndarray:
+    """The float64 values of a table column; a cell that is not a real number is an error
+    naming the column and row (nothing is coerced: not text, complex, dates or durations)."""
+    kind = column.dtype.kind
+    if kind in "biuf":
+        return column.to_numpy(dtype=np.float64)
+    if kind in "OSU":
+        parsed = pd.to_numeric(column, errors="coerce")
+        bad = parsed.isna().to_numpy() & column.notna().to_numpy()
+        if not bad.any() and parsed.dtype.kind in "biuf":
+            return parsed.to_numpy(dtype=np.float64)
+        if bad.any():
+            row = int(np.flatnonzero(bad)[0])
+            raise ValueError(
+                f"{path.name}: column {name!r}, row {row}{_line(path, row)}: "
+                f"{column.iloc[row]!r} is not a number ({int(bad.sum())} such cell(s))"
+            )
+    raise TypeError(
+        f"{path.name}: column {name!r} must hold real numbers, got dtype {column.dtype}"
+    )
 
 
 def evaluate_table(
@@ -304,6 +341,16 @@ def prediction_groups(
             for s in splits
         }
         if not all(confidences[s] for s in splits):
+            continue
+        if source == "mcd" and any(first.splits[s].mcd_logits is None for s in splits):
+            # MC-dropout heads stored without the MC-dropout logits (e.g. an FD-Shifts folder
+            # with external_confids_dist.npz but no raw_logits_dist.npz): their classifier, and
+            # so their failures, are unknown
+            warnings.warn(
+                f"skipping {sorted(next(iter(confidences.values())))}: MC-dropout CSFs need the "
+                "MC-dropout logits, which these outputs lack",
+                stacklevel=2,
+            )
             continue
         if source == "logits":
             logits = {s: np.asarray(first.splits[s].logits, dtype=np.float64) for s in splits}

@@ -108,6 +108,54 @@ def write_table(table: pd.DataFrame, path: str | Path) -> Path:
     return path
 
 
+def _nearest_existing(path: Path) -> Path:
+    for candidate in (path, *path.parents):
+        if candidate.exists():
+            return candidate
+    return Path.cwd()
+
+
+def _check_writable_folder(folder: Path, path: Path, option: str) -> None:
+    existing = _nearest_existing(folder)
+    if not existing.is_dir():
+        raise NotADirectoryError(
+            f"{option}: cannot write {str(path)!r}: {str(existing)!r} is a file, not a folder"
+        )
+    if not os.access(existing, os.W_OK | os.X_OK):
+        raise PermissionError(
+            f"{option}: cannot write {str(path)!r}: folder {str(existing)!r} is not writable "
+            "(permission denied or read-only file system)"
+        )
+
+
+def check_output_file(
+    path: str | Path, option: str, suffixes: tuple[str, ...] | None = None
+) -> Path:
+    """Check, before any work, that a file can be written at ``path`` (the value of ``option``).
+
+    Refuses a suffix not in ``suffixes``, a path that is a folder, a parent that is a file, and
+    a folder that is not writable (permission denied, read-only file system), each with an
+    error naming ``option`` and the path. A full disk can only show when writing.
+    """
+    path = Path(path)
+    if suffixes is not None and path.suffix.lower() not in suffixes:
+        raise ValueError(f"{option}: {str(path)!r} must end in {' or '.join(suffixes)}")
+    if path.is_dir():
+        raise IsADirectoryError(f"{option}: {str(path)!r} is a folder, expected a file name")
+    _check_writable_folder(path.parent, path, option)
+    return path
+
+
+def check_output_folder(path: str | Path, option: str) -> Path:
+    """Check, before any work, that the folder ``path`` (the value of ``option``) exists or can
+    be created, and that files can be written in it (see :func:`check_output_file`)."""
+    path = Path(path)
+    if path.exists() and not path.is_dir():
+        raise NotADirectoryError(f"{option}: {str(path)!r} is a file, expected a folder")
+    _check_writable_folder(path, path, option)
+    return path
+
+
 def read_table(path: str | Path, **kwargs) -> pd.DataFrame:
     """Read a CSV or Parquet table fdbench wrote, after verifying its checksum
     (:func:`verify_file`); ``kwargs`` go to ``pandas.read_parquet``/``read_csv``."""

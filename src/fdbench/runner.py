@@ -53,13 +53,30 @@ and doubled the time of a training job (79 s instead of 39 s) in a worker."""
 
 def local_cluster(workers: int) -> Any:
     """A dask ``LocalCluster`` of ``workers`` single-threaded worker processes (``WORKER_ENVIRON``,
-    no dashboard)."""
+    no dashboard).
+
+    Its processes log only critical events: a job's exception reaches the caller through its
+    future (and the ``fdbench`` command prints it as one line), so the workers' own "Compute
+    Failed" records with the remote traceback would only repeat it.
+    """
+    import logging
+    import warnings
+
     import dask
     from dask.distributed import LocalCluster
 
-    with dask.config.set({"distributed.nanny.pre-spawn-environ": WORKER_ENVIRON}):
+    with (
+        dask.config.set({"distributed.nanny.pre-spawn-environ": WORKER_ENVIRON}),
+        warnings.catch_warnings(),
+    ):
+        # another cluster on this machine holds the dashboard's port: dask warns and moves on
+        warnings.filterwarnings("ignore", message="Port .* is already in use")
         return LocalCluster(
-            n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None
+            n_workers=workers,
+            threads_per_worker=1,
+            processes=True,
+            dashboard_address=None,
+            silence_logs=logging.CRITICAL,
         )
 
 

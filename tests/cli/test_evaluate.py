@@ -278,7 +278,7 @@ def test_bad_npz_is_one_clear_line(tmp_path, make, needle):
         (
             pd.DataFrame({"label": [0, 1], "prediction": [0, 0], "msr": ["x", "y"]}),
             ["-c", "msr"],
-            "not numeric",
+            "is not a number",
         ),
         (
             pd.DataFrame({"label": [0, 1], "prediction": [0, 0], "msr": [0.1, 0.6]}),

@@ -64,7 +64,9 @@ def test_weights_bootstrap_equals_explicit_resampling(data, ties):
 
 
 @pytest.mark.parametrize("soft", [False, True])
-def test_every_metric_equals_evaluate_all_with_count_weights(data, soft):
+def test_every_metric_equals_evaluate_all_of_the_resampled_data(data, soft):
+    # a resample is its drawn samples, duplicates included (so the finite-sample optimum of
+    # e-AURC/e-AUGRC/NAURC has one step per draw), each carrying its sample weight
     r, c = data
     if soft:
         r = r * 0.5 + np.linspace(0, 0.4, r.size)
@@ -74,7 +76,8 @@ def test_every_metric_equals_evaluate_all_with_count_weights(data, soft):
     counts = M.bootstrap_counts(r.size, 6, seed=5)
     assert list(df.columns) == list(M.metric_keys(binary=not soft))
     for b in range(6):
-        expected = M.evaluate_all(r, c, sample_weight=counts[b] * w)
+        drawn = np.repeat(np.arange(r.size), counts[b])
+        expected = M.evaluate_all(r[drawn], c[drawn], sample_weight=w[drawn])
         np.testing.assert_allclose(df.loc[b].to_numpy(), list(expected.values()), atol=1e-12)
 
 

@@ -8,6 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from fdbench import metrics as M
+from fdbench.metrics._core import optimal_from_counts
 
 from . import metrics_brute as brute
 from .strategies import samples
@@ -58,10 +59,17 @@ def test_integer_weights_equal_explicit_repetition(data):
     r, c, w = data
     reps = w.astype(int)
     rr, cc = np.repeat(r, reps), np.repeat(c, reps)
-    for fn in (M.aurc, M.augrc, M.eaurc, M.eaugrc):
+    for fn in (M.aurc, M.augrc):
         assert fn(r, c, sample_weight=w) == pytest.approx(fn(rr, cc), abs=1e-12), fn.__name__
+    # the optimum keeps the n samples: weight w is w n / sum w copies (scale-free weights)
+    copies = w * r.size / w.sum()
+    values = np.unique(r)
+    per_value = np.array([[copies[r == v].sum() for v in values]])
     opt_w = M.optimal_aurc_augrc(r, sample_weight=w)
-    np.testing.assert_allclose(opt_w, brute.optimal(list(rr)), atol=1e-12)
+    np.testing.assert_allclose(opt_w, np.ravel(optimal_from_counts(values, per_value)), atol=1e-12)
+    np.testing.assert_allclose(
+        M.optimal_aurc_augrc(r, sample_weight=7.0 * w), opt_w, rtol=1e-13, atol=1e-15
+    )
     assert M.selective_risk_at_coverage(r, c, 0.7, sample_weight=w) == pytest.approx(
         M.selective_risk_at_coverage(rr, cc, 0.7), abs=1e-12
     )
@@ -101,15 +109,16 @@ def test_excess_and_normalised_aurc_over_coverage_range(data, bounds):
 
 @SETTINGS
 @given(samples(weights="int"), st.sampled_from([(0.0, 1.0), (0.2, 0.7)]))
-def test_excess_aurc_over_range_integer_weights_are_copies(data, bounds):
+def test_excess_aurc_over_range_needs_whole_copies(data, bounds):
     r, c, w = data
-    reps = w.astype(int)
-    expected = M.eaurc(np.repeat(r, reps), np.repeat(c, reps), coverage_range=bounds)
-    assert M.eaurc(r, c, sample_weight=w, coverage_range=bounds) == pytest.approx(
-        expected, abs=1e-12
+    # equal weights are one copy each, whatever their value
+    expected = M.eaurc(r, c, coverage_range=bounds)
+    assert M.eaurc(r, c, sample_weight=np.full(r.size, 3.0), coverage_range=bounds) == (
+        pytest.approx(expected, abs=1e-12)
     )
-    with pytest.raises(ValueError, match="coverage_range"):
-        M.eaurc(r, c, sample_weight=w + 0.5, coverage_range=bounds)
+    if not np.all(w == w[0]):
+        with pytest.raises(ValueError, match="coverage_range"):
+            M.eaurc(r, c, sample_weight=w, coverage_range=bounds)
 
 
 @SETTINGS
@@ -323,7 +332,18 @@ def test_digamma_closed_form_handles_large_counts():
     r = rng.random(40)
     w = rng.integers(1, 60, size=40).astype(float)
     expected = brute.optimal(list(np.repeat(r, w.astype(int))))
-    np.testing.assert_allclose(M.optimal_aurc_augrc(r, sample_weight=w), expected, atol=1e-12)
+    order = np.argsort(r)
+    got = optimal_from_counts(r[order], w[order][None, :])
+    np.testing.assert_allclose(np.ravel(got), expected, atol=1e-12)
+    # counts summing to the number of samples are copies through the public function too
+    draws = rng.integers(0, 40, size=40)
+    counts = np.bincount(draws, minlength=40).astype(float)
+    drawn = np.repeat(r, counts.astype(int))
+    np.testing.assert_allclose(
+        np.ravel(optimal_from_counts(r[order], counts[order][None, :], 40)),
+        brute.optimal(list(drawn)),
+        atol=1e-12,
+    )
 
 
 @SETTINGS

@@ -85,6 +85,14 @@ def bootstrap_analysis(
     if workers is not None and workers < 1:
         raise ValueError(f"workers must be >= 1; got {workers}")
     metrics = list(metrics)
+    from fdbench.metrics.bootstrap import check_memory
+
+    n_values = sum(len(task.confidences) for task in tasks) * len(metrics)
+    # the tidy table: 8 columns of 8 bytes per value, about twice while concatenating
+    check_memory(
+        2 * 64 * n_resamples * n_values,
+        f"n_resamples: {n_resamples} resamples of {n_values} run × study × CSF × metric values",
+    )
     if client is None and workers is None and scheduler is None:
         frames = [bootstrap_study(task, metrics, n_resamples, seed) for task in tasks]
     else:

@@ -9,6 +9,8 @@ import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike
 
+from fdbench.metrics._validation import as_real_array
+
 if TYPE_CHECKING:
     from fdbench.csf import PlattScaling
 
@@ -140,7 +142,7 @@ def platt_collapsed(platt: PlattScaling, val_confidence: ArrayLike, *, n_bins: i
     nearly every sample the same probability, and its ECE only measures how close that one value
     is to the accuracy. ``platt`` is a ``fdbench.csf.PlattScaling``.
     """
-    c = np.asarray(val_confidence, dtype=np.float64)
+    c = as_real_array(val_confidence, "val_confidence")
     if c.ndim != 1 or c.size == 0:
         raise ValueError(f"val_confidence must be a non-empty 1-D array, got shape {c.shape}")
     low, high = platt(np.quantile(c, _CENTRAL))
@@ -172,7 +174,7 @@ def csf_calibration(
     """
     from fdbench.csf import fit_platt
 
-    correct = 1.0 - np.asarray(val_residuals, dtype=np.float64)
+    correct = 1.0 - as_real_array(val_residuals, "val_residuals")
     treatment = {
         csf: calibration_treatment(csf) for per_csf in confidences.values() for csf in per_csf
     }

@@ -134,4 +134,7 @@ def _summarise(ranks: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
         mean_value=("value", "mean"),
         n_resamples=("rank", "size"),
     ).reset_index()
+    # one resample gives no interval (its percentiles would be a zero-width one)
+    single = out["n_resamples"] < 2
+    out.loc[single, ["rank_lower", "rank_upper"]] = np.nan
     return out.sort_values([*keys, "mean_rank", "csf"], kind="stable").reset_index(drop=True)

@@ -6,13 +6,12 @@ from typing import Any
 
 import numpy as np
 
+from fdbench.metrics._validation import as_real_array
+
 
 def as_float_array(value: Any, name: str, ndim: int) -> np.ndarray:
     """Return ``value`` as a finite float64 array with ``ndim`` dimensions, else raise."""
-    try:
-        array = np.asarray(value, dtype=np.float64)
-    except (TypeError, ValueError) as err:
-        raise TypeError(f"{name} must be a numeric array, got {type(value).__name__}") from err
+    array = as_real_array(value, name)
     if array.ndim != ndim:
         raise ValueError(f"{name} must be {ndim}-dimensional, got shape {array.shape}")
     if array.size == 0 or any(s == 0 for s in array.shape):
@@ -25,6 +24,8 @@ def as_float_array(value: Any, name: str, ndim: int) -> np.ndarray:
 def as_label_array(value: Any, name: str, n: int, n_classes: int | None = None) -> np.ndarray:
     """Return ``value`` as an int64 vector of length ``n`` (labels in [0, n_classes) if given)."""
     array = np.asarray(value)
+    if array.dtype.kind not in "biu":
+        raise TypeError(f"{name} must hold integers, got dtype {array.dtype}")
     if array.ndim != 1 or array.shape[0] != n:
         raise ValueError(f"{name} must have shape ({n},), got {array.shape}")
     if not np.issubdtype(array.dtype, np.integer):

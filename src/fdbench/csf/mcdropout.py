@@ -9,6 +9,8 @@ import numpy as np
 from numpy.typing import ArrayLike
 from scipy.special import entr
 
+from fdbench.metrics._validation import REAL_KINDS
+
 from ._validation import as_float_array
 
 __all__ = ["MCDSummary", "mcd_ee", "mcd_mi", "mcd_mls", "mcd_msr", "mcd_pe", "mcd_summary"]
@@ -39,6 +41,8 @@ def _as_3d(mcd_logits: Any) -> Any:
     z = mcd_logits if hasattr(mcd_logits, "shape") and hasattr(mcd_logits, "ndim") else None
     if z is None:
         z = np.asarray(mcd_logits)
+    if getattr(z, "dtype", np.dtype(float)).kind not in REAL_KINDS:
+        raise TypeError(f"mcd_logits must hold real numbers, got dtype {z.dtype}")
     if z.ndim != 3 or 0 in z.shape:
         raise ValueError(f"mcd_logits must have shape (N, S, K) with N, S, K > 0, got {z.shape}")
     return z

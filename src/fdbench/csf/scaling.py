@@ -9,7 +9,7 @@ from numpy.typing import ArrayLike
 from scipy.optimize import minimize
 from scipy.special import expit
 
-from ._validation import as_float_array
+from ._validation import as_float_array, as_real_array
 
 __all__ = ["PlattScaling", "fit_platt", "safe_sigmoid"]
 
@@ -27,7 +27,7 @@ def safe_sigmoid(z: ArrayLike) -> np.ndarray:
     [``nextafter(0, 1)``, ``nextafter(1, 0)``], so no input, however large, maps to exactly 1.0
     (or 0.0). The map is non-decreasing, so order is kept wherever float64 keeps outputs apart.
     """
-    values = np.asarray(z, dtype=np.float64)
+    values = as_real_array(z, "z")
     if np.isnan(values).any():
         raise ValueError("z must not contain NaN")
     p = expit(np.clip(values, _Z_MIN, _Z_MAX))

@@ -7,14 +7,14 @@ from numpy.typing import ArrayLike
 from scipy.special import log_softmax as _log_softmax
 from scipy.special import logsumexp
 
-from ._validation import as_float_array
+from ._validation import as_float_array, as_real_array
 
 __all__ = ["doctor", "energy", "entropy_from_log_probs", "log_softmax", "mls", "msr", "pe"]
 
 
 def log_softmax(logits: ArrayLike, axis: int = -1) -> np.ndarray:
     """Stable float64 log-softmax, ``z - logsumexp(z)`` along ``axis``."""
-    return _log_softmax(np.asarray(logits, dtype=np.float64), axis=axis)
+    return _log_softmax(as_real_array(logits, "logits"), axis=axis)
 
 
 def entropy_from_log_probs(log_probs: np.ndarray, axis: int = -1) -> np.ndarray:

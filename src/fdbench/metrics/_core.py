@@ -387,16 +387,25 @@ def optimal_binary_unit(n_success: int, n_fail: int) -> tuple[float, float]:
     return (risk_sum + 0.5 * first - 0.5 * n_fail / n) / n, 0.5 * float(n_fail**2) / n**2
 
 
-def optimal_from_counts(values: np.ndarray, weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def optimal_from_counts(
+    values: np.ndarray, weights: np.ndarray, n_samples: np.ndarray | float | None = None
+) -> tuple[np.ndarray, np.ndarray]:
     """AURC and AUGRC of the optimal CSF with frequency weights, one row per weighting.
 
     ``values`` are the distinct residuals in ascending order (K,), ``weights`` their total weight
-    per row (B, K). Weight w is read as w copies of the sample, each its own step; the sum of
+    per row (B, K). With ``n_samples`` (per row or one number) the weights are first read in
+    units of their mean over that many samples, w n / sum w, so that the result does not depend
+    on the scale of the weights (weights already summing to ``n_samples``, such as bootstrap
+    counts, are used as they are: the factor is exactly 1). Weight w is then read as w copies
+    of the sample, each its own step; the sum of
     the selective risks (L0 + j r)/(W0 + j), j = 1..w, of a run of w copies appended after
     cumulative weight W0 and loss L0 is r w + (L0 - r W0)(psi(W0 + w + 1) - psi(W0 + 1)).
     With unit steps, AURC = (sum_j s_j + s_1/2 - s_M/2) / M and
     AUGRC = (sum_j L_j - L_M/2) / M^2 over the M expanded samples.
     """
+    if n_samples is not None:
+        scale = np.asarray(n_samples, dtype=np.float64) / weights.sum(axis=1)
+        weights = weights * np.reshape(scale, (-1, 1))
     wr = weights * values
     M = weights.sum(axis=1)
     L_tot = wr.sum(axis=1)

@@ -5,20 +5,58 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike
 
-__all__ = ["UndefinedMetricWarning", "check_inputs", "check_labels", "check_unit_interval"]
+__all__ = [
+    "UndefinedMetricWarning",
+    "as_real_array",
+    "check_inputs",
+    "check_labels",
+    "check_unit_interval",
+    "rescale_weights",
+]
 
 
 class UndefinedMetricWarning(UserWarning):
     """Warned when a metric is undefined for the given data and NaN is returned instead."""
 
 
-def _as_1d_float(values: ArrayLike, name: str) -> np.ndarray:
+#: dtype kinds that hold real numbers: bool (an exact 0/1), integers and floats.
+REAL_KINDS = "buif"
+
+
+def as_real_array(values: ArrayLike, name: str) -> np.ndarray:
+    """``values`` as a float64 array, refusing what is not a real number.
+
+    Complex numbers (whose imaginary part a cast would drop), strings (which NumPy would parse
+    or compare as text), dates, durations and Python objects raise ``TypeError`` naming
+    ``name``: they are not coerced. Booleans are accepted as the exact numbers 0 and 1.
+    """
     try:
-        arr = np.asarray(values, dtype=np.float64)
+        arr = np.asarray(values)
     except (TypeError, ValueError) as err:
         raise TypeError(
-            f"{name}: expected a 1-D array of numbers, got {type(values).__name__}"
+            f"{name}: expected an array of numbers, got {type(values).__name__}"
         ) from err
+    if arr.dtype.kind not in REAL_KINDS:
+        raise TypeError(
+            f"{name}: expected real numbers (bool, int or float), got dtype {arr.dtype} "
+            f"({_KIND_NAMES.get(arr.dtype.kind, 'not a number')})"
+        )
+    return arr.astype(np.float64, copy=False)
+
+
+_KIND_NAMES = {
+    "c": "complex numbers",
+    "U": "text",
+    "S": "bytes",
+    "O": "Python objects",
+    "M": "dates",
+    "m": "durations",
+    "V": "raw records",
+}
+
+
+def _as_1d_float(values: ArrayLike, name: str) -> np.ndarray:
+    arr = as_real_array(values, name)
     if arr.ndim != 1:
         raise ValueError(f"{name}: expected a 1-D array, got shape {arr.shape}")
     return arr
@@ -44,7 +82,8 @@ def check_inputs(
     Returns float64 ``(residuals, confidence, weights, keep)``. Samples of weight 0 do not exist
     for any metric and are dropped; ``keep`` is the boolean mask of kept samples (``None`` when
     nothing was dropped), to apply to further per-sample arrays such as labels. ``weights`` is
-    ``None`` for unweighted data.
+    ``None`` for unweighted data; weights at the ends of the float64 range are divided by the
+    largest (:func:`rescale_weights`), which changes no metric but for rounding.
 
     Raises ``ValueError`` (naming the argument) for different lengths, no samples, non-finite
     confidence, non-finite or negative residuals, residuals other than 0/1 when ``binary``,
@@ -85,12 +124,34 @@ def check_inputs(
         raise ValueError(
             f"sample_weight: expected finite non-negative values, got {_describe_bad(bad)}"
         )
-    if not w.sum() > 0:
+    if not w.max() > 0:
         raise ValueError("sample_weight: expected a positive sum, got all zeros")
+    w = rescale_weights(w)
     keep = w > 0
     if keep.all():
         return r, c, w, None
     return r[keep], c[keep], w[keep], keep
+
+
+_SAFE_EXPONENT = 64
+
+
+def rescale_weights(weights: np.ndarray) -> np.ndarray:
+    """Non-negative finite ``weights`` (largest > 0), divided by the largest when it lies at
+    an end of the float64 range.
+
+    Every metric is a ratio of weighted sums, unchanged by a common factor; but sums, squares
+    and products of weights near the ends of the float64 range overflow to inf or underflow to
+    0 (weights of 1e-200 or 1e308). When the largest weight lies outside [2^-64, 2^64] the
+    weights are divided by it, so that the largest becomes 1 (equal weights become exactly 1,
+    as unweighted data). A weight below 2^-1022 of the largest becomes subnormal or 0: its
+    share of the total is below float64 resolution. Weights within the range, the ordinary
+    ones, are returned as they are, so that their results do not change by a bit.
+    """
+    exponent = int(np.frexp(weights.max())[1])
+    if -_SAFE_EXPONENT < exponent <= _SAFE_EXPONENT:
+        return weights
+    return weights / weights.max()
 
 
 def check_labels(labels: ArrayLike, n: int, keep: np.ndarray | None = None) -> np.ndarray:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import os
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 
@@ -50,6 +51,53 @@ def _check_count(value: int, name: str, minimum: int) -> int:
     return int(value)
 
 
+#: Bytes a resample holds until the end of a call: the child ``SeedSequence`` it draws from
+#: (about 380 bytes, measured), rounded up.
+SEED_BYTES = 512
+#: Bytes per value of a resample in :func:`bootstrap`'s result: its block, the concatenated
+#: column and, for several CSFs, the long table's four columns.
+_VALUE_BYTES = 48
+
+
+def available_memory() -> int | None:
+    """Bytes of memory this process can still allocate without swapping: ``psutil``'s
+    ``available`` if installed, else ``MemAvailable`` of /proc/meminfo, else the free pages
+    of ``os.sysconf``; ``None`` when none of them can tell."""
+    try:
+        import psutil
+
+        return int(psutil.virtual_memory().available)
+    except ImportError:
+        pass
+    try:
+        with open("/proc/meminfo", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError):
+        return None
+
+
+def _gib(n_bytes: float) -> str:
+    return f"{n_bytes / 2**30:.3g} GiB" if n_bytes >= 2**30 else f"{n_bytes / 2**20:.3g} MiB"
+
+
+def check_memory(needed: float, what: str) -> None:
+    """Refuse, before allocating anything, work whose memory ``needed`` (bytes) exceeds what
+    is available (:func:`available_memory`), with a ``ValueError`` that says both and names
+    ``what`` (e.g. ``"n_resamples: 10^12 resamples"``)."""
+    available = available_memory()
+    if available is not None and needed > available:
+        raise ValueError(
+            f"{what} need about {_gib(needed)} of memory, more than the {_gib(available)} "
+            "available; use fewer resamples"
+        )
+
+
 def _groups(n: int, stratify: ArrayLike | None) -> list[np.ndarray] | None:
     if stratify is None:
         return None
@@ -83,6 +131,10 @@ def iter_bootstrap_counts(
     seed = _check_count(seed, "seed", 0)
     chunk_size = _check_count(chunk_size, "chunk_size", 1)
     groups = _groups(n, stratify)
+    check_memory(
+        n_resamples * SEED_BYTES + min(chunk_size, n_resamples) * n * 4,
+        f"n_resamples: {n_resamples} resamples",
+    )
     children = np.random.SeedSequence(seed).spawn(n_resamples)
     for start in range(0, n_resamples, chunk_size):
         block = children[start : start + chunk_size]
@@ -129,6 +181,11 @@ def bootstrap_counts(
     Seeded: the same (n, seed, stratify) gives the same counts in every call, which makes
     bootstraps of different CSFs on the same samples paired.
     """
+    n_resamples = _check_count(n_resamples, "n_resamples", 1)
+    check_memory(
+        2 * n_resamples * (_check_count(n, "n", 1) * 4 + SEED_BYTES),
+        f"n_resamples: {n_resamples} resamples of {n} samples",
+    )
     return np.concatenate(list(iter_bootstrap_counts(n, n_resamples, seed, stratify)), axis=0)
 
 
@@ -238,9 +295,19 @@ def _calibration(s: _Sorted, weights, r, c, nan) -> dict[str, np.ndarray]:
 
 
 def _shared(
-    r: np.ndarray, weights: np.ndarray, metrics: Sequence[str], binary: bool, res_groups
+    r: np.ndarray,
+    weights: np.ndarray,
+    metrics: Sequence[str],
+    binary: bool,
+    res_groups,
+    n_drawn: np.ndarray | None,
 ) -> dict[str, np.ndarray]:
-    """Per-resample quantities that depend on the residuals only (not on a CSF)."""
+    """Per-resample quantities that depend on the residuals only (not on a CSF).
+
+    ``n_drawn`` is the number of samples of positive weight each resample drew (``None`` when
+    the weights are the counts themselves, which sum to it): the optimum of a resample is that
+    of its drawn samples, sample weights in units of their mean (:func:`optimal_aurc_augrc`).
+    """
     shared: dict[str, np.ndarray] = {}
     optimum = bool(_OPTIMUM_KEYS.intersection(metrics))
     if not (optimum or {"accuracy", "mean_residual"}.intersection(metrics)):
@@ -258,7 +325,7 @@ def _shared(
         else:
             values, order, starts = res_groups
             per_value = np.add.reduceat(weights[:, order], starts, axis=1).astype(np.float64)
-        shared["aurc_opt"], shared["augrc_opt"] = optimal_from_counts(values, per_value)
+        shared["aurc_opt"], shared["augrc_opt"] = optimal_from_counts(values, per_value, n_drawn)
     return shared
 
 
@@ -318,6 +385,10 @@ def bootstrap(
     n_all = np.asarray(residuals).shape[0]
     binary = bool(np.all((r == 0) | (r == 1)))
     metrics = _check_metrics(metrics, binary)
+    check_memory(
+        n_resamples * (SEED_BYTES + _VALUE_BYTES * len(checked) * len(metrics)),
+        f"n_resamples: {n_resamples} resamples of {len(checked)} CSF(s) × {len(metrics)} metric(s)",
+    )
     want_bins = "ece" in metrics or "mce" in metrics
     prepared = {name: _prepare_csf(r, c, want_bins, binary) for name, c in checked.items()}
     res_groups = None
@@ -335,9 +406,11 @@ def bootstrap(
     }
     for counts in _count_blocks(n_all, n_resamples, seed, stratify, chunk):
         weights = (counts if keep is None else counts[:, keep]).astype(dtype)
+        n_drawn = None
         if w is not None:
+            n_drawn = weights.sum(axis=1)
             weights *= w
-        shared = _shared(r, weights, metrics, binary, res_groups)
+        shared = _shared(r, weights, metrics, binary, res_groups, n_drawn)
         for name, s in prepared.items():
             values = _csf_metrics(s, weights, r, checked[name], metrics, shared, binary, work)
             for m in metrics:
@@ -364,6 +437,9 @@ def bootstrap_summary(df: pd.DataFrame, confidence_level: float = 0.95) -> pd.Da
     For the wide table (one column per metric) the result has one row per metric; for the
     long table (``resample, csf, metric, value``) one row per (csf, metric). ``lower`` and
     ``upper`` are the (1 - level)/2 and (1 + level)/2 percentiles; NaN resamples are skipped.
+    With fewer than two (non-NaN) resamples there is no interval: ``lower``, ``upper`` and
+    ``std`` are NaN (the percentiles of one value would be a zero-width "interval" that need
+    not even contain the estimate).
     """
     if not 0 < confidence_level < 1:
         raise ValueError(f"confidence_level: expected a value in (0, 1), got {confidence_level!r}")
@@ -375,11 +451,12 @@ def bootstrap_summary(df: pd.DataFrame, confidence_level: float = 0.95) -> pd.Da
         grouped = df.melt(var_name="metric", value_name="value").groupby("metric", sort=False)[
             "value"
         ]
+    enough = grouped.count() >= 2
     return pd.DataFrame(
         {
             "mean": grouped.mean(),
             "std": grouped.std(),
-            "lower": grouped.quantile(lo),
-            "upper": grouped.quantile(hi),
+            "lower": grouped.quantile(lo).where(enough),
+            "upper": grouped.quantile(hi).where(enough),
         }
     )

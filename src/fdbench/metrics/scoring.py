@@ -5,11 +5,13 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike
 
+from ._validation import as_real_array, rescale_weights
+
 __all__ = ["accuracy", "balanced_accuracy", "brier", "log_softmax", "nll"]
 
 
 def _check(labels: ArrayLike, logits: ArrayLike, sample_weight: ArrayLike | None):
-    z = np.asarray(logits, dtype=np.float64)
+    z = as_real_array(logits, "logits")
     if z.ndim != 2 or z.shape[1] < 1 or z.shape[0] < 1:
         raise ValueError(f"logits: expected a non-empty N x K array, got shape {z.shape}")
     if not np.all(np.isfinite(z)):
@@ -29,17 +31,17 @@ def _check(labels: ArrayLike, logits: ArrayLike, sample_weight: ArrayLike | None
         )
     if sample_weight is None:
         return y.astype(np.int64), z, None
-    w = np.asarray(sample_weight, dtype=np.float64)
+    w = as_real_array(sample_weight, "sample_weight")
     if w.shape != y.shape:
         raise ValueError(f"sample_weight: expected {y.size} values, got shape {w.shape}")
-    if not (np.all(np.isfinite(w)) and np.all(w >= 0) and w.sum() > 0):
+    if not (np.all(np.isfinite(w)) and np.all(w >= 0) and w.max() > 0):
         raise ValueError("sample_weight: expected finite non-negative values with a positive sum")
-    return y.astype(np.int64), z, w
+    return y.astype(np.int64), z, rescale_weights(w)
 
 
 def log_softmax(logits: np.ndarray) -> np.ndarray:
     """Row-wise log-softmax in float64: z - max(z) - log(sum(exp(z - max(z))))."""
-    z = np.asarray(logits, dtype=np.float64)
+    z = as_real_array(logits, "logits")
     shifted = z - z.max(axis=1, keepdims=True)
     return shifted - np.log(np.exp(shifted).sum(axis=1, keepdims=True))
 

@@ -88,17 +88,20 @@ def _aurc_range(W: np.ndarray, L: np.ndarray, low: float, high: float) -> float:
 
 def _optimal_aurc_range(r: np.ndarray, w: np.ndarray | None, low: float, high: float) -> float:
     """AURC over [low, high] of the optimal CSF (strict ascending-residual order, weight w as
-    w copies, each its own step); needs integer weights."""
+    w n / sum w copies as in :func:`optimal_aurc_augrc`, each its own step); needs those
+    numbers of copies to be whole."""
     if w is None:
         values = np.sort(r)
     else:
-        if not np.all(w == np.round(w)):
+        copies = w * (r.size / w.sum())
+        if not np.all(copies == np.round(copies)):
             raise ValueError(
-                "coverage_range: the optimum over a coverage range needs integer (frequency) "
-                "sample weights; got non-integer weights"
+                "coverage_range: the optimum over a coverage range needs sample weights that "
+                "are whole numbers of copies in units of their mean (w n / sum w integer, as "
+                "bootstrap counts are); got other weights"
             )
         order = np.argsort(r, kind="stable")
-        values = np.repeat(r[order], w[order].astype(np.int64))
+        values = np.repeat(r[order], copies[order].astype(np.int64))
     steps = np.arange(1.0, values.size + 1.0)
     return _aurc_range(steps, np.cumsum(values), low, high)
 
@@ -125,9 +128,12 @@ def optimal_aurc_augrc(
     """AURC and AUGRC of the optimal CSF on this finite sample.
 
     The optimal CSF ranks the samples by ascending residual with a strict order (every sample
-    its own step). Sample weights are frequency weights: weight w counts as w copies, each its
-    own step, so that integer weights give exactly the optimum of the data with each sample
-    repeated (non-integer weights use the same closed form, see ``optimal_from_counts``).
+    its own step). Sample weights are relative frequencies: the n samples of positive weight
+    remain n samples, weight w counting as w n / sum w copies, each its own step. The optimum
+    therefore does not change when every weight is multiplied by the same factor, and weights
+    of mean 1 (bootstrap counts over the resampled samples, integer weights summing to n) give
+    exactly the optimum of the data with each sample repeated that many times (other weights
+    use the same closed form, see ``optimal_from_counts``).
     """
     r, _, w, _ = check_inputs(residuals, np.zeros(np.shape(residuals)), sample_weight)
     return _optimum(r, w)
@@ -164,7 +170,7 @@ def _optimum(
     else:
         values, inverse = np.unique(r, return_inverse=True)
         counts = np.bincount(inverse, weights=w)[None, :]
-    aurc_opt, augrc_opt = optimal_from_counts(values, counts)
+    aurc_opt, augrc_opt = optimal_from_counts(values, counts, r.size)
     return float(aurc_opt[0]), float(augrc_opt[0])
 
 
@@ -179,10 +185,12 @@ def eaurc(
 
     The optimum ranks samples by ascending residual, every sample its own step
     (:func:`optimal_aurc_augrc`), so e-AURC is exactly 0 for a perfect CSF without ties and
-    never negative for an unweighted CSF without ties. A tie group (or a weight > 1, which
-    counts as tied copies) is one linear step of the curve, which may pass below the strict
-    optimum; e-AURC can then be slightly negative. With ``coverage_range=(a, b)`` both areas
-    are restricted to coverages [a, b] as in :func:`aurc` (integer sample weights only).
+    never negative for an unweighted CSF without ties. A tie group (or a weight above the
+    mean, which counts as tied copies) is one linear step of the curve, which may pass below
+    the strict optimum; e-AURC can then be slightly negative. Only the ratios of the weights
+    matter. With ``coverage_range=(a, b)`` both areas are restricted to coverages [a, b] as in
+    :func:`aurc` (weights that are whole numbers of copies only, see
+    :func:`optimal_aurc_augrc`).
 
     Source: Geifman, Uziel & El-Yaniv, ICLR 2019 (E-AURC), computed on the finite sample
     instead of the continuous approximation r + (1 - r) ln(1 - r).

@@ -22,7 +22,7 @@ from ._core import (
     selective_risks_from_cum,
     success_cumulative,
 )
-from ._validation import check_inputs, check_labels
+from ._validation import as_real_array, check_inputs, check_labels
 from .calibration import bin_sums_sorted, ece_mce_from_sums
 from .scoring import balanced_accuracy, brier, nll
 from .selective import _balance_factor, _optimum, naurc_from_parts
@@ -178,7 +178,7 @@ def evaluate_all(
         L_ba = ranking.cumulative(rw * _balance_factor(codes, n_classes, w))[None, :]
         out["augrc_ba"] = float(augrc_from_cum(W, L_ba, work)[0])
         if logits is not None:
-            z = np.asarray(logits, dtype=np.float64)
+            z = as_real_array(logits, "logits")
             if keep is not None:
                 if z.ndim < 1 or z.shape[0] != keep.size:
                     raise ValueError(f"logits: expected {keep.size} rows, got shape {z.shape}")

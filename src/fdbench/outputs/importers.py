@@ -13,6 +13,8 @@ from typing import Any
 import numpy as np
 import yaml
 
+from fdbench.metrics._validation import as_real_array
+
 from .schema import RunOutputs, SplitOutputs, validate_run
 
 __all__ = [
@@ -102,10 +104,7 @@ def _read_npz(path: Path, what: str) -> dict[str, np.ndarray]:
 
 
 def _labels_from_float(values: np.ndarray, what: str) -> np.ndarray:
-    try:
-        values = np.asarray(values, dtype=np.float64)
-    except (TypeError, ValueError) as err:
-        raise ValueError(f"{what} must hold integer values") from err
+    values = as_real_array(values, what)
     rounded = np.rint(values)
     if not np.all(np.isfinite(values)) or not np.array_equal(rounded, values):
         raise ValueError(f"{what} must hold integer values")
@@ -116,6 +115,12 @@ def _default_kind(name: str, labels: np.ndarray) -> str:
     if name in ("train", "val"):
         return name
     return "new_class" if np.all(labels == -1) else "iid"
+
+
+def _real(data: Mapping[str, np.ndarray], key: str, file: Path) -> np.ndarray:
+    """Array ``key`` of an archive as float64; complex, text, date or object values are a
+    ``TypeError`` naming the file and array (never cast)."""
+    return as_real_array(data[key], f"npz file {str(file)!r}: {key}")
 
 
 def import_npz(
@@ -139,7 +144,7 @@ def import_npz(
     for key in ("logits", "labels"):
         if key not in data:
             raise ValueError(f"npz file {str(file)!r} lacks the required array {key!r}")
-    logits = np.asarray(data["logits"], dtype=np.float64)
+    logits = _real(data, "logits", file)
     if logits.ndim != 2 or logits.shape[1] < 2:
         raise ValueError(
             f"npz file {str(file)!r}: logits must have shape (N, K) with K >= 2; got {logits.shape}"
@@ -162,9 +167,21 @@ def import_npz(
             raise ValueError(f"{group_key} must have shape ({n},), got {groups.shape}")
     _, first = np.unique(groups, return_index=True)
     names = [str(groups[i]) for i in np.sort(first)]
-    mcd = data.get("mcd_logits")
-    features = data.get("features")
-    heads = {key.removeprefix("head_"): v for key, v in data.items() if key.startswith("head_")}
+    optional = {"mcd_logits": ("N, S, K", 3), "features": ("N, D", 2)}
+    optional.update({key: ("N", 1) for key in data if key.startswith("head_")})
+    arrays = {key: _real(data, key, file) for key in optional if key in data}
+    for key, array in arrays.items():
+        shape, ndim = optional[key]
+        if array.ndim != ndim or array.shape[0] != n or (
+            key == "mcd_logits" and array.shape[2] != logits.shape[1]
+        ):
+            raise ValueError(
+                f"npz file {str(file)!r}: {key} must have shape ({shape}) with N = {n} samples "
+                f"and K = {logits.shape[1]} classes as the logits; got {array.shape}"
+            )
+    mcd = arrays.get("mcd_logits")
+    features = arrays.get("features")
+    heads = {k.removeprefix("head_"): v for k, v in arrays.items() if k.startswith("head_")}
     kinds = dict(kinds or {})
     splits = {}
     for name in names:
@@ -172,9 +189,9 @@ def import_npz(
         splits[name] = SplitOutputs(
             labels=labels[mask],
             logits=logits[mask],
-            mcd_logits=None if mcd is None else np.asarray(mcd, dtype=np.float64)[mask],
-            features=None if features is None else np.asarray(features, dtype=np.float64)[mask],
-            heads={h: np.asarray(v, dtype=np.float64)[mask] for h, v in heads.items()},
+            mcd_logits=None if mcd is None else mcd[mask],
+            features=None if features is None else features[mask],
+            heads={h: v[mask] for h, v in heads.items()},
             kind=kinds.get(name, _default_kind(name, labels[mask])),
         )
     run_meta = dict(meta or {})
@@ -351,6 +368,17 @@ def read_fd_shifts_csfs(path: str | os.PathLike[str]) -> list[str]:
     ext = None if ext in (None, "???") else str(ext)
     names = [fd_shifts_csf_name(str(entry), ext) for entry in listed]
     return [name for name in dict.fromkeys(names) if name is not None]
+
+
+#: The files of an FD-Shifts ``test_results`` folder besides ``raw_logits.npz``, each optional.
+FD_SHIFTS_OPTIONAL_FILES = (
+    "raw_logits_dist.npz",
+    "external_confids.npz",
+    "external_confids_dist.npz",
+    "encoded_output.npz",
+    "train_features.npz",
+    "last_layer.npz",
+)
 
 
 def import_fd_shifts(

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from .importers import import_fd_shifts, import_npz
+from .importers import FD_SHIFTS_OPTIONAL_FILES, import_fd_shifts, import_npz
 from .schema import RunOutputs
 from .store import read_outputs
 
@@ -22,6 +22,14 @@ def load_outputs(path: str | os.PathLike[str]) -> RunOutputs:
     if path.is_dir():
         if (path / "raw_logits.npz").exists():
             return import_fd_shifts(path)
+        if not (path / "zarr.json").exists():
+            found = sorted(p.name for p in path.iterdir())
+            shown = ", ".join(found[:8]) + (", ..." if len(found) > 8 else "") or "nothing"
+            raise ValueError(
+                f"{str(path)!r} is neither an fdbench outputs store (expected zarr.json) nor an "
+                f"FD-Shifts test_results folder (expected raw_logits.npz, optionally "
+                f"{', '.join(FD_SHIFTS_OPTIONAL_FILES)}); it holds {shown}"
+            )
         return read_outputs(path)
     if path.suffix.lower() == ".npz":
         return import_npz(path)

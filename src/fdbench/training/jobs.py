@@ -150,11 +150,32 @@ def _save_atomic(obj: Any, path: Path) -> None:
 def load_checkpoint(path: str | os.PathLike[str]) -> tuple[Network, dict[str, Any]]:
     """Rebuild the network saved at ``path`` by a training job; returns ``(network, info)``.
 
+    A file that cannot be read as such a checkpoint (truncated, overwritten, flipped bytes,
+    another program's file, weights that do not fit the network it describes) raises one
+    ``ValueError`` naming it; an ``OSError`` (missing file, permission denied) passes as is.
     The file is first checked against the SHA-256 recorded beside it, if one was
-    (:func:`fdbench.io.verify_if_recorded`)."""
-    ckpt = torch.load(verify_if_recorded(path), map_location="cpu", weights_only=True)
-    net = _network(ckpt["spec"])
-    net.load_state_dict(ckpt["state_dict"])
+    (:func:`fdbench.io.verify_if_recorded`).
+    """
+    what = f"checkpoint {str(path)!r}"
+    verify_if_recorded(path)
+    try:
+        ckpt = torch.load(path, map_location="cpu", weights_only=True)
+    except OSError:
+        raise
+    except Exception as err:
+        raise ValueError(
+            f"{what} cannot be read (truncated, overwritten or not a PyTorch file); "
+            "remove it to train that model again"
+        ) from err
+    try:
+        net = _network(ckpt["spec"])
+        net.load_state_dict(ckpt["state_dict"])
+    except Exception as err:
+        reason = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+        raise ValueError(
+            f"{what} is not an fdbench checkpoint or does not fit the network it describes "
+            f"({type(err).__name__}: {reason}); remove it to train that model again"
+        ) from err
     return net.eval(), {k: v for k, v in ckpt.items() if k != "state_dict"}
 
 
