@@ -565,7 +565,7 @@ def data_show_corruptions(
 
     with _forced(force):
         check_output_file(out, "--out", (".png",))
-        check_outputs({"--out": out}, [cache_dir(data_dir)])
+        check_outputs({"--out": out}, [cache_dir(data_dir) / "fashion_mnist"])
         typer.echo(f"wrote {show_corruptions(None, out, seed=seed, data_dir=data_dir)}")
 
 

@@ -133,7 +133,9 @@ def test_screenshot_onto_a_report_input_is_refused(tmp_path):
     run.mkdir()
     write_text(run / "results.csv", "dataset,method\n")
     before = digest(run / "results.csv")
-    done = run_cli("report", str(run), "--screenshot", str(run / "results.csv"), "--force")
+    shot = tmp_path / "shot.png"
+    shot.symlink_to(run / "results.csv")
+    done = run_cli("report", str(run), "--screenshot", str(shot), "--force")
     assert_user_error(done, "is the input")
     assert digest(run / "results.csv") == before
 
@@ -172,7 +174,9 @@ def test_screenshot_onto_the_report_page_is_refused(tmp_path):
     run.mkdir()
     write_text(run / "report.html", "<html></html>")
     before = digest(run / "report.html")
-    done = run_cli("report", str(run), "--screenshot", str(run / "report.html"))
+    shot = tmp_path / "page.png"
+    os.link(run / "report.html", shot)
+    done = run_cli("report", str(run), "--screenshot", str(shot))
     assert_user_error(done, "--screenshot", "is the input")
     assert digest(run / "report.html") == before
 
@@ -185,6 +189,7 @@ def test_corruption_grid_never_replaces_a_foreign_file(tmp_path):
     done = run_cli("data", "show-corruptions", "--out", str(grid), "--data-dir", str(cache))
     assert_user_error(done, str(grid), "--force")
     assert grid.read_bytes() == b"my picture"
-    out = str(cache / "x.png")
+    (cache / "fashion_mnist").mkdir()
+    out = str(cache / "fashion_mnist" / "grid.png")
     done = run_cli("data", "show-corruptions", "--out", out, "--data-dir", str(cache))
     assert_user_error(done, "is the input")
