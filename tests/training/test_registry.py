@@ -97,3 +97,12 @@ def test_a_method_registered_in_one_place_trains_and_stores_its_heads(
     np.testing.assert_allclose(iid.heads["brightness"], expected, rtol=1e-12)
     assert run.meta["method_kind"] == "scaled_ce_test"
     assert run.meta["params"]["scale"] == 0.5
+
+
+def test_declared_csfs_are_registered_and_new_methods_are_found():
+    from fdbench.csf import REGISTRY
+
+    assert {"crl", "edl"} <= set(method_names())
+    for name in method_names():
+        assert set(get_method(name).csfs) <= set(REGISTRY), name
+    assert get_method("edl").csfs == ("EDL-MSR", "EDL-Unc")
