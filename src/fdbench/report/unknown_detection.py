@@ -9,9 +9,10 @@ import pandas as pd
 
 from fdbench.protocol import FAR_OOD_STUDY, NEAR_OOD_STUDY, UNKNOWN_STUDY, Protocol
 
-#: The CSFs Kim et al. score each method with: MSR (baseline and training methods), the
-#: MC-dropout and ensemble mean-softmax maximum, and OpenMax's 1 − P(unknown).
-KIM_CSFS = ("MSR", "MCD-MSR", "ENS-MSR", "OpenMax")
+#: The CSFs Kim et al. score each method with: MSR (baseline and training methods: CRL, OE,
+#: AugMix), the MC-dropout and ensemble mean-softmax maximum, OpenMax's 1 − P(unknown), EDL's
+#: expected-probability maximum and its uncertainty K / S (negated), and ODIN's score.
+KIM_CSFS = ("MSR", "MCD-MSR", "ENS-MSR", "OpenMax", "EDL-MSR", "EDL-Unc", "ODIN")
 
 #: Kim et al.'s Table 5 columns: (key, header, study, metric, scale); ``None`` as study: the
 #: in-distribution study. AURC ×1000, the others in per cent, as the paper prints them.
