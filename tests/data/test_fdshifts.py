@@ -475,7 +475,14 @@ def test_benchmark_end_to_end(fake, tmp_path):
     )
     results = run_benchmark(parse_config(raw), tmp_path / "run", report=False)
     studies = set(results["study"])
-    assert studies == {"iid", "new_class/cifar10", "new_class/cifar100", "new_class/tiny_imagenet"}
+    assert studies == {
+        "iid",
+        "new_class/cifar10",
+        "new_class/cifar100",
+        "new_class/tiny_imagenet",
+        "unknown",  # Kim et al.'s pooled study, under the unknown-detection protocol only
+    }
+    assert set(results.loc[results["study"] == "unknown", "protocol"]) == {"unknown_detection"}
     aurc = results[(results["metric"] == "aurc") & (results["protocol"] == "failure_detection")]
     assert len(aurc) and aurc["value"].between(0, 1).all()
 
@@ -591,7 +598,8 @@ def test_openset_benchmark_records_each_runs_draw(openset, tmp_path):
         methods=[{"name": "ce", "kind": "ce", "seeds": [0, 1]}],
     )
     results = run_benchmark(parse_config(raw), tmp_path / "run", report=False)
-    assert set(results["study"]) == {"iid", "new_class/semantic"}
+    assert set(results["study"]) == {"iid", "new_class/semantic", "unknown"}
+    assert set(results.loc[results["study"] == "unknown", "protocol"]) == {"unknown_detection"}
     assert set(results["seed"]) == {0, 1}
     for seed in (0, 1):
         recorded = json.loads(
