@@ -226,6 +226,63 @@ def benchmark(
 
 
 @app.command()
+def zoo(
+    config: Annotated[
+        Path | None,
+        typer.Argument(help="Zoo YAML config (see docs/zoo.md): the zoo folder and settings."),
+    ] = None,
+    quick: Annotated[
+        bool, typer.Option("--quick", help="Fewer bootstrap resamples and a coarser T grid.")
+    ] = False,
+    out: Annotated[
+        Path | None, typer.Option("--out", "-o", help="Run folder (default: runs/<config name>).")
+    ] = None,
+    workers: Annotated[
+        int | None,
+        typer.Option(
+            min=0,
+            help="Evaluate members on a dask LocalCluster of N worker processes (0: in this "
+            "process; default: the config's 'workers').",
+        ),
+    ] = None,
+    scheduler: Annotated[
+        str | None, typer.Option(help="Evaluate members on the dask scheduler at this address.")
+    ] = None,
+    report: Annotated[bool, typer.Option(help="Write the analyses and zoo_report.html.")] = True,
+) -> None:
+    """Evaluate every member of a model zoo and report across the zoo (resumable per member)."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
+
+    from fdbench.zoo import load_zoo_config, run_zoo
+    from fdbench.zoo.config import quick_config
+
+    if config is None:
+        raise ValueError(
+            "give a zoo CONFIG file (docs/zoo.md); the embedded zoo is not available yet"
+        )
+    settings = load_zoo_config(config)
+    if quick:
+        settings = quick_config(settings)
+    run_dir = out if out is not None else Path("runs") / settings.name
+    columns = ("{task.description}", BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+    with Progress(*columns) as bar:
+        tasks: dict[str, int] = {}
+
+        def progress(stage: str, done: int, total: int) -> None:
+            if stage not in tasks:
+                tasks[stage] = bar.add_task(stage, total=total)
+            bar.update(tasks[stage], completed=done)
+
+        results = run_zoo(
+            settings, run_dir, workers=workers, scheduler=scheduler, report=report,
+            progress=progress,
+        )
+    typer.echo(f"{results['member'].nunique()} members; results: {run_dir / 'results.parquet'}")
+    if report:
+        typer.echo(f"report: {run_dir / 'zoo_report.html'}")
+
+
+@app.command()
 def report(
     run_dir: Annotated[
         Path,
