@@ -205,3 +205,38 @@ def test_cli_zoo_end_to_end_and_resume(tmp_path):
     refused = run_cli("zoo", str(config), "--out", str(out))
     assert refused.returncode == 2
     assert "another configuration" in refused.stderr
+
+
+def test_outputs_store_member_gives_the_rows_of_the_same_npz_member(tmp_path):
+    from fdbench.outputs import RunOutputs, SplitOutputs, write_outputs
+
+    make_synthetic_zoo(tmp_path / "npz", n_members=1, n_test=200, n_val=100, mcd_members=1)
+    (member,) = discover_members(tmp_path / "npz")
+    with np.load(member.path) as data:
+        arrays = {key: data[key] for key in data.files}
+    splits = {
+        name: SplitOutputs(
+            labels=arrays[f"{name}_labels"].astype(np.int64),
+            logits=arrays[f"{name}_logits"],
+            mcd_logits=arrays[f"{name}_mcd_logits"],
+            kind=kind,
+        )
+        for name, kind in (("test", "iid"), ("val", "val"))
+    }
+    splits["ood"] = SplitOutputs(
+        labels=np.full(arrays["ood_classes"].size, -1, dtype=np.int64),
+        logits=arrays["ood_logits"],
+        mcd_logits=arrays["ood_mcd_logits"],
+        kind="new_class",
+    )
+    meta = {"ood_classes": arrays["ood_classes"].astype(np.int64)}
+    write_outputs(tmp_path / "store" / "m000", RunOutputs(splits=splits, meta=meta))
+    (store,) = discover_members(tmp_path / "store")
+    assert store.kind == "store"
+    config = _config(tmp_path, cood={"n_estimation": 12, "n_test": 4}, chunk_size=64)
+    from_npz = evaluate_member(member, config)
+    from_store = evaluate_member(store, config)
+    pd.testing.assert_frame_equal(from_store[0], from_npz[0])
+    pd.testing.assert_frame_equal(from_store[1], from_npz[1])
+    assert set(from_npz[0]["val_source"]) == {"val"}
+    assert "MCD-PE" in set(from_npz[0]["csf"])
