@@ -214,7 +214,8 @@ def evaluate_member(member: Member, config: ZooConfig) -> tuple[pd.DataFrame, pd
       (``calibration == "ts"``, T fitted on validation only) and, for both, ECE
       (``n_bins`` equal-width bins), NLL and Brier of the softmax.
     - ``study == "val"``: the fits: ``temperature``, ``pnorm_p``, ``pnorm_softmax_p``,
-      ``pnorm_softmax_t`` (NaN where MSR's fallback won), ``n_val``.
+      ``pnorm_softmax_t`` (NaN where MSR's fallback won), ``n_val``, ``n_classes``; the
+      column ``val_source`` says whether the validation split was stored or declared.
     - ``study == "cood/<percentile>"``, for every CSF of ``config.cood.csfs`` the member has:
       ``auroc_cood`` (ID test samples positive against the level's OOD test samples, ties ½),
       ``severity`` (the level's mean class score) and ``group_size``.
