@@ -39,9 +39,9 @@ class CoodSettings(_Strict):
 
 class PNormSettings(_Strict):
     """The grids p and t are searched on: Cattelan & Silva's p = 0..9; t over their range
-    0.01..1.99 but 40 evenly spaced values by default instead of their 199 (step 0.01), which
-    make p-NormSoftmax's search 5× longer than every other analysis of a member together
-    (``t_count: 199`` restores their grid)."""
+    0.01..1.99 but 40 evenly spaced values by default instead of their 199 (step 0.01), with
+    which a 10 000 × 100 member takes 2.4 × the CPU time (0.93 s instead of 0.39 s;
+    ``t_count: 199`` restores their grid)."""
 
     p_grid: tuple[Annotated[float, Field(ge=0)], ...] = tuple(float(p) for p in range(10))
     t_start: float = Field(default=0.01, gt=0)
