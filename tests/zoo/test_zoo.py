@@ -240,3 +240,12 @@ def test_outputs_store_member_gives_the_rows_of_the_same_npz_member(tmp_path):
     pd.testing.assert_frame_equal(from_store[1], from_npz[1])
     assert set(from_npz[0]["val_source"]) == {"val"}
     assert "MCD-PE" in set(from_npz[0]["csf"])
+
+
+def test_damaged_member_is_one_error_naming_it(tmp_path):
+    make_synthetic_zoo(tmp_path, n_members=1, n_test=100, mcd_members=0)
+    path = tmp_path / "m000.npz"
+    path.write_bytes(path.read_bytes()[:5000])
+    (member,) = discover_members(tmp_path)
+    with pytest.raises(ValueError, match="m000"):
+        evaluate_member(member, _config(tmp_path))

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import json
 import zipfile
+import zlib
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -97,6 +99,19 @@ def discover_members(folder: str | Path) -> list[Member]:
     return list(members.values())
 
 
+#: What reading a damaged ``.npz`` raises (truncated zip, bad deflate stream, empty file, ...).
+_NPZ_ERRORS = (OSError, EOFError, KeyError, zipfile.BadZipFile, zlib.error)
+
+
+@contextmanager
+def _readable(member: Member) -> Iterator[None]:
+    """Turn the errors of a damaged ``.npz`` member into one ``ValueError`` naming it."""
+    try:
+        yield
+    except _NPZ_ERRORS as err:
+        raise ValueError(f"cannot read zoo member {member.name!r} ({member.path}): {err}") from err
+
+
 def _plain(value: Any) -> Any:
     return value.item() if isinstance(value, np.generic) else value
 
@@ -123,7 +138,8 @@ def has_array(member: Member, split: str, array: str) -> bool:
     """Whether ``member`` stores ``array`` (``logits``, ``labels``, ``mcd_logits``) of
     ``split``."""
     if member.kind == "npz":
-        return _npz_key(split, array) in _npz_names(member.path)
+        with _readable(member):
+            return _npz_key(split, array) in _npz_names(member.path)
     from fdbench.outputs import read_outputs
 
     run = read_outputs(member.path, lazy=True)
@@ -137,7 +153,7 @@ def read_array(member: Member, split: str, array: str) -> np.ndarray:
     class id of each ``ood`` sample)."""
     if member.kind == "npz":
         key = _npz_key(split, array)
-        with np.load(member.path, allow_pickle=False) as data:
+        with _readable(member), np.load(member.path, allow_pickle=False) as data:
             if key not in data.files:
                 raise ValueError(f"member {member.name!r}: {member.path} lacks the array {key!r}")
             return np.asarray(data[key])
@@ -196,7 +212,7 @@ def iter_blocks(
             yield {k: np.asarray(v, dtype=np.float64) for k, v in block.items()}
         return
     what = f"member {member.name!r} ({member.path})"
-    with zipfile.ZipFile(member.path) as archive:
+    with _readable(member), zipfile.ZipFile(member.path) as archive:
         streams = [
             _npz_row_blocks(archive, _npz_key(split, a), chunk_size, what) for a in arrays
         ]
