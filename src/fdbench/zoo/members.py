@@ -19,6 +19,7 @@ __all__ = [
     "Member",
     "declared_val_mask",
     "discover_members",
+    "has_array",
     "iter_blocks",
     "read_array",
     "read_metadata",
@@ -127,13 +128,6 @@ def _npz_names(path: Path) -> set[str]:
         return {n.removesuffix(".npy") for n in archive.namelist()}
 
 
-def _store_split(member: Member, split: str) -> str | None:
-    from fdbench.outputs.store import _open_root, _split_groups
-
-    names = [name for name, _ in _split_groups(_open_root(member.path), member.path)]
-    return split if split in names else None
-
-
 def has_array(member: Member, split: str, array: str) -> bool:
     """Whether ``member`` stores ``array`` (``logits``, ``labels``, ``mcd_logits``) of
     ``split``."""
@@ -203,6 +197,8 @@ def iter_blocks(
     A ``.npz`` member is read straight from its zip entries (decompressing as it goes); an
     outputs store through :func:`fdbench.outputs.iter_sample_chunks`.
     """
+    if split not in SPLITS:
+        raise ValueError(f"split must be one of {SPLITS}; got {split!r}")
     if chunk_size < 1:
         raise ValueError(f"chunk_size must be >= 1; got {chunk_size}")
     if member.kind == "store":
