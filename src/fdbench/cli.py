@@ -229,10 +229,19 @@ def benchmark(
 def zoo(
     config: Annotated[
         Path | None,
-        typer.Argument(help="Zoo YAML config (see docs/zoo.md): the zoo folder and settings."),
+        typer.Argument(
+            help="Zoo YAML config (see docs/zoo.md): the zoo folder and settings. Without it, "
+            "the embedded zoo: 24 small classifiers trained here on Fashion-MNIST (cached in "
+            "<run folder>/zoo)."
+        ),
     ] = None,
     quick: Annotated[
-        bool, typer.Option("--quick", help="Fewer bootstrap resamples and a coarser T grid.")
+        bool,
+        typer.Option(
+            "--quick",
+            help="Fewer bootstrap resamples and a coarser T grid; the embedded zoo trains "
+            "1 epoch on fewer samples with 10 MC-dropout passes.",
+        ),
     ] = False,
     out: Annotated[
         Path | None, typer.Option("--out", "-o", help="Run folder (default: runs/<config name>).")
@@ -257,13 +266,21 @@ def zoo(
     from fdbench.zoo.config import quick_config
 
     if config is None:
-        raise ValueError(
-            "give a zoo CONFIG file (docs/zoo.md); the embedded zoo is not available yet"
-        )
-    settings = load_zoo_config(config)
-    if quick:
-        settings = quick_config(settings)
-    run_dir = out if out is not None else Path("runs") / settings.name
+        from fdbench.zoo.embedded import MC_PASSES, embedded_config
+
+        name = "embedded_quick" if quick else "embedded"
+        run_dir = out if out is not None else Path("runs") / name
+        settings = embedded_config(run_dir, quick=quick)
+        if quick:
+            typer.echo(
+                f"--quick: members trained for 1 epoch on fewer samples, "
+                f"{MC_PASSES[True]} MC-dropout passes (full zoo: {MC_PASSES[False]})"
+            )
+    else:
+        settings = load_zoo_config(config)
+        if quick:
+            settings = quick_config(settings)
+        run_dir = out if out is not None else Path("runs") / settings.name
     columns = ("{task.description}", BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
     with Progress(*columns) as bar:
         tasks: dict[str, int] = {}
@@ -273,6 +290,13 @@ def zoo(
                 tasks[stage] = bar.add_task(stage, total=total)
             bar.update(tasks[stage], completed=done)
 
+        if config is None:
+            from fdbench.zoo.embedded import build_embedded_zoo
+
+            train_workers = settings.workers if workers is None else workers
+            build_embedded_zoo(
+                settings.zoo, quick=quick, workers=train_workers or None, progress=progress
+            )
         results = run_zoo(
             settings, run_dir, workers=workers, scheduler=scheduler, report=report,
             progress=progress,

@@ -1,0 +1,192 @@
+"""Member sources of the zoo: the embedded zoo (trained here), benchmark checkpoints, timm."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from fdbench.outputs import RunOutputs, SplitOutputs, write_outputs
+from fdbench.zoo import discover_members, parse_zoo_config, run_zoo
+from fdbench.zoo.checkpoints import import_benchmark_run
+from fdbench.zoo.embedded import (
+    EMBEDDED_MEMBERS,
+    EmbeddedData,
+    MemberSpec,
+    build_embedded_zoo,
+    embedded_data,
+)
+
+pytest.importorskip("torch")
+
+FAST = {"pnorm": {"t_count": 5}, "n_bootstrap": 20}
+TINY = (
+    MemberSpec("teacher", "convnet", 2, 1, dropout=0.3),
+    MemberSpec("mlp", "mlp", 8, 1, depth=2, label_smoothing=0.1, mixup=0.4),
+    MemberSpec("student", "convnet", 2, 1, teacher="teacher"),
+)
+
+
+def _tiny_data(seed: int = 0) -> EmbeddedData:
+    """6 ID classes (class c brightens row band c) and 12 OOD classes of 10 noise images."""
+    rng = np.random.default_rng(seed)
+
+    def split(n: int) -> tuple[np.ndarray, np.ndarray]:
+        labels = rng.integers(0, 6, n).astype(np.int64)
+        x = rng.integers(0, 60, (n, 28, 28, 1))
+        for c in range(6):
+            x[labels == c, 4 * c : 4 * c + 4] += 150
+        return x.clip(0, 255).astype(np.uint8), labels
+
+    ood_classes = np.repeat(np.arange(12), 10).astype(np.int64)
+    ood = (rng.integers(0, 255 - 20 * 12, (120, 28, 28, 1)) + 20 * ood_classes[:, None, None, None])
+    return EmbeddedData(
+        class_names=tuple("abcdef"),
+        train=split(64),
+        val=split(30),
+        test=split(40),
+        ood=(ood.astype(np.uint8), ood_classes),
+        ood_class_names=tuple(f"noise/{c}" for c in range(12)),
+    )
+
+
+def _digests(folder: Path) -> dict[str, tuple[str, int]]:
+    return {
+        p.name: (hashlib.sha256(p.read_bytes()).hexdigest(), p.stat().st_mtime_ns)
+        for p in sorted(folder.rglob("*"))
+        if p.is_file()
+    }
+
+
+def test_embedded_specs_vary_as_the_issue_asks():
+    specs = {s.name: s for s in EMBEDDED_MEMBERS}
+    assert len(specs) == len(EMBEDDED_MEMBERS) >= 20
+    assert {s.family for s in EMBEDDED_MEMBERS} == {"convnet", "mlp", "resnet"}
+    assert {s.regime for s in EMBEDDED_MEMBERS} == {
+        "vanilla", "label_smoothing", "mixup", "distillation"
+    }
+    assert sum(s.dropout > 0 for s in EMBEDDED_MEMBERS) >= 3
+    assert len({s.epochs for s in EMBEDDED_MEMBERS}) >= 3
+    assert len({(s.family, s.width, s.depth) for s in EMBEDDED_MEMBERS}) >= 8
+    for s in EMBEDDED_MEMBERS:
+        assert s.teacher is None or specs[s.teacher].teacher is None
+
+
+def test_embedded_data_pool_has_disjoint_id_splits_and_20_ood_classes():
+    data = embedded_data(quick=True)
+    assert len(data.class_names) == 6
+    assert len(data.ood_class_names) >= 20
+    assert set(np.unique(data.ood[1])) == set(range(len(data.ood_class_names)))
+    held_out = [n for n in data.ood_class_names if n.startswith("fashion_mnist/")]
+    assert len(held_out) == 4 and not {n.split("/")[1] for n in held_out} & set(data.class_names)
+    train = {x.tobytes() for x in data.train[0]}
+    assert not train & {x.tobytes() for x in data.val[0]}
+    assert data.ood[0].shape[1:] == (28, 28, 1)
+    assert all(s[0].shape[0] == s[1].shape[0] for s in (data.train, data.val, data.test, data.ood))
+
+
+def test_tiny_embedded_zoo_is_a_valid_zoo_the_core_evaluates_and_resumes(tmp_path):
+    folder = build_embedded_zoo(tmp_path / "zoo", quick=True, specs=TINY, data=_tiny_data())
+    members = discover_members(folder)
+    assert [m.name for m in members] == ["mlp", "student", "teacher"]
+    meta = pd.read_csv(folder / "members.csv").set_index("name")
+    assert meta.loc["student", "regime"] == "distillation"
+    assert meta.loc["mlp", "regime"] == "mixup"
+    assert bool(meta.loc["teacher", "has_dropout"]) and not bool(meta.loc["mlp", "has_dropout"])
+    assert meta.loc["mlp", "params"] == 28 * 28 * 8 + 8 + 8 * 8 + 8 + 8 * 6 + 6
+    with np.load(folder / "teacher.npz") as z:
+        assert z["test_mcd_logits"].shape == (40, 10, 6)
+        assert z["ood_mcd_logits"].shape == (120, 10, 6)
+        assert list(z["ood_class_names"]) == [f"noise/{c}" for c in range(12)]
+    with np.load(folder / "mlp.npz") as z:
+        assert "test_mcd_logits" not in z.files
+        np.testing.assert_array_equal(z["ood_classes"], np.repeat(np.arange(12), 10))
+
+    config = parse_zoo_config({"name": "t", "zoo": str(folder), **FAST})
+    results = run_zoo(config, tmp_path / "run", report=False)
+    assert set(results["member"]) == {"mlp", "student", "teacher"}
+    assert set(results.loc[results["member"] == "teacher", "csf"]) >= {"MCD-PE", "MSR"}
+    assert results["study"].str.startswith("cood/").any()
+
+    before = _digests(folder)
+    rebuilt = build_embedded_zoo(folder, quick=True, specs=TINY, data=None)
+    assert rebuilt == folder
+    assert _digests(folder) == before  # nothing retrained, rewritten or reloaded
+
+
+def test_member_with_checkpoint_only_is_reevaluated_not_retrained(tmp_path):
+    data = _tiny_data()
+    folder = build_embedded_zoo(tmp_path / "zoo", quick=True, specs=TINY[:1], data=data)
+    ckpt = folder / "checkpoints" / "teacher.pt"
+    stamp = ckpt.stat().st_mtime_ns
+    first = np.load(folder / "teacher.npz")["test_logits"]
+    (folder / "teacher.npz").unlink()
+    build_embedded_zoo(folder, quick=True, specs=TINY[:1], data=data)
+    assert ckpt.stat().st_mtime_ns == stamp
+    np.testing.assert_array_equal(np.load(folder / "teacher.npz")["test_logits"], first)
+
+
+def test_unknown_teacher_is_refused(tmp_path):
+    spec = MemberSpec("s", "convnet", 2, 1, teacher="missing")
+    with pytest.raises(ValueError, match="teacher 'missing'"):
+        build_embedded_zoo(tmp_path, quick=True, specs=(spec,), data=_tiny_data())
+
+
+def _store(path: Path, seed: int) -> None:
+    rng = np.random.default_rng(seed)
+
+    def split(n: int, kind: str, new: bool = False, mcd: bool = True) -> SplitOutputs:
+        labels = np.full(n, -1) if new else rng.integers(0, 3, n)
+        logits = rng.standard_normal((n, 3))
+        return SplitOutputs(
+            labels=labels.astype(np.int64),
+            logits=logits,
+            mcd_logits=logits[:, None, :] + rng.standard_normal((n, 4, 3)) if mcd else None,
+            kind=kind,
+        )
+
+    splits = {
+        "val": split(12, "val"),
+        "iid": split(20, "iid"),
+        "corruption/noise/1": split(20, "corruption"),
+        "new_class/semantic": split(7, "new_class_semantic", new=True),
+        "new_class/mnist": split(5, "new_class_nonsemantic", new=True),
+    }
+    meta = {"model": "convnet", "method_kind": "ce", "method": "ce_dropout", "seed": seed,
+            "mc_samples": 4}
+    write_outputs(path, RunOutputs(splits=splits, meta=meta))
+
+
+def test_benchmark_checkpoints_become_members(tmp_path):
+    run = tmp_path / "bench"
+    for seed in (0, 1):
+        _store(run / "runs" / "fashion_mnist" / "ce_dropout" / f"seed{seed}" / "outputs.zarr", seed)
+    zoo = tmp_path / "zoo"
+    names = import_benchmark_run(run, zoo)
+    assert names == ["fashion_mnist-ce_dropout-seed0", "fashion_mnist-ce_dropout-seed1"]
+    from fdbench.outputs import read_outputs
+
+    source = read_outputs(run / "runs" / "fashion_mnist" / "ce_dropout" / "seed0" / "outputs.zarr")
+    with np.load(zoo / f"{names[0]}.npz") as z:
+        np.testing.assert_array_equal(z["test_logits"], source.splits["iid"].logits)
+        np.testing.assert_array_equal(z["val_labels"], source.splits["val"].labels)
+        np.testing.assert_array_equal(z["ood_classes"], [0] * 7 + [1] * 5)
+        assert list(z["ood_class_names"]) == ["new_class/semantic", "new_class/mnist"]
+        np.testing.assert_array_equal(
+            z["ood_logits"][7:], source.splits["new_class/mnist"].logits
+        )
+        assert z["ood_mcd_logits"].shape == (12, 4, 3)
+    meta = pd.read_csv(zoo / "members.csv")
+    assert list(meta["regime"]) == ["ce", "ce"] and meta["has_dropout"].all()
+    config = parse_zoo_config({"name": "t", "zoo": str(zoo), **FAST})
+    results = run_zoo(config, tmp_path / "out", report=False)
+    assert set(results["member"]) == set(names)
+
+
+def test_benchmark_import_without_stores_is_one_clear_error(tmp_path):
+    (tmp_path / "runs").mkdir()
+    with pytest.raises(ValueError, match=r"no runs/<exp>/<method>/seed<k>/outputs\.zarr"):
+        import_benchmark_run(tmp_path, tmp_path / "zoo")
