@@ -240,7 +240,7 @@ def zoo(
         typer.Option(
             "--quick",
             help="Fewer bootstrap resamples and a coarser T grid; the embedded zoo trains "
-            "1 epoch on fewer samples with 10 MC-dropout passes.",
+            "a third of the epochs on fewer samples with 10 MC-dropout passes.",
         ),
     ] = False,
     out: Annotated[
@@ -273,7 +273,7 @@ def zoo(
         settings = embedded_config(run_dir, quick=quick)
         if quick:
             typer.echo(
-                f"--quick: members trained for 1 epoch on fewer samples, "
+                "--quick: members trained for a third of their epochs on fewer samples, "
                 f"{MC_PASSES[True]} MC-dropout passes (full zoo: {MC_PASSES[False]})"
             )
     else:

@@ -47,6 +47,8 @@ OOD_DATASETS = ("mnist", "animal_mnist", "textures", "noise")
 SIZES = {False: (6000, 1000, 2000, 200), True: (1500, 300, 600, 80)}
 #: Known (ID) classes of the members: 6 of Fashion-MNIST's 10.
 N_KNOWN = 6
+#: Mini-batch size, full and ``quick`` (smaller batches give the short quick runs more steps).
+BATCH_SIZE = {False: 128, True: 32}
 #: MC-dropout passes (Galil et al.: 30) full and ``quick``.
 MC_PASSES = {False: 30, True: 10}
 
@@ -86,7 +88,7 @@ def _m(name: str, family: str, width: int, epochs: int, **kw: Any) -> MemberSpec
     return MemberSpec(name, family, width, epochs, **kw)
 
 
-#: The embedded zoo (24 members; ``quick`` trains each for one epoch on fewer samples).
+#: The embedded zoo (24 members; ``quick`` trains each for fewer epochs on fewer samples).
 EMBEDDED_MEMBERS: tuple[MemberSpec, ...] = (
     _m("convnet_w4", "convnet", 4, 3),
     _m("convnet_w8", "convnet", 8, 3),
@@ -232,10 +234,15 @@ def _soft_targets(spec: MemberSpec, labels, teacher_logits, num_classes: int):
 KD_TEMPERATURE = 2.0
 
 
-def _train(spec: MemberSpec, data: EmbeddedData, epochs: int, teacher_logits):
+def quick_epochs(spec: MemberSpec) -> int:
+    """Epochs of a member in ``--quick``: a third of its own, at least 1."""
+    return max(1, round(spec.epochs / 3))
+
+
+def _train(spec: MemberSpec, data: EmbeddedData, epochs: int, batch: int, teacher_logits):
     """Train the member: SGD (Nesterov momentum 0.9, lr 0.05 cosine-annealed per batch, weight
-    decay 5e-4, batch 128) on the soft cross-entropy with targets ``(1 − ε)·onehot + ε/K``
-    (label smoothing ε), half of which is replaced by the teacher's softmax at temperature
+    decay 5e-4, mini-batches of ``batch``) on the soft cross-entropy with targets
+    ``(1 − ε)·onehot + ε/K`` (label smoothing ε), half of which is replaced by the teacher's softmax at temperature
     :data:`KD_TEMPERATURE` when distilled; mixup blends images and targets of a shuffled batch
     with λ ~ Beta(α, α) (Zhang et al. 2018)."""
     import torch
@@ -250,7 +257,6 @@ def _train(spec: MemberSpec, data: EmbeddedData, epochs: int, teacher_logits):
     opt = torch.optim.SGD(
         net.parameters(), lr=0.05, momentum=0.9, nesterov=True, weight_decay=5e-4
     )
-    batch = 128
     steps = epochs * math.ceil(len(x) / batch)
     sched = torch.optim.lr_scheduler.LambdaLR(
         opt, lambda s: 0.5 * (1 + math.cos(math.pi * s / steps))
@@ -315,7 +321,8 @@ def train_member_job(
                 teacher_logits = torch.from_numpy(
                     predict_split(tnet, *data.train, kind="train", mc_samples=0).logits
                 )
-            net = _train(spec, data, 1 if quick else spec.epochs, teacher_logits)
+            epochs = quick_epochs(spec) if quick else spec.epochs
+            net = _train(spec, data, epochs, BATCH_SIZE[bool(quick)], teacher_logits)
             with atomic_path(ckpt) as tmp:
                 torch.save(net.state_dict(), tmp)
         passes = MC_PASSES[bool(quick)] if spec.dropout > 0 else 0
@@ -387,8 +394,9 @@ def build_embedded_zoo(
     """Train the members not trained yet into the zoo folder ``folder`` and write its
     ``members.csv`` (name, family, params, regime, has_dropout and the recipe: width, depth,
     epochs, dropout, label_smoothing, mixup, teacher, seed, mc_passes). ``quick`` trains each
-    member for one epoch on the smaller :data:`SIZES` and samples :data:`MC_PASSES` [True]
-    MC-dropout passes. Training runs on ``workers`` dask worker processes when given. ``data``
+    member for a third of its epochs (:func:`quick_epochs`) in mini-batches of 32 on the
+    smaller :data:`SIZES` and samples :data:`MC_PASSES` [True] MC-dropout passes. Training
+    runs on ``workers`` dask worker processes when given. ``data``
     replaces :func:`embedded_data` (tests train on tiny arrays); it is loaded only when some
     member is not trained yet."""
     folder = Path(folder)
@@ -412,7 +420,7 @@ def build_embedded_zoo(
     rows = []
     for spec in specs:
         row = asdict(spec)
-        epochs = 1 if quick else spec.epochs
+        epochs = quick_epochs(spec) if quick else spec.epochs
         row.update(
             regime=spec.regime,
             params=_params(spec, N_KNOWN),
