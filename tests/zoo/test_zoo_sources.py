@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import typing
 from pathlib import Path
 
 import numpy as np
@@ -190,3 +191,110 @@ def test_benchmark_import_without_stores_is_one_clear_error(tmp_path):
     (tmp_path / "runs").mkdir()
     with pytest.raises(ValueError, match=r"no runs/<exp>/<method>/seed<k>/outputs\.zarr"):
         import_benchmark_run(tmp_path, tmp_path / "zoo")
+
+
+class _FakeNet:
+    """A timm-like module: ``create_model`` returns a linear model on 8 × 8 RGB images."""
+
+    calls: typing.ClassVar[list] = []
+
+    @classmethod
+    def module(cls, torch):
+        import types
+
+        def create_model(name, pretrained=False, pretrained_cfg_overlay=None):
+            cls.calls.append((name, pretrained, pretrained_cfg_overlay))
+            if name != "fakenet_s.in21k":
+                raise RuntimeError(f"Unknown model ({name})")
+            model = torch.nn.Sequential(torch.nn.Flatten(), torch.nn.Linear(3 * 8 * 8, 4))
+            model.pretrained_cfg = {
+                "url": "https://example.invalid/fakenet_s.pth",
+                "architecture": "fakenet",
+                "input_size": (3, 8, 8),
+                "crop_pct": 1.0,
+                "mean": (0.5, 0.5, 0.5),
+                "std": (0.25, 0.25, 0.25),
+            }
+            if pretrained:
+                file = pretrained_cfg_overlay["file"]
+                model.load_state_dict(torch.load(file, weights_only=True))
+            return model
+
+        return types.SimpleNamespace(create_model=create_model)
+
+
+def _image_tree(root: Path, classes: int, per_class: int, seed: int) -> None:
+    from PIL import Image
+
+    rng = np.random.default_rng(seed)
+    for c in range(classes):
+        (root / f"c{c:02d}").mkdir(parents=True)
+        for i in range(per_class):
+            pixels = rng.integers(0, 256, (8, 8, 3)).astype(np.uint8)
+            Image.fromarray(pixels).save(root / f"c{c:02d}" / f"{i}.png")
+
+
+@pytest.fixture
+def fake_timm(monkeypatch, tmp_path):
+    import sys
+
+    import torch
+
+    _FakeNet.calls = []
+    monkeypatch.setitem(sys.modules, "timm", _FakeNet.module(torch))
+    monkeypatch.setattr(torch.hub, "get_dir", lambda: str(tmp_path / "hub"))
+    return torch
+
+
+def test_timm_member_without_local_weights_is_one_error_naming_it(fake_timm, tmp_path):
+    from fdbench.zoo.timm_members import timm_members
+
+    _image_tree(tmp_path / "val", 2, 3, 0)
+    with pytest.raises(ValueError, match=r"timm model .fakenet_s\.in21k.: no pretrained weights"):
+        timm_members(["fakenet_s.in21k"], tmp_path / "val", tmp_path / "zoo")
+    assert all(not pretrained for _, pretrained, _ in _FakeNet.calls)  # nothing fetched
+    with pytest.raises(ValueError, match=r"weights file .* does not exist"):
+        timm_members(["fakenet_s.in21k"], tmp_path / "val", tmp_path / "zoo",
+                     weights={"fakenet_s.in21k": tmp_path / "nope.pth"})
+    with pytest.raises(ValueError, match=r"timm model .other.: Unknown model"):
+        timm_members(["other"], tmp_path / "val", tmp_path / "zoo")
+    assert not list((tmp_path / "zoo").glob("*.npz"))
+
+
+def test_timm_member_from_the_cache_runs_on_the_image_folders(fake_timm, tmp_path):
+    from fdbench.zoo.timm_members import _preprocess, timm_members
+
+    torch = fake_timm
+    reference = torch.nn.Sequential(torch.nn.Flatten(), torch.nn.Linear(3 * 8 * 8, 4))
+    (tmp_path / "hub" / "checkpoints").mkdir(parents=True)
+    torch.save(reference.state_dict(), tmp_path / "hub" / "checkpoints" / "fakenet_s.pth")
+    _image_tree(tmp_path / "val", 4, 3, 0)
+    _image_tree(tmp_path / "ood", 5, 2, 1)
+    names = timm_members(
+        ["fakenet_s.in21k"], tmp_path / "val", tmp_path / "zoo", ood=tmp_path / "ood"
+    )
+    assert names == ["fakenet_s.in21k"]
+    with np.load(tmp_path / "zoo" / "fakenet_s.in21k.npz") as z:
+        np.testing.assert_array_equal(z["test_labels"], np.repeat(np.arange(4), 3))
+        np.testing.assert_array_equal(z["ood_classes"], np.repeat(np.arange(5), 2))
+        assert list(z["ood_class_names"]) == [f"c{c:02d}" for c in range(5)]
+        cfg = {"input_size": (3, 8, 8), "crop_pct": 1.0, "mean": (0.5,) * 3, "std": (0.25,) * 3}
+        x = _preprocess(tmp_path / "val" / "c01" / "2.png", cfg)
+        with torch.no_grad():
+            expected = reference(torch.from_numpy(x[None])).double().numpy()[0]
+        np.testing.assert_allclose(z["test_logits"][5], expected, rtol=1e-5, atol=1e-5)
+    meta = pd.read_csv(tmp_path / "zoo" / "members.csv").iloc[0]
+    assert (meta["family"], meta["regime"], meta["params"]) == ("fakenet", "pretraining", 772)
+    calls = len(_FakeNet.calls)
+    timm_members(["fakenet_s.in21k"], tmp_path / "val", tmp_path / "zoo", ood=tmp_path / "ood")
+    assert len(_FakeNet.calls) == calls  # a done member is not loaded again
+
+
+def test_timm_missing_is_an_import_error_naming_the_package(monkeypatch):
+    import sys
+
+    from fdbench.zoo.timm_members import load_timm_model
+
+    monkeypatch.setitem(sys.modules, "timm", None)
+    with pytest.raises(ImportError, match="pip install timm"):
+        load_timm_model("resnet50")
