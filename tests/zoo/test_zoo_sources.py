@@ -298,3 +298,20 @@ def test_timm_missing_is_an_import_error_naming_the_package(monkeypatch):
     monkeypatch.setitem(sys.modules, "timm", None)
     with pytest.raises(ImportError, match="pip install timm"):
         load_timm_model("resnet50")
+
+
+def test_config_sources_write_benchmark_members_before_the_evaluation(tmp_path):
+    from fdbench.zoo import load_zoo_config
+
+    _store(tmp_path / "bench" / "runs" / "fm" / "ce" / "seed0" / "outputs.zarr", 0)
+    (tmp_path / "zoo.yaml").write_text(
+        "name: t\nzoo: zoo\nn_bootstrap: 20\npnorm: {t_count: 5}\n"
+        "sources: {benchmark_runs: [bench]}\n"
+    )
+    config = load_zoo_config(tmp_path / "zoo.yaml")
+    assert config.sources.benchmark_runs == (str(tmp_path / "bench"),)
+    results = run_zoo(config, tmp_path / "out", report=False)
+    assert set(results["member"]) == {"fm-ce-seed0"}
+    with pytest.raises(ValueError, match=r"sources\.timm\.models"):
+        parse_zoo_config({"name": "t", "zoo": "z", "sources": {"timm": {"models": [],
+                                                                         "dataset": "d"}}})

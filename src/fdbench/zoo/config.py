@@ -8,7 +8,15 @@ from typing import Annotated, Any
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-__all__ = ["CoodSettings", "PNormSettings", "ZooConfig", "load_zoo_config", "parse_zoo_config"]
+__all__ = [
+    "CoodSettings",
+    "PNormSettings",
+    "SourcesSettings",
+    "TimmSource",
+    "ZooConfig",
+    "load_zoo_config",
+    "parse_zoo_config",
+]
 
 #: CSFs the zoo evaluates on every member (MCD-* only where a member has MC-dropout logits).
 ZOO_CSFS = ("MSR", "MLS", "PE", "MaxLogit-pNorm", "pNormSoftmax", "MCD-MSR", "MCD-PE")
@@ -56,6 +64,26 @@ class PNormSettings(_Strict):
         return tuple(float(t) for t in np.linspace(self.t_start, self.t_stop, self.t_count))
 
 
+class TimmSource(_Strict):
+    """timm models run on an image folder (ImageNet val layout) as members
+    (:func:`fdbench.zoo.timm_members.timm_members`; timm must be installed)."""
+
+    models: tuple[str, ...] = Field(min_length=1)
+    dataset: str
+    ood: str | None = None
+    weights: dict[str, str] = Field(default_factory=dict)
+    max_per_class: int | None = Field(default=None, ge=1)
+    batch_size: int = Field(default=64, ge=1)
+
+
+class SourcesSettings(_Strict):
+    """Members written into the zoo folder before the evaluation: ``timm`` models and the
+    models of fdbench benchmark run folders (``benchmark_runs``)."""
+
+    timm: TimmSource | None = None
+    benchmark_runs: tuple[str, ...] = ()
+
+
 class ZooConfig(_Strict):
     """A zoo study: the zoo folder and the analysis settings (see docs/zoo.md)."""
 
@@ -70,6 +98,7 @@ class ZooConfig(_Strict):
     n_bootstrap: int = Field(default=1000, ge=10)
     chunk_size: int = Field(default=4096, ge=1)
     workers: int = Field(default=0, ge=0)
+    sources: SourcesSettings = SourcesSettings()
 
 
 def quick_config(config: ZooConfig) -> ZooConfig:
@@ -99,7 +128,8 @@ def parse_zoo_config(data: Any, *, source: str = "zoo config") -> ZooConfig:
 
 
 def load_zoo_config(path: str | os.PathLike[str]) -> ZooConfig:
-    """Read a YAML zoo config; a relative ``zoo`` folder is taken relative to the file."""
+    """Read a YAML zoo config; relative paths (``zoo``, the ``sources``' folders and weight
+    files) are taken relative to the file."""
     path = os.fspath(path)
     try:
         with open(path, encoding="utf-8") as fh:
@@ -109,7 +139,22 @@ def load_zoo_config(path: str | os.PathLike[str]) -> ZooConfig:
     except yaml.YAMLError as error:
         raise ValueError(f"{path}: not valid YAML: {error}") from None
     config = parse_zoo_config(data, source=path)
-    folder = config.zoo
-    if not os.path.isabs(folder):
-        folder = os.path.join(os.path.dirname(os.path.abspath(path)), folder)
-    return config.model_copy(update={"zoo": os.path.normpath(folder)})
+    base = os.path.dirname(os.path.abspath(path))
+
+    def resolve(folder: str) -> str:
+        return os.path.normpath(folder if os.path.isabs(folder) else os.path.join(base, folder))
+
+    sources = config.sources
+    timm = sources.timm
+    if timm is not None:
+        timm = timm.model_copy(
+            update={
+                "dataset": resolve(timm.dataset),
+                "ood": None if timm.ood is None else resolve(timm.ood),
+                "weights": {k: resolve(v) for k, v in timm.weights.items()},
+            }
+        )
+    sources = sources.model_copy(
+        update={"timm": timm, "benchmark_runs": tuple(resolve(r) for r in sources.benchmark_runs)}
+    )
+    return config.model_copy(update={"zoo": resolve(config.zoo), "sources": sources})

@@ -242,9 +242,9 @@ def quick_epochs(spec: MemberSpec) -> int:
 def _train(spec: MemberSpec, data: EmbeddedData, epochs: int, batch: int, teacher_logits):
     """Train the member: SGD (Nesterov momentum 0.9, lr 0.05 cosine-annealed per batch, weight
     decay 5e-4, mini-batches of ``batch``) on the soft cross-entropy with targets
-    ``(1 − ε)·onehot + ε/K`` (label smoothing ε), half of which is replaced by the teacher's softmax at temperature
-    :data:`KD_TEMPERATURE` when distilled; mixup blends images and targets of a shuffled batch
-    with λ ~ Beta(α, α) (Zhang et al. 2018)."""
+    ``(1 − ε)·onehot + ε/K`` (label smoothing ε), half of which is replaced by the teacher's
+    softmax at temperature :data:`KD_TEMPERATURE` when distilled; mixup blends images and
+    targets of a shuffled batch with λ ~ Beta(α, α) (Zhang et al. 2018)."""
     import torch
 
     from fdbench.training.loader import image_tensor

@@ -19,6 +19,7 @@ from . import figures as F
 from .config import ZooConfig
 from .evaluate import evaluate_member
 from .members import Member, discover_members, read_metadata
+from .sources import write_sources
 
 __all__ = ["LEVELS_FILE", "RESULTS_FILE", "member_jobs", "run_zoo", "write_zoo_report"]
 
@@ -82,6 +83,10 @@ def run_zoo(
 ) -> pd.DataFrame:
     """Evaluate every member of ``config.zoo`` into ``run_dir`` and return the results table.
 
+    The members of ``config.sources`` (timm models, benchmark run folders) are first written
+    into the zoo folder (:func:`fdbench.zoo.sources.write_sources`; members already there are
+    kept).
+
     Members already evaluated (their cache file in ``members/`` exists) are skipped, so an
     interrupted run resumes and a second run only repeats the analyses; ``workers`` /
     ``scheduler`` evaluate members on dask.distributed (same files). Then writes
@@ -96,6 +101,7 @@ def run_zoo(
     workers = workers or None
     run_dir.mkdir(parents=True, exist_ok=True)
     _pin_config(config, run_dir)
+    write_sources(config)
     times: dict[str, float] = {}
     start = time.perf_counter()
     jobs = member_jobs(config, run_dir)
