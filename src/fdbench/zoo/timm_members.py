@@ -1,8 +1,8 @@
 """Pretrained timm classifiers as zoo members, run on an image folder (ImageNet val layout).
 
-timm is not a dependency: installing it from PyPI pulls torchvision, whose PyPI wheels pull a
-CUDA build of PyTorch; install ``timm`` yourself (with a CPU ``torchvision`` from PyTorch's CPU
-index where that matters). Weights come only from a given file or the local caches (Hugging
+timm is only in the optional ``zoo`` extra: installing it from PyPI pulls torchvision, whose
+PyPI wheels pull a CUDA build of PyTorch; install a CPU ``torchvision`` from PyTorch's CPU index
+first where that matters. Weights come only from a given file or the local caches (Hugging
 Face hub cache, ``torch.hub`` checkpoints); a model without local weights is one ``ValueError``
 naming it, never a download.
 """
@@ -40,9 +40,9 @@ def import_timm() -> Any:
         import timm
     except ImportError as error:
         raise ImportError(
-            "timm members need the timm package (pip install timm; its PyPI dependency "
-            "torchvision pulls a CUDA PyTorch unless torchvision comes from PyTorch's CPU "
-            "index). fdbench does not install it."
+            "timm members need the timm package: pip install timm (or fdbench's 'zoo' extra; "
+            "its PyPI dependency torchvision pulls a CUDA PyTorch unless torchvision comes "
+            "from PyTorch's CPU index)"
         ) from error
     return timm
 
