@@ -315,3 +315,9 @@ def test_config_sources_write_benchmark_members_before_the_evaluation(tmp_path):
     with pytest.raises(ValueError, match=r"sources\.timm\.models"):
         parse_zoo_config({"name": "t", "zoo": "z", "sources": {"timm": {"models": [],
                                                                          "dataset": "d"}}})
+
+
+def test_embedded_folder_of_another_recipe_is_refused(tmp_path):
+    build_embedded_zoo(tmp_path, quick=True, specs=TINY[1:2], data=_tiny_data())
+    with pytest.raises(ValueError, match="another recipe"):
+        build_embedded_zoo(tmp_path, quick=False, specs=TINY[1:2], data=_tiny_data())

@@ -17,6 +17,7 @@ Training is cached per member: its checkpoint (``checkpoints/<name>.pt``) and th
 
 from __future__ import annotations
 
+import json
 import math
 import os
 from collections.abc import Callable
@@ -27,7 +28,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from fdbench.io import atomic_path, write_table
+from fdbench.io import atomic_path, write_table, write_text
 from fdbench.runner import Job, run_jobs
 
 __all__ = [
@@ -381,6 +382,20 @@ def embedded_config(run_dir: str | Path, *, quick: bool = False):
     return quick_config(config) if quick else config
 
 
+def _pin_recipe(folder: Path, quick: bool) -> None:
+    q = bool(quick)
+    recipe = {"quick": q, "sizes": SIZES[q], "batch_size": BATCH_SIZE[q], "mc_passes": MC_PASSES[q]}
+    text = json.dumps(recipe, sort_keys=True)
+    path = folder / "embedded.json"
+    if not path.exists():
+        write_text(path, text)
+    elif path.read_text() != text:
+        raise ValueError(
+            f"zoo folder {folder} holds members trained with another recipe ({path.read_text()}); "
+            "use another --out folder"
+        )
+
+
 def build_embedded_zoo(
     folder: str | Path,
     *,
@@ -396,13 +411,16 @@ def build_embedded_zoo(
     epochs, dropout, label_smoothing, mixup, teacher, seed, mc_passes). ``quick`` trains each
     member for a third of its epochs (:func:`quick_epochs`) in mini-batches of 32 on the
     smaller :data:`SIZES` and samples :data:`MC_PASSES` [True] MC-dropout passes. Training
-    runs on ``workers`` dask worker processes when given. ``data``
-    replaces :func:`embedded_data` (tests train on tiny arrays); it is loaded only when some
-    member is not trained yet."""
+    runs on ``workers`` dask worker processes when given. ``data`` replaces
+    :func:`embedded_data` (tests train on tiny arrays); it is loaded only when some member is
+    not trained yet. The folder's ``embedded.json`` records the recipe (``quick``, sizes,
+    batch size, MC passes): a folder trained with another recipe is refused, so quick members
+    never pass for full ones."""
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     if not specs:
         raise ValueError("specs: expected at least one member")
+    _pin_recipe(folder, quick)
     trained = sum((folder / f"{spec.name}.npz").exists() for spec in specs)
     if data is None and trained < len(specs):
         data = embedded_data(quick=quick, data_dir=data_dir)
