@@ -321,3 +321,26 @@ def test_embedded_folder_of_another_recipe_is_refused(tmp_path):
     build_embedded_zoo(tmp_path, quick=True, specs=TINY[1:2], data=_tiny_data())
     with pytest.raises(ValueError, match="another recipe"):
         build_embedded_zoo(tmp_path, quick=False, specs=TINY[1:2], data=_tiny_data())
+
+
+def test_cli_zoo_without_config_trains_and_evaluates_the_embedded_zoo(tmp_path, monkeypatch):
+    from typer.testing import CliRunner
+
+    from fdbench import cli
+    from fdbench.zoo import embedded
+
+    original = embedded.build_embedded_zoo
+
+    def tiny(folder, **kwargs):
+        return original(folder, **{**kwargs, "specs": TINY, "data": _tiny_data()})
+
+    monkeypatch.setattr(embedded, "build_embedded_zoo", tiny)
+    out = tmp_path / "run"
+    result = CliRunner().invoke(cli.app, ["zoo", "--quick", "--workers", "0", "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    assert "10 MC-dropout passes" in result.output
+    assert sorted(p.name for p in (out / "zoo").glob("*.npz")) == [
+        "mlp.npz", "student.npz", "teacher.npz"
+    ]
+    assert (out / "zoo_report.html").is_file()
+    assert set(pd.read_parquet(out / "results.parquet")["member"]) == {"mlp", "student", "teacher"}
