@@ -21,12 +21,14 @@ from .openmax import (
     openmax_probabilities,
     openmax_score,
 )
-from .registry import REGISTRY, CSFInfo, available_csfs, clear_fit_cache, compute_csfs
+from .pnorm import fit_maxlogit_pnorm, fit_pnorm_softmax, maxlogit_pnorm, pnorm_softmax
+from .registry import OPT_IN, REGISTRY, CSFInfo, available_csfs, clear_fit_cache, compute_csfs
 from .scaling import PlattScaling, fit_platt, safe_sigmoid
 from .softmax import doctor, energy, log_softmax, mls, msr, pe
 from .temperature import fit_temperature, temp_mls
 
 __all__ = [
+    "OPT_IN",
     "REGISTRY",
     "CSFInfo",
     "OpenMaxFit",
@@ -48,14 +50,17 @@ __all__ = [
     "ens_pe",
     "fit_knn",
     "fit_mahalanobis",
+    "fit_maxlogit_pnorm",
     "fit_openmax",
     "fit_platt",
+    "fit_pnorm_softmax",
     "fit_temperature",
     "fit_trust_score",
     "fit_vim",
     "knn_score",
     "log_softmax",
     "mahalanobis_score",
+    "maxlogit_pnorm",
     "mcd_ee",
     "mcd_mi",
     "mcd_mls",
@@ -66,6 +71,7 @@ __all__ = [
     "openmax_probabilities",
     "openmax_score",
     "pe",
+    "pnorm_softmax",
     "safe_sigmoid",
     "temp_mls",
     "trust_score",

@@ -17,10 +17,18 @@ from . import features as feat
 from . import heads as hd
 from . import mcdropout as mcd
 from . import openmax as om
+from . import pnorm as pn
 from . import softmax as sm
 from . import temperature as temp
 
-__all__ = ["REGISTRY", "CSFInfo", "available_csfs", "clear_fit_cache", "compute_csfs"]
+__all__ = [
+    "OPT_IN",
+    "REGISTRY",
+    "CSFInfo",
+    "available_csfs",
+    "clear_fit_cache",
+    "compute_csfs",
+]
 
 
 @dataclass(frozen=True)
@@ -67,6 +75,19 @@ _ENTRIES = [
 
 #: Every CSF by name. Each returns float64 confidences of length N, higher = more confident.
 REGISTRY: dict[str, CSFInfo] = {entry.name: entry for entry in _ENTRIES}
+
+#: CSFs computed only where a job asks for them (not by :func:`compute_csfs`, so the
+#: benchmark's tables keep their CSFs): the logit p-norm CSFs of Cattelan & Silva ("How to fix
+#: a broken confidence estimator", UAI 2024), whose p (and T) are searched on the validation
+#: split by AURC; the zoo job (``fdbench.zoo``) evaluates them on every member.
+OPT_IN: dict[str, CSFInfo] = {
+    "MaxLogit-pNorm": CSFInfo(
+        "MaxLogit-pNorm", pn.maxlogit_pnorm, "logits; p fitted on split 'val' by AURC"
+    ),
+    "pNormSoftmax": CSFInfo(
+        "pNormSoftmax", pn.pnorm_softmax, "logits; p and T fitted on split 'val' by AURC"
+    ),
+}
 
 #: The CSFs computed from each stored head, in order.
 _HEAD_CSFS: dict[str, tuple[str, ...]] = {

@@ -8,6 +8,67 @@ from dataclasses import dataclass
 import numpy as np
 
 PERCENTILES = tuple(range(0, 101, 10))
+#: Estimation and test samples per OOD class (Galil et al., ICLR 2023, Appendix L.1).
+N_ESTIMATION, N_TEST = 150, 50
+
+
+def cood_estimation_split(
+    classes: np.ndarray,
+    *,
+    n_estimation: int = N_ESTIMATION,
+    n_test: int = N_TEST,
+    seed: int | np.random.Generator = 0,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Disjoint, seeded estimation and test masks over OOD samples, class by class.
+
+    Galil et al., ICLR 2023, Appendix L.1: every OOD class keeps a random 200 of its samples,
+    150 to *estimate* its severity and 50 to *test* detection if it is chosen. Here a class with
+    at least ``n_estimation + n_test`` samples gets exactly that many (the rest are unused); a
+    smaller class of n samples keeps all of them in the same proportion:
+    ``max(1, ⌊n · n_estimation / (n_estimation + n_test)⌋)`` estimation samples (at most
+    n − 1) and the others for test. A class with fewer than 2 samples is left out (both masks
+    False). Each class draws a random permutation of its samples from one generator, classes in
+    ascending id order.
+    """
+    labels = np.asarray(classes)
+    if labels.ndim != 1 or not np.issubdtype(labels.dtype, np.integer):
+        raise TypeError("classes must be a 1-D array of integer OOD class ids")
+    for name, value in (("n_estimation", n_estimation), ("n_test", n_test)):
+        if not isinstance(value, int | np.integer) or value < 1:
+            raise ValueError(f"{name} must be an int >= 1; got {value!r}")
+    rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
+    estimation = np.zeros(labels.shape, dtype=bool)
+    test = np.zeros(labels.shape, dtype=bool)
+    order = np.argsort(labels, kind="stable")
+    ids, starts = np.unique(labels[order], return_index=True)
+    for idx in np.split(order, starts[1:]) if ids.size else []:
+        n = idx.size
+        if n < 2:
+            continue
+        if n >= n_estimation + n_test:
+            n_est, n_tst = n_estimation, n_test
+        else:
+            n_est = min(max(1, n * n_estimation // (n_estimation + n_test)), n - 1)
+            n_tst = n - n_est
+        chosen = rng.permutation(idx)
+        estimation[chosen[:n_est]] = True
+        test[chosen[n_est : n_est + n_tst]] = True
+    return estimation, test
+
+
+def cood_group_size(n_id_classes: int, n_ood_classes: int, n_levels: int = len(PERCENTILES)) -> int:
+    """Classes per C-OOD group: the number of in-distribution classes, scaled down if needed.
+
+    Galil et al. (Appendix L.2) make every group as large as the ID label set (1 000 classes of
+    12 563), so that a severity level is as large as the ID test set. With a small OOD pool
+    that leaves too few sliding windows to give each of the ``n_levels`` levels its own group;
+    the group size is then ``max(1, n_ood_classes − n_levels + 1)``, the largest size with at
+    least ``n_levels`` windows.
+    """
+    for name, value in (("n_id_classes", n_id_classes), ("n_ood_classes", n_ood_classes)):
+        if not isinstance(value, int | np.integer) or value < 1:
+            raise ValueError(f"{name} must be an int >= 1; got {value!r}")
+    return int(min(n_id_classes, max(1, n_ood_classes - n_levels + 1)))
 
 
 @dataclass(frozen=True)
@@ -27,6 +88,7 @@ def cood_severity_levels(
     *,
     k: int = 10,
     estimation_mask: np.ndarray | None = None,
+    test_mask: np.ndarray | None = None,
     estimation_fraction: float = 0.5,
     seed: int | np.random.Generator = 0,
     percentiles: Sequence[float] = PERCENTILES,
@@ -41,9 +103,12 @@ def cood_severity_levels(
     windows (sorted by score, so p = 0 is the easiest group, p = 100 the hardest). That index is
     the one of the authors' implementation (``percentile_severity_alg`` of
     github.com/mdabbah/COOD_benchmarking: ``int(q · W)`` for q = 0, 0.1, …, 1, the last one
-    moved to ``W − 1``). Test samples of a level are the non-estimation samples of its classes,
-    disjoint from those that scored it. Without ``estimation_mask`` a seeded
-    ``estimation_fraction`` of each class estimates.
+    moved to ``W − 1``; ``get_severity_levels_groups_of_classes`` in
+    ``utils/severity_estimation_utils.py``, whose stable argsort orders equal scores by class
+    id as here). Test samples of a level are the ``test_mask`` samples of its classes (default:
+    the non-estimation samples), disjoint from those that scored it. Without ``estimation_mask``
+    a seeded ``estimation_fraction`` of each class estimates; :func:`cood_estimation_split`
+    gives the paper's 150/50 split and :func:`cood_group_size` its group size ``k``.
     """
     confidence = np.asarray(confidence, dtype=np.float64)
     labels = np.asarray(labels)
@@ -70,12 +135,20 @@ def cood_severity_levels(
     estimation_mask = np.asarray(estimation_mask, dtype=bool)
     if estimation_mask.shape != labels.shape:
         raise ValueError("estimation_mask must have the shape of labels")
+    test_mask = ~estimation_mask if test_mask is None else np.asarray(test_mask, dtype=bool)
+    if test_mask.shape != labels.shape:
+        raise ValueError("test_mask must have the shape of labels")
+    if np.any(test_mask & estimation_mask):
+        raise ValueError("test_mask and estimation_mask must be disjoint")
     scores = {}
-    for c in classes:
-        est = estimation_mask & (labels == c)
-        if not est.any():
-            raise ValueError(f"class {c} has no estimation samples")
-        scores[int(c)] = float(confidence[est].mean())
+    est_idx = np.flatnonzero(estimation_mask)
+    est_idx = est_idx[np.argsort(labels[est_idx], kind="stable")]
+    est_classes, starts = np.unique(labels[est_idx], return_index=True)
+    for c, idx in zip(est_classes, np.split(est_idx, starts[1:]), strict=True):
+        scores[int(c)] = float(confidence[idx].mean())
+    missing = [int(c) for c in classes if int(c) not in scores]
+    if missing:
+        raise ValueError(f"class {missing[0]} has no estimation samples")
     order = sorted(scores, key=lambda c: (scores[c], c))
     sorted_scores = np.array([scores[c] for c in order])
     n_windows = len(order) - k + 1
@@ -86,7 +159,7 @@ def cood_severity_levels(
         group = tuple(order[w : w + k])
         groups.append(group)
         level_scores.append(window_scores[w])
-        tests.append(np.flatnonzero(~estimation_mask & np.isin(labels, group)))
+        tests.append(np.flatnonzero(test_mask & np.isin(labels, group)))
     return CoodLevels(
         tuple(percentiles),
         tuple(groups),

@@ -1,0 +1,238 @@
+"""Zoo members on disk: discovery, metadata, and reading their outputs block by block."""
+
+from __future__ import annotations
+
+import json
+import zipfile
+import zlib
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+__all__ = [
+    "SPLITS",
+    "Member",
+    "declared_val_mask",
+    "discover_members",
+    "has_array",
+    "iter_blocks",
+    "read_array",
+    "read_metadata",
+]
+
+#: The splits of a member: ID validation, ID test and the OOD class pool.
+SPLITS = ("val", "test", "ood")
+METADATA_FILES = ("members.csv", "members.json")
+
+
+@dataclass(frozen=True)
+class Member:
+    """One zoo member: its name, where its outputs are (``kind``: ``"npz"`` or ``"store"``)
+    and its metadata row (family, params, regime, has_dropout, ...; possibly empty)."""
+
+    name: str
+    path: Path
+    kind: str
+    meta: dict[str, Any] = field(default_factory=dict)
+
+
+def read_metadata(folder: str | Path) -> pd.DataFrame:
+    """The zoo's ``members.csv`` or ``members.json`` (a list of objects) as a table with a
+    ``name`` column; an empty table when the folder has neither."""
+    folder = Path(folder)
+    found = [folder / f for f in METADATA_FILES if (folder / f).is_file()]
+    if len(found) > 1:
+        raise ValueError(f"zoo folder {folder} holds both members.csv and members.json; keep one")
+    if not found:
+        return pd.DataFrame({"name": pd.Series(dtype=str)})
+    path = found[0]
+    if path.suffix == ".csv":
+        table = pd.read_csv(path)
+    else:
+        rows = json.loads(path.read_text())
+        if not isinstance(rows, list) or not all(isinstance(r, dict) for r in rows):
+            raise ValueError(f"{path}: expected a JSON list of objects, one per member")
+        table = pd.DataFrame(rows)
+    if "name" not in table.columns:
+        raise ValueError(f"{path}: expected a 'name' column naming each member")
+    table["name"] = table["name"].astype(str)
+    duplicated = table["name"][table["name"].duplicated()].tolist()
+    if duplicated:
+        raise ValueError(f"{path}: member {duplicated[0]!r} is listed twice")
+    return table
+
+
+def _is_store(path: Path) -> bool:
+    return path.is_dir() and (path / "zarr.json").is_file()
+
+
+def discover_members(folder: str | Path) -> list[Member]:
+    """Every member of the zoo folder, sorted by name: each ``*.npz`` file and each fdbench
+    outputs store (a Zarr directory) directly inside it, with its metadata row."""
+    folder = Path(folder)
+    if not folder.is_dir():
+        raise NotADirectoryError(f"zoo folder {folder} does not exist or is not a directory")
+    members: dict[str, Member] = {}
+    meta = read_metadata(folder).set_index("name")
+    for path in sorted(folder.iterdir()):
+        if path.name.startswith("."):
+            continue
+        if path.suffix == ".npz" and path.is_file():
+            name, kind = path.stem, "npz"
+        elif _is_store(path):
+            name, kind = path.name, "store"
+        else:
+            continue
+        if name in members:
+            raise ValueError(f"zoo folder {folder}: two members are named {name!r}")
+        row = meta.loc[name].dropna().to_dict() if name in meta.index else {}
+        members[name] = Member(name, path, kind, {k: _plain(v) for k, v in row.items()})
+    if not members:
+        raise ValueError(f"zoo folder {folder} holds no member (.npz files or outputs stores)")
+    unknown = sorted(set(meta.index) - set(members))
+    if unknown:
+        raise ValueError(f"zoo metadata names {unknown[0]!r}, which is not a member of {folder}")
+    return list(members.values())
+
+
+#: What reading a damaged ``.npz`` raises (truncated zip, bad deflate stream, empty file, ...).
+_NPZ_ERRORS = (OSError, EOFError, KeyError, zipfile.BadZipFile, zlib.error)
+
+
+@contextmanager
+def _readable(member: Member) -> Iterator[None]:
+    """Turn the errors of a damaged ``.npz`` member into one ``ValueError`` naming it."""
+    try:
+        yield
+    except _NPZ_ERRORS as err:
+        raise ValueError(f"cannot read zoo member {member.name!r} ({member.path}): {err}") from err
+
+
+def _plain(value: Any) -> Any:
+    return value.item() if isinstance(value, np.generic) else value
+
+
+def _npz_key(split: str, array: str) -> str:
+    if array == "classes":
+        return "ood_classes"
+    return f"{split}_{array}"
+
+
+def _npz_names(path: Path) -> set[str]:
+    with zipfile.ZipFile(path) as archive:
+        return {n.removesuffix(".npy") for n in archive.namelist()}
+
+
+def has_array(member: Member, split: str, array: str) -> bool:
+    """Whether ``member`` stores ``array`` (``logits``, ``labels``, ``mcd_logits``) of
+    ``split``."""
+    if member.kind == "npz":
+        with _readable(member):
+            return _npz_key(split, array) in _npz_names(member.path)
+    from fdbench.outputs import read_outputs
+
+    run = read_outputs(member.path, lazy=True)
+    if split not in run.splits:
+        return False
+    return getattr(run.splits[split], array, None) is not None
+
+
+def read_array(member: Member, split: str, array: str) -> np.ndarray:
+    """One whole (small) array of a member: ``labels`` of a split, or ``classes`` (the OOD
+    class id of each ``ood`` sample)."""
+    if member.kind == "npz":
+        key = _npz_key(split, array)
+        with _readable(member), np.load(member.path, allow_pickle=False) as data:
+            if key not in data.files:
+                raise ValueError(f"member {member.name!r}: {member.path} lacks the array {key!r}")
+            return np.asarray(data[key])
+    from fdbench.outputs import read_outputs
+
+    run = read_outputs(member.path, lazy=True)
+    if array == "classes":
+        if "ood_classes" not in run.meta:
+            raise ValueError(f"member {member.name!r}: store lacks meta['ood_classes']")
+        return np.asarray(run.meta["ood_classes"])
+    return np.asarray(getattr(run.splits[split], array)[...])
+
+
+def _npz_row_blocks(
+    archive: zipfile.ZipFile, key: str, chunk_size: int, what: str
+) -> Iterator[np.ndarray]:
+    with archive.open(f"{key}.npy") as fh:
+        version = np.lib.format.read_magic(fh)
+        if version == (1, 0):
+            shape, fortran, dtype = np.lib.format.read_array_header_1_0(fh)
+        elif version == (2, 0):
+            shape, fortran, dtype = np.lib.format.read_array_header_2_0(fh)
+        else:
+            raise ValueError(f"{what}: {key} uses .npy format {version}; expected 1.0 or 2.0")
+        if fortran or dtype.hasobject or not shape:
+            raise ValueError(f"{what}: {key} must be a C-ordered numeric array")
+        row = int(np.prod(shape[1:], dtype=np.int64))
+        for start in range(0, shape[0], chunk_size):
+            rows = min(chunk_size, shape[0] - start)
+            need = rows * row * dtype.itemsize
+            buffer = fh.read(need)
+            if len(buffer) != need:
+                raise ValueError(f"{what}: {key} is truncated")
+            yield np.frombuffer(buffer, dtype=dtype).reshape((rows, *shape[1:]))
+
+
+def iter_blocks(
+    member: Member,
+    split: str,
+    arrays: tuple[str, ...] = ("logits",),
+    *,
+    chunk_size: int = 4096,
+) -> Iterator[dict[str, np.ndarray]]:
+    """Stream ``arrays`` of one split of ``member`` in blocks of ``chunk_size`` samples,
+    converted to float64 (logits) so that memory holds one block, never the whole split.
+
+    A ``.npz`` member is read straight from its zip entries (decompressing as it goes); an
+    outputs store through :func:`fdbench.outputs.iter_sample_chunks`.
+    """
+    if split not in SPLITS:
+        raise ValueError(f"split must be one of {SPLITS}; got {split!r}")
+    if chunk_size < 1:
+        raise ValueError(f"chunk_size must be >= 1; got {chunk_size}")
+    if member.kind == "store":
+        from fdbench.outputs import iter_sample_chunks
+
+        for block in iter_sample_chunks(member.path, split, arrays=arrays, chunk_size=chunk_size):
+            yield {k: np.asarray(v, dtype=np.float64) for k, v in block.items()}
+        return
+    what = f"member {member.name!r} ({member.path})"
+    with _readable(member), zipfile.ZipFile(member.path) as archive:
+        streams = [
+            _npz_row_blocks(archive, _npz_key(split, a), chunk_size, what) for a in arrays
+        ]
+        for blocks in zip(*streams, strict=True):
+            yield {
+                a: np.asarray(b, dtype=np.float64) for a, b in zip(arrays, blocks, strict=True)
+            }
+
+
+def declared_val_mask(labels: np.ndarray, fraction: float, seed: int) -> np.ndarray:
+    """A seeded, class-stratified validation mask over test samples: in each class
+    ``round(fraction · n_class)`` samples (at most n_class − 1) become validation.
+
+    The split Galil et al. use on ImageNet (5 000 of the 50 000 validation images, stratified,
+    for temperature scaling; the rest evaluated) when a member brings no validation split.
+    """
+    if not 0 < fraction < 1:
+        raise ValueError(f"val_fraction must lie in (0, 1); got {fraction}")
+    labels = np.asarray(labels)
+    rng = np.random.default_rng(seed)
+    mask = np.zeros(labels.shape, dtype=bool)
+    order = np.argsort(labels, kind="stable")
+    _, starts = np.unique(labels[order], return_index=True)
+    for idx in np.split(order, starts[1:]) if labels.size else []:
+        n_val = min(round(fraction * idx.size), idx.size - 1)
+        mask[rng.choice(idx, n_val, replace=False)] = True
+    return mask

@@ -1,0 +1,34 @@
+"""Writing the members of a zoo config's ``sources`` into its zoo folder."""
+
+from __future__ import annotations
+
+from .config import ZooConfig
+
+__all__ = ["write_sources"]
+
+
+def write_sources(config: ZooConfig) -> list[str]:
+    """Write every member ``config.sources`` names into ``config.zoo`` (the models of each
+    benchmark run folder, :func:`fdbench.zoo.checkpoints.import_benchmark_run`; the timm
+    models, :func:`fdbench.zoo.timm_members.timm_members`) and return their names; members
+    already in the folder are not recomputed."""
+    sources = config.sources
+    names: list[str] = []
+    for run in sources.benchmark_runs:
+        from .checkpoints import import_benchmark_run
+
+        names += import_benchmark_run(run, config.zoo)
+    if sources.timm is not None:
+        from .timm_members import timm_members
+
+        t = sources.timm
+        names += timm_members(
+            list(t.models),
+            t.dataset,
+            config.zoo,
+            ood=t.ood,
+            weights=t.weights,
+            max_per_class=t.max_per_class,
+            batch_size=t.batch_size,
+        )
+    return names
