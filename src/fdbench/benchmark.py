@@ -94,7 +94,12 @@ def load_scores(path: Path) -> list[StudyScores]:
 
 
 def evaluate_runs(
-    stores: Sequence[Path], out_dir: Path, *, iid_split: str = "iid", with_val: bool = False
+    stores: Sequence[Path],
+    out_dir: Path,
+    *,
+    iid_split: str = "iid",
+    with_val: bool = False,
+    binary_fpr: float | None = None,
 ) -> Path:
     """Evaluate one run (one store) or a deep ensemble (several stores) into ``out_dir``.
 
@@ -106,7 +111,10 @@ def evaluate_runs(
     ``with_val`` the results also hold failure-detection rows of the ``val`` split
     (``study == "val"``), which :func:`select_candidates` selects on. Every row records the grid
     candidate it comes from: ``candidate`` (index) and ``params`` (its parameters as JSON), from
-    the stores' meta. The results file is written last: its presence marks the job as done.
+    the stores' meta. ``binary_fpr`` applies the binary protocol (validation-FPR threshold,
+    :func:`fdbench.evaluation.prediction_groups`) to two-class outputs; outputs with more
+    classes keep the arg-max prediction. The results file is written last: its presence marks
+    the job as done.
     """
     from fdbench.outputs import read_outputs
 
@@ -115,7 +123,11 @@ def evaluate_runs(
     available = list(first.splits)
     studies = default_studies(available)
     splits = [s for s in available if s not in NON_TEST_SPLITS]
-    groups = prediction_groups(runs, [*splits, *(["val"] if "val" in first.splits else [])])
+    if first.splits[splits[0]].n_classes != 2:
+        binary_fpr = None
+    groups = prediction_groups(
+        runs, [*splits, *(["val"] if "val" in first.splits else [])], binary_fpr=binary_fpr
+    )
     needed = [*studies, *(["val"] if "val" in first.splits else [])]
     info = {
         "dataset": first.meta.get("dataset", ""),
@@ -144,6 +156,7 @@ def evaluate_runs(
                     protocol=protocol,
                     iid_split=iid_split,
                     run_info=info,
+                    binary_protocol=group.threshold is not None,
                 )
                 tables.append(table.assign(protocol=protocol.value))
         for study in needed:
@@ -181,11 +194,14 @@ def plan_benchmark(
     A method with a grid is evaluated once per candidate (an ensemble: once per candidate, over
     the seeds' models of that candidate), in ``.../candidate<i>`` folders, with its ``val``
     rows for the selection; a method without a grid has one evaluation per run, as before.
+    ``config.data.binary_protocol`` sets the binary protocol of two-class experiments.
     """
     from fdbench.training.experiments import experiment_for_run
     from fdbench.training.jobs import output_stores, plan_jobs, run_training_job
 
     models = run_dir / "runs"
+    binary = config.data.binary_protocol
+    binary_fpr = None if binary is None else binary.fpr
     training, evaluation = [], []
     for experiment in experiments:
         for method, seed in plan_jobs(config):
@@ -206,7 +222,9 @@ def plan_benchmark(
                 )
             )
             folder = run_dir / "evaluation" / experiment.name / method / f"seed{seed}"
-            evaluation.extend(_evaluation_jobs(f"eval:{key}", [[s] for s in stores], folder))
+            evaluation.extend(
+                _evaluation_jobs(f"eval:{key}", [[s] for s in stores], folder, binary_fpr)
+            )
         for method in config.ensembles:
             seeds = config.method(method).seeds
             members = [output_stores(config, experiment.name, method, s, models) for s in seeds]
@@ -215,16 +233,22 @@ def plan_benchmark(
                     f"eval:{experiment.name}/ensemble({method})",
                     [list(stores) for stores in zip(*members, strict=True)],
                     run_dir / "evaluation" / experiment.name / f"ensemble-{method}",
+                    binary_fpr,
                 )
             )
     return BenchmarkPlan(training, evaluation, config.selection.metric)
 
 
-def _evaluation_jobs(key: str, candidates: list[list[Path]], folder: Path) -> list[Job]:
+def _evaluation_jobs(
+    key: str, candidates: list[list[Path]], folder: Path, binary_fpr: float | None = None
+) -> list[Job]:
     """One evaluation job per grid candidate (``candidates[i]``: the stores it evaluates)."""
+    single = evaluate_runs
+    if binary_fpr is not None:
+        single = functools.partial(evaluate_runs, binary_fpr=binary_fpr)
     if len(candidates) == 1:
-        return [Job(key, evaluate_runs, (candidates[0], folder), folder / RESULTS_FILE)]
-    evaluate = functools.partial(evaluate_runs, with_val=True)
+        return [Job(key, single, (candidates[0], folder), folder / RESULTS_FILE)]
+    evaluate = functools.partial(single, with_val=True)
     return [
         Job(
             f"{key}/candidate{i}",

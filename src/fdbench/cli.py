@@ -112,6 +112,14 @@ def evaluate(
         list[str] | None,
         typer.Option("--confidence", "-c", help="Confidence column(s) of a table (default: all)."),
     ] = None,
+    binary_fpr: Annotated[
+        float | None,
+        typer.Option(
+            "--binary-fpr",
+            help="Binary protocol (two-class outputs with a val split): predict class 1 at the "
+            "threshold with this validation FPR, e.g. 0.2 (Bernhardt et al.).",
+        ),
+    ] = None,
     precision_report: Annotated[
         bool,
         typer.Option(
@@ -126,6 +134,8 @@ def evaluate(
     if path.suffix.lower() in {".csv", ".parquet", ".pq"}:
         if precision_report:
             raise ValueError("--precision-report needs logits; a confidence table has none")
+        if binary_fpr is not None:
+            raise ValueError("--binary-fpr needs logits; a confidence table has none")
         table = read_confidence_table(path, columns=confidence)
         results = evaluate_table(
             table, protocol=protocol, iid_split=iid_study, n_bootstrap=bootstrap, seed=seed
@@ -135,7 +145,12 @@ def evaluate(
 
         run = load_outputs(path)
         results = evaluate_run(
-            run, protocol=protocol, iid_split=iid_study, n_bootstrap=bootstrap, seed=seed
+            run,
+            protocol=protocol,
+            iid_split=iid_study,
+            n_bootstrap=bootstrap,
+            seed=seed,
+            binary_fpr=binary_fpr,
         )
         if precision_report:
             _print_precision_report(run)

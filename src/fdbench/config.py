@@ -41,6 +41,14 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
+class BinaryProtocolConfig(_Strict):
+    """The binary protocol (Bernhardt et al., TMLR 2022): two-class experiments predict class 1
+    where p_1 reaches the threshold with validation FPR ``fpr`` (see
+    :mod:`fdbench.protocol.binary`)."""
+
+    fpr: float = Field(default=0.2, ge=0.0, le=1.0)
+
+
 class DataConfig(_Strict):
     """Which experiments to build: a builder function of ``fdbench.data`` and its arguments.
 
@@ -48,13 +56,18 @@ class DataConfig(_Strict):
     ``experiments`` restricts the run to the named ones (all when ``None``). With ``per_run``
     the experiments are built again for every run seed, the builder getting
     ``run_seed=<seed>`` (FD-Shifts re-draws SVHN's held-out classes for each run); left out of
-    the dumped config when false, so configs without it keep their digest.
+    the dumped config when false, so configs without it keep their digest. ``binary_protocol``
+    evaluates the two-class experiments at a validation-FPR threshold instead of arg-max
+    (multi-class experiments are unaffected); left out of the dump when unset.
     """
 
     builder: str = Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")
     args: dict[str, Any] = Field(default_factory=dict)
     experiments: list[str] | None = None
     per_run: bool = Field(default=False, exclude_if=lambda v: not v)
+    binary_protocol: BinaryProtocolConfig | None = Field(
+        default=None, exclude_if=lambda v: v is None
+    )
 
 
 class ArchitectureConfig(_Strict):

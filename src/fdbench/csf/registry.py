@@ -165,6 +165,7 @@ def compute_csfs(
     *,
     ensemble: list[RunOutputs] | None = None,
     knn_k: int = 50,
+    predictions: np.ndarray | None = None,
 ) -> dict[str, np.ndarray]:
     """Compute every CSF the stored outputs of ``run`` allow on ``split``.
 
@@ -176,7 +177,8 @@ def compute_csfs(
     members; Mahalanobis, DKNN, TrustScore when the split has features and split ``train`` has
     labelled features (ViM also needs ``meta['fc_weight']`` and ``meta['fc_bias']``); learned
     heads by name. Fits on ``train``/``val`` are computed once per run object and cached.
-    Feature CSFs use the predicted class ``argmax(logits)`` where needed (TrustScore).
+    Feature CSFs use the predicted class where needed (TrustScore): ``predictions`` when given
+    (the binary protocol's thresholded prediction), else ``argmax(logits)``.
     """
     names = available_csfs(run, split, ensemble=ensemble)
     s = run.splits[split]
@@ -215,7 +217,8 @@ def compute_csfs(
         out["DKNN"] = feat.knn_score(x, knn, k=knn_k)
         if "TrustScore" in names:
             trust = _cached(run, "trust", lambda: feat.fit_trust_score(train_x, train_y))
-            out["TrustScore"] = feat.trust_score(x, np.argmax(logits, axis=1), trust)
+            predicted = np.argmax(logits, axis=1) if predictions is None else predictions
+            out["TrustScore"] = feat.trust_score(x, predicted, trust)
         if "ViM" in names:
             vim = _cached(
                 run,
