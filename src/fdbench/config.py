@@ -156,17 +156,30 @@ class ScheduleConfig(_Strict):
     intervals, then cosine to 0; pl_bolts' ``LinearWarmupCosineAnnealingLR`` as FD-Shifts uses
     it for ViTs); ``multistep`` (times ``gamma`` at each of ``milestones``); ``step`` (times
     ``gamma`` every ``step_size`` intervals). ``interval``: ``step`` (every batch) or ``epoch``.
+
+    ``plateau`` (Bernhardt et al., TMLR 2022): the validation loss is computed after every
+    epoch; the rate is multiplied by ``gamma`` after ``patience`` (default 10) epochs without a
+    decrease (torch's ``ReduceLROnPlateau``), training stops after ``stop_patience`` (e.g. 15)
+    such epochs in a row (none when unset) and the weights of the epoch with the lowest
+    validation loss are kept. ``patience``/``stop_patience`` are left out of the dump when
+    unset, so other schedules keep their digest.
     """
 
-    name: Literal["constant", "cosine", "warmup_cosine", "multistep", "step"]
+    name: Literal["constant", "cosine", "warmup_cosine", "multistep", "step", "plateau"]
     interval: Literal["step", "epoch"] = "step"
     warmup: int = Field(default=0, ge=0)
     milestones: list[PositiveInt] = Field(default_factory=list)
     step_size: PositiveInt | None = None
     gamma: float = Field(default=0.1, gt=0.0)
+    patience: PositiveInt | None = Field(default=None, exclude_if=lambda v: v is None)
+    stop_patience: PositiveInt | None = Field(default=None, exclude_if=lambda v: v is None)
 
     @model_validator(mode="after")
     def _check_params(self) -> ScheduleConfig:
+        if self.name != "plateau" and (self.patience or self.stop_patience):
+            raise ValueError("patience and stop_patience belong to the plateau schedule")
+        if self.name == "plateau" and self.interval != "epoch":
+            raise ValueError("plateau is stepped once per epoch: set interval: epoch")
         if self.name == "warmup_cosine" and self.warmup < 1:
             raise ValueError("warmup_cosine needs warmup >= 1 (intervals of linear warm-up)")
         if self.name == "multistep" and (

@@ -27,6 +27,7 @@ from .experiments import write_split
 from .inference import predict_experiment, predict_split
 from .loader import image_tensor, make_loader
 from .methods import ClassifierModule, ConfidNetFinetuneModule, ConfidNetModule
+from .schedules import plateau_callbacks
 
 __all__ = [
     "load_checkpoint",
@@ -98,9 +99,10 @@ def _quiet_lightning() -> Iterator[None]:
             lg.setLevel(level)
 
 
-def _trainer(epochs: int) -> L.Trainer:
+def _trainer(epochs: int, callbacks: list[L.Callback] | None = None) -> L.Trainer:
     return L.Trainer(
         max_epochs=epochs,
+        callbacks=callbacks,
         accelerator="cpu",
         devices=1,
         deterministic=True,
@@ -185,7 +187,16 @@ def _train_end_to_end(
             seed=seed,
             augment=tc.augment,
         )
-        _trainer(params.epochs or tc.epochs).fit(module, loader)
+        callbacks = plateau_callbacks(tc.schedule)
+        val_loader = None
+        if callbacks:
+            val_loader = make_loader(
+                image_tensor(experiment.val.images),
+                torch.from_numpy(np.asarray(experiment.val.labels, dtype=np.int64)),
+                batch_size=tc.batch_size,
+                shuffle=False,
+            )
+        _trainer(params.epochs or tc.epochs, callbacks).fit(module, loader, val_loader)
     return net.eval(), build
 
 

@@ -99,6 +99,18 @@ class ClassifierModule(L.LightningModule):
         self.lam = update_devries_lambda(self.lam, float(conf_loss.detach()), self.budget)
         return loss
 
+    def validation_step(self, batch: tuple[torch.Tensor, torch.Tensor], batch_idx: int):
+        """Cross-entropy of the class outputs, logged as ``val_loss`` for the plateau recipe."""
+        x, y = batch
+        net = self.network
+        if self.kind == "devries":
+            logits = net.classifier(net.features(x))
+        else:
+            logits = net(x)[:, : net.num_classes]
+        loss = F.cross_entropy(logits, y)
+        self.log("val_loss", loss, on_epoch=True, batch_size=y.shape[0])
+        return loss
+
     def configure_optimizers(self):
         opt = torch.optim.SGD(
             self.network.parameters(),
