@@ -362,7 +362,9 @@ def run_benchmark(
         )
         from fdbench.report import write_report
 
-        write_report(run_dir, report_table(results))
+        write_report(
+            run_dir, report_table(results), seed_boxplots=config.analysis.seed_boxplots
+        )
     times["analysis_report_s"] = time.perf_counter() - start
     with atomic_path(run_dir / "times.json") as tmp:
         tmp.write_text(json.dumps(times, indent=2))

@@ -244,6 +244,7 @@ class AnalysisConfig(_Strict):
     sgr_delta: float = Field(default=0.001, gt=0.0, lt=1.0)
     gallery_csfs: list[str] = Field(default_factory=lambda: ["MSR", "Mahalanobis"])
     gallery_k: PositiveInt = 6
+    seed_boxplots: bool = Field(default=False, exclude_if=lambda v: not v)
 
 
 class _MethodParams(_Strict):
