@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -160,3 +161,30 @@ def test_ensemble_uses_its_own_threshold() -> None:
     assert group.threshold == fpr_threshold(val_p1, VAL_Y, 0.2)
     test_p1 = np.exp(group.logits["iid"])[:, 1]
     np.testing.assert_array_equal(group.predictions["iid"], test_p1 >= group.threshold)
+
+
+def test_benchmark_evaluation_applies_the_protocol_to_two_class_runs_only(tmp_path) -> None:
+    from fdbench.benchmark import evaluate_runs
+    from fdbench.outputs import write_outputs
+
+    run = _run()
+    run.meta["method"] = "ce"
+    write_outputs(tmp_path / "binary.zarr", run)
+    table = pd.read_parquet(
+        evaluate_runs([tmp_path / "binary.zarr"], tmp_path / "eval", binary_fpr=0.2)
+    )
+    msr = table[(table["csf"] == "MSR") & (table["study"] == "iid")].set_index("metric")
+    assert msr.loc["auroc_f", "value"] == pytest.approx(6 / 9)
+    assert msr.loc["roc_auc", "value"] == pytest.approx(5 / 9)
+    three = RunOutputs(
+        splits={
+            name: SplitOutputs(s.labels, np.hstack([s.logits, s.logits[:, :1] - 5]), kind=s.kind)
+            for name, s in run.splits.items()
+        },
+        meta=run.meta,
+    )
+    write_outputs(tmp_path / "three.zarr", three)
+    multi = pd.read_parquet(
+        evaluate_runs([tmp_path / "three.zarr"], tmp_path / "eval3", binary_fpr=0.2)
+    )
+    assert "roc_auc" not in set(multi["metric"]) and "PE" in set(multi["csf"])
