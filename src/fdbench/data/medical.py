@@ -378,7 +378,9 @@ def stratified_split(
     return train, val, test
 
 
-def _experiment(name: str, train: ImageDataset, val: ImageDataset, test: ImageDataset):
+def _experiment(
+    name: str, train: ImageDataset, val: ImageDataset, test: ImageDataset
+) -> Experiment:
     return Experiment(
         name=name,
         class_names=train.class_names,
