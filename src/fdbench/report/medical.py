@@ -60,7 +60,8 @@ def seed_boxplot_figure(
 ) -> bytes:
     """PNG of one panel per metric of :data:`BOX_METRICS`: a box per score over its seeds
     (whiskers at the minimum and maximum, as the paper), the ``baseline`` score's box filled
-    and its median drawn across the panel as a dashed line. ``rows``: :func:`score_rows` of one
+    and its median drawn across the panel as a dashed line (the first score named
+    ``baseline`` or ``baseline (<method>)``). ``rows``: :func:`score_rows` of one
     data set."""
     from fdbench.report.plots import _grid, figure_png
 
@@ -69,8 +70,9 @@ def seed_boxplot_figure(
     metrics = [m for m in BOX_METRICS if m in set(rows["metric"])]
     if not metrics or not scores:
         raise ValueError("rows: no box-plot metric or score to draw")
-    fig, axes = _grid(len(metrics), 2, max(4.0, 0.45 * len(scores) + 1.5), 2.8)
-    base = [s for s in scores if s == baseline or s.startswith(f"{baseline} (")]
+    columns = 1 if len(scores) > 12 else 2
+    fig, axes = _grid(len(metrics), columns, max(4.0, 0.4 * len(scores) + 1.5), 2.8)
+    base = [s for s in scores if s == baseline or s.startswith(f"{baseline} (")][:1]
     for ax, metric in zip(axes, metrics, strict=True):
         part = rows[rows["metric"] == metric]
         data = [part.loc[part["score"] == s, "value"].to_numpy(dtype=float) for s in scores]
