@@ -103,6 +103,7 @@ def evaluate_runs(
     with_val: bool = False,
     openmax: OpenMaxParams | None = None,
     seed: int | None = None,
+    binary_fpr: float | None = None,
 ) -> Path:
     """Evaluate one run (one store) or a deep ensemble (several stores) into ``out_dir``.
 
@@ -118,8 +119,10 @@ def evaluate_runs(
     candidate it comes from: ``candidate`` (index) and ``params`` (its parameters as JSON), from
     the stores' meta. ``seed`` fills the ``seed`` column (default: the first store's seed; an
     ensemble of ``ensemble_combinations`` gets its combination's index, so that the seed
-    statistics of the results run over the combinations). The results file is written last:
-    its presence marks the job as done.
+    statistics of the results run over the combinations). ``binary_fpr`` applies the binary
+    protocol (validation-FPR threshold, :func:`fdbench.evaluation.prediction_groups`) to
+    two-class outputs; outputs with more classes keep the arg-max prediction. The results file
+    is written last: its presence marks the job as done.
     """
     from fdbench.outputs import read_outputs
 
@@ -129,8 +132,13 @@ def evaluate_runs(
     studies = default_studies(available)
     splits = [s for s in available if s not in NON_TEST_SPLITS]
     pools = unknown_detection_pools({s: first.splits[s].kind for s in splits})
+    if first.splits[splits[0]].n_classes != 2:
+        binary_fpr = None
     groups = prediction_groups(
-        runs, [*splits, *(["val"] if "val" in first.splits else [])], openmax=openmax
+        runs,
+        [*splits, *(["val"] if "val" in first.splits else [])],
+        openmax=openmax,
+        binary_fpr=binary_fpr,
     )
     needed = [*studies, *(["val"] if "val" in first.splits else [])]
     info = {
@@ -161,6 +169,7 @@ def evaluate_runs(
                     iid_split=iid_split,
                     run_info=info,
                     pools=pools,
+                    binary_protocol=group.threshold is not None,
                 )
                 tables.append(table.assign(protocol=protocol.value))
         for study in needed:
@@ -206,12 +215,15 @@ def plan_benchmark(
     With ``ensemble_combinations`` every ensemble is evaluated once per subset of its seeds
     (:meth:`~fdbench.config.EnsembleCombinations.subsets`), in ``.../combination<i>``
     folders, its rows carrying ``i`` as their ``seed``.
+    ``config.data.binary_protocol`` sets the binary protocol of two-class experiments.
     """
     from fdbench.training.experiments import experiment_for_run
     from fdbench.training.jobs import output_stores, plan_jobs, run_training_job
 
     models = run_dir / "runs"
     openmax = None if config.openmax is None else config.openmax.params()
+    binary = config.data.binary_protocol
+    binary_fpr = None if binary is None else binary.fpr
     training, evaluation = [], []
     for experiment in experiments:
         for method, seed in plan_jobs(config):
@@ -234,7 +246,9 @@ def plan_benchmark(
             )
             folder = run_dir / "evaluation" / experiment.name / method / f"seed{seed}"
             evaluation.extend(
-                _evaluation_jobs(f"eval:{key}", [[s] for s in stores], folder, openmax)
+                _evaluation_jobs(
+                    f"eval:{key}", [[s] for s in stores], folder, openmax, binary_fpr
+                )
             )
         for method in config.ensembles:
             seeds = config.method(method).seeds
@@ -251,6 +265,7 @@ def plan_benchmark(
                         key if combinations is None else f"{key}/combination{i}",
                         [list(stores) for stores in zip(*members, strict=True)],
                         folder if combinations is None else folder / f"combination{i}",
+                        binary_fpr=binary_fpr,
                         seed=None if combinations is None else i,
                     )
                 )
@@ -262,15 +277,18 @@ def _evaluation_jobs(
     candidates: list[list[Path]],
     folder: Path,
     openmax: OpenMaxParams | None = None,
+    binary_fpr: float | None = None,
     *,
     seed: int | None = None,
 ) -> list[Job]:
     """One evaluation job per grid candidate (``candidates[i]``: the stores it evaluates);
-    ``openmax`` adds the OpenMax CSF to single runs; ``seed`` overrides the results' seed
-    column (:func:`evaluate_runs`)."""
+    ``openmax`` adds the OpenMax CSF to single runs; ``binary_fpr`` applies the binary
+    protocol (:func:`evaluate_runs`); ``seed`` overrides the results' seed column."""
     single = evaluate_runs
     if openmax is not None and len(candidates[0]) == 1:
         single = functools.partial(single, openmax=openmax)
+    if binary_fpr is not None:
+        single = functools.partial(single, binary_fpr=binary_fpr)
     if seed is not None:
         single = functools.partial(single, seed=seed)
     if len(candidates) == 1:
@@ -407,7 +425,10 @@ def run_benchmark(
         from fdbench.report import unknown_detection_summary, write_report
 
         write_report(
-            run_dir, report_table(results), unknown_detection=unknown_detection_summary(results)
+            run_dir,
+            report_table(results),
+            unknown_detection=unknown_detection_summary(results),
+            seed_boxplots=config.analysis.seed_boxplots,
         )
     times["analysis_report_s"] = time.perf_counter() - start
     with atomic_path(run_dir / "times.json") as tmp:

@@ -150,6 +150,14 @@ def evaluate(
         list[str] | None,
         typer.Option("--confidence", "-c", help="Confidence column(s) of a table (default: all)."),
     ] = None,
+    binary_fpr: Annotated[
+        float | None,
+        typer.Option(
+            "--binary-fpr",
+            help="Binary protocol (two-class outputs with a val split): predict class 1 at the "
+            "threshold with this validation FPR, e.g. 0.2 (Bernhardt et al.).",
+        ),
+    ] = None,
     precision_report: Annotated[
         bool,
         typer.Option(
@@ -173,7 +181,16 @@ def evaluate(
     Table 5 layout is printed after the per-study tables."""
     with _forced(force):
         _evaluate(
-            path, out, protocol, bootstrap, seed, iid_study, confidence, precision_report, openmax
+            path,
+            out,
+            protocol,
+            bootstrap,
+            seed,
+            iid_study,
+            confidence,
+            precision_report,
+            openmax,
+            binary_fpr,
         )
 
 
@@ -187,6 +204,7 @@ def _evaluate(
     confidence: list[str] | None,
     precision_report: bool,
     openmax: bool,
+    binary_fpr: float | None = None,
 ) -> None:
     from fdbench.evaluation import evaluate_run, evaluate_table, read_confidence_table
     from fdbench.io import check_output_file, verify_if_recorded
@@ -204,6 +222,8 @@ def _evaluate(
             raise ValueError("--precision-report needs logits; a confidence table has none")
         if openmax:
             raise ValueError("--openmax needs logits; a confidence table has none")
+        if binary_fpr is not None:
+            raise ValueError("--binary-fpr needs logits; a confidence table has none")
         table = read_confidence_table(path, columns=confidence)
         results = evaluate_table(
             table, protocol=protocol, iid_split=iid_study, n_bootstrap=bootstrap, seed=seed
@@ -220,6 +240,7 @@ def _evaluate(
             n_bootstrap=bootstrap,
             seed=seed,
             openmax=OpenMaxParams() if openmax else None,
+            binary_fpr=binary_fpr,
         )
         if precision_report:
             _print_precision_report(run)

@@ -41,6 +41,14 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
 
+class BinaryProtocolConfig(_Strict):
+    """The binary protocol (Bernhardt et al., TMLR 2022): two-class experiments predict class 1
+    where p_1 reaches the threshold with validation FPR ``fpr`` (see
+    :mod:`fdbench.protocol.binary`)."""
+
+    fpr: float = Field(default=0.2, ge=0.0, le=1.0)
+
+
 class DataConfig(_Strict):
     """Which experiments to build: a builder function of ``fdbench.data`` and its arguments.
 
@@ -48,13 +56,18 @@ class DataConfig(_Strict):
     ``experiments`` restricts the run to the named ones (all when ``None``). With ``per_run``
     the experiments are built again for every run seed, the builder getting
     ``run_seed=<seed>`` (FD-Shifts re-draws SVHN's held-out classes for each run); left out of
-    the dumped config when false, so configs without it keep their digest.
+    the dumped config when false, so configs without it keep their digest. ``binary_protocol``
+    evaluates the two-class experiments at a validation-FPR threshold instead of arg-max
+    (multi-class experiments are unaffected); left out of the dump when unset.
     """
 
     builder: str = Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")
     args: dict[str, Any] = Field(default_factory=dict)
     experiments: list[str] | None = None
     per_run: bool = Field(default=False, exclude_if=lambda v: not v)
+    binary_protocol: BinaryProtocolConfig | None = Field(
+        default=None, exclude_if=lambda v: v is None
+    )
 
 
 class ArchitectureConfig(_Strict):
@@ -143,17 +156,30 @@ class ScheduleConfig(_Strict):
     intervals, then cosine to 0; pl_bolts' ``LinearWarmupCosineAnnealingLR`` as FD-Shifts uses
     it for ViTs); ``multistep`` (times ``gamma`` at each of ``milestones``); ``step`` (times
     ``gamma`` every ``step_size`` intervals). ``interval``: ``step`` (every batch) or ``epoch``.
+
+    ``plateau`` (Bernhardt et al., TMLR 2022): the validation loss is computed after every
+    epoch; the rate is multiplied by ``gamma`` after ``patience`` (default 10) epochs without a
+    decrease (torch's ``ReduceLROnPlateau``), training stops after ``stop_patience`` (e.g. 15)
+    such epochs in a row (none when unset) and the weights of the epoch with the lowest
+    validation loss are kept. ``patience``/``stop_patience`` are left out of the dump when
+    unset, so other schedules keep their digest.
     """
 
-    name: Literal["constant", "cosine", "warmup_cosine", "multistep", "step"]
+    name: Literal["constant", "cosine", "warmup_cosine", "multistep", "step", "plateau"]
     interval: Literal["step", "epoch"] = "step"
     warmup: int = Field(default=0, ge=0)
     milestones: list[PositiveInt] = Field(default_factory=list)
     step_size: PositiveInt | None = None
     gamma: float = Field(default=0.1, gt=0.0)
+    patience: PositiveInt | None = Field(default=None, exclude_if=lambda v: v is None)
+    stop_patience: PositiveInt | None = Field(default=None, exclude_if=lambda v: v is None)
 
     @model_validator(mode="after")
     def _check_params(self) -> ScheduleConfig:
+        if self.name != "plateau" and (self.patience or self.stop_patience):
+            raise ValueError("patience and stop_patience belong to the plateau schedule")
+        if self.name == "plateau" and self.interval != "epoch":
+            raise ValueError("plateau is stepped once per epoch: set interval: epoch")
         if self.name == "warmup_cosine" and self.warmup < 1:
             raise ValueError("warmup_cosine needs warmup >= 1 (intervals of linear warm-up)")
         if self.name == "multistep" and (
@@ -218,6 +244,7 @@ class AnalysisConfig(_Strict):
     sgr_delta: float = Field(default=0.001, gt=0.0, lt=1.0)
     gallery_csfs: list[str] = Field(default_factory=lambda: ["MSR", "Mahalanobis"])
     gallery_k: PositiveInt = 6
+    seed_boxplots: bool = Field(default=False, exclude_if=lambda v: not v)
 
 
 class OpenMaxConfig(_Strict):

@@ -14,11 +14,19 @@ import pandas as pd
 from fdbench import metrics as M
 from fdbench.protocol import (
     NEW_CLASS_LABEL,
+    EvaluationSet,
     Protocol,
     build_evaluation_set,
     corruption_pools,
     study_splits,
     unknown_detection_pools,
+)
+from fdbench.protocol.binary import (
+    BINARY_EXCLUDED_CSFS,
+    BINARY_PREDICTED_CLASS_CSFS,
+    fpr_threshold,
+    predicted_class_probability,
+    threshold_predictions,
 )
 
 if TYPE_CHECKING:
@@ -93,6 +101,7 @@ def evaluate_confidences(
     run_info: Mapping[str, object] | None = None,
     on_study: Callable[[str], None] | None = None,
     pools: Mapping[str, Sequence[str]] | None = None,
+    binary_protocol: bool = False,
 ) -> pd.DataFrame:
     """Compute the metric suite for every CSF on every study.
 
@@ -106,7 +115,11 @@ def evaluate_confidences(
     protocol every study with new-class samples also gets the OoD-detection metrics of
     :func:`ood_detection_metrics`. With ``n_bootstrap > 0`` the rows gain ``std``,
     ``ci_lower`` and ``ci_upper`` columns from seeded, paired bootstrap resamples (the same
-    resamples for every CSF of a study).
+    resamples for every CSF of a study). With ``binary_protocol`` (``predictions``
+    thresholded, see :func:`prediction_groups`) an in-distribution study's
+    ``balanced_accuracy`` follows ``predictions`` instead of the logits' arg-max, and a
+    ``roc_auc`` row holds the classification ROC-AUC of ``softmax(logits)[:, 1]`` against the
+    labels (Bernhardt et al., Table 2: ROC-AUC for the binary tasks).
 
     Returns the tidy results table (columns ``RESULT_COLUMNS`` plus ``n_samples``).
     """
@@ -133,6 +146,8 @@ def evaluate_confidences(
             values = M.evaluate_all(es.residuals, conf, labels=study_labels, logits=study_logits)
             if with_ood:
                 values.update(ood_detection_metrics(es.is_new_class, conf))
+            if binary_protocol and study_logits is not None:
+                values.update(_binary_classification(study_labels, study_logits, es, predictions))
             intervals = (
                 _bootstrap_intervals(es.residuals, conf, n_bootstrap, seed, confidence_level)
                 if n_bootstrap
@@ -148,6 +163,23 @@ def evaluate_confidences(
     table = pd.DataFrame(rows)
     ordered = [*RESULT_COLUMNS, "n_samples"]
     return table[ordered + [c for c in table.columns if c not in ordered]]
+
+
+def _binary_classification(
+    labels: np.ndarray,
+    logits: np.ndarray,
+    es: EvaluationSet,
+    predictions: Mapping[str, np.ndarray],
+) -> dict[str, float]:
+    """Balanced accuracy of the thresholded predictions and the classification ROC-AUC."""
+    pred = es.gather(predictions)
+    present = np.unique(labels)
+    recalls = [np.mean(pred[labels == c] == c) for c in present]
+    positive = np.exp(M.log_softmax(logits))[:, 1]
+    return {
+        "balanced_accuracy": float(np.mean(recalls)),
+        "roc_auc": M.auroc_f((labels != 1).astype(np.float64), positive),
+    }
 
 
 def _common_csfs(
@@ -341,13 +373,36 @@ def csf_prediction_source(name: str) -> str:
 
 @dataclass(frozen=True)
 class PredictionGroup:
-    """The inputs of :func:`evaluate_confidences` for the CSFs that share one classifier."""
+    """The inputs of :func:`evaluate_confidences` for the CSFs that share one classifier.
+
+    ``threshold`` is the binary protocol's threshold on ``softmax(logits)[:, 1]`` (None: the
+    arg-max prediction).
+    """
 
     source: str
     labels: dict[str, np.ndarray]
     logits: dict[str, np.ndarray]
     predictions: dict[str, np.ndarray]
     confidences: dict[str, dict[str, np.ndarray]]
+    threshold: float | None = None
+
+
+def _source_logits(runs: Sequence[RunOutputs], split: str, source: str) -> np.ndarray:
+    """The logits (or log mean softmax) of one prediction group's classifier on ``split``."""
+    if source == "ensemble":
+        return ensemble_log_probs([np.asarray(r.splits[split].logits) for r in runs])
+    if source == "mcd":
+        return ensemble_log_probs(np.moveaxis(np.asarray(runs[0].splits[split].mcd_logits), 1, 0))
+    return np.asarray(runs[0].splits[split].logits, dtype=np.float64)
+
+
+def _binary_threshold(runs: Sequence[RunOutputs], source: str, fpr: float) -> float:
+    """The group's threshold on p_1 with validation FPR ``fpr`` (split ``val``)."""
+    val = runs[0].splits.get("val")
+    if val is None:
+        raise ValueError("binary_fpr: the outputs need a 'val' split to set the threshold on")
+    positive = np.exp(M.log_softmax(_source_logits(runs, "val", source)))[:, 1]
+    return fpr_threshold(positive, np.asarray(val.labels), fpr)
 
 
 def prediction_groups(
@@ -356,6 +411,7 @@ def prediction_groups(
     *,
     knn_k: int = 50,
     openmax: OpenMaxParams | None = None,
+    binary_fpr: float | None = None,
 ) -> list[PredictionGroup]:
     """Compute every CSF of one run (or of a deep ensemble of runs) on ``splits``, grouped by
     the classifier that defines their failures.
@@ -365,6 +421,13 @@ def prediction_groups(
     :func:`csf_prediction_source`). Several runs give one ``ensemble`` group: the ensemble's
     prediction (arg-max of the members' mean softmax) with the ENS-* CSFs. ``openmax`` adds
     the OpenMax CSF (:mod:`fdbench.csf.openmax`) to the ``logits`` group of one run.
+
+    ``binary_fpr`` switches on the binary protocol (Bernhardt et al., TMLR 2022; two classes
+    only): each group predicts class 1 where its ``p_1`` reaches the threshold that gives FPR
+    ``binary_fpr`` on the group's own ``val`` split (:func:`fdbench.protocol.binary.
+    fpr_threshold`; the authors set one per classifier, e.g. ``mcmc_scores.py``); MSR,
+    MCD-MSR and ENS-MSR become the softmax of that predicted class; TrustScore is computed
+    for it; the entropy CSFs (``BINARY_EXCLUDED_CSFS``) are left out.
     """
     from fdbench.csf import compute_csfs
 
@@ -374,15 +437,16 @@ def prediction_groups(
     missing = [s for s in splits if s not in first.splits]
     if missing:
         raise ValueError(f"split(s) {missing} not in the outputs; available: {list(first.splits)}")
+    if binary_fpr is not None and first.splits[splits[0]].n_classes != 2:
+        n_classes = first.splits[splits[0]].n_classes
+        raise ValueError(f"binary_fpr needs two-class outputs; these have {n_classes} classes")
     labels = {s: np.asarray(first.splits[s].labels) for s in splits}
     if len(runs) > 1:
         for member in runs[1:]:
             for s in splits:
                 if not np.array_equal(np.asarray(member.splits[s].labels), labels[s]):
                     raise ValueError(f"ensemble members disagree on the labels of split {s!r}")
-        logits = {
-            s: ensemble_log_probs([np.asarray(r.splits[s].logits) for r in runs]) for s in splits
-        }
+        logits = {s: _source_logits(runs, s, "ensemble") for s in splits}
         confidences = {
             s: {
                 k: v
@@ -391,8 +455,17 @@ def prediction_groups(
             }
             for s in splits
         }
-        return [_group("ensemble", labels, logits, confidences)]
-    all_csfs = {s: compute_csfs(first, s, knn_k=knn_k, openmax=openmax) for s in splits}
+        return [_group("ensemble", labels, logits, confidences, runs, binary_fpr)]
+    threshold = None if binary_fpr is None else _binary_threshold(runs, "logits", binary_fpr)
+    all_csfs = {}
+    for s in splits:
+        thresholded = None
+        if threshold is not None:
+            positive = np.exp(M.log_softmax(_source_logits(runs, s, "logits")))[:, 1]
+            thresholded = threshold_predictions(positive, threshold)
+        all_csfs[s] = compute_csfs(
+            first, s, knn_k=knn_k, openmax=openmax, predictions=thresholded
+        )
     groups = []
     for source in ("logits", "mcd"):
         confidences = {
@@ -411,20 +484,27 @@ def prediction_groups(
                 stacklevel=2,
             )
             continue
-        if source == "logits":
-            logits = {s: np.asarray(first.splits[s].logits, dtype=np.float64) for s in splits}
-        else:
-            logits = {
-                s: ensemble_log_probs(np.moveaxis(np.asarray(first.splits[s].mcd_logits), 1, 0))
-                for s in splits
-            }
-        groups.append(_group(source, labels, logits, confidences))
+        logits = {s: _source_logits(runs, s, source) for s in splits}
+        groups.append(_group(source, labels, logits, confidences, runs, binary_fpr))
     return groups
 
 
-def _group(source, labels, logits, confidences) -> PredictionGroup:
-    predictions = {s: np.argmax(v, axis=1) for s, v in logits.items()}
-    return PredictionGroup(source, labels, logits, predictions, confidences)
+def _group(source, labels, logits, confidences, runs, binary_fpr) -> PredictionGroup:
+    if binary_fpr is None:
+        predictions = {s: np.argmax(v, axis=1) for s, v in logits.items()}
+        return PredictionGroup(source, labels, logits, predictions, confidences)
+    threshold = _binary_threshold(runs, source, binary_fpr)
+    predictions, adapted = {}, {}
+    for s, z in logits.items():
+        probs = np.exp(M.log_softmax(z))
+        predictions[s] = threshold_predictions(probs[:, 1], threshold)
+        own = predicted_class_probability(probs, predictions[s])
+        adapted[s] = {
+            name: own if name in BINARY_PREDICTED_CLASS_CSFS else value
+            for name, value in confidences[s].items()
+            if name not in BINARY_EXCLUDED_CSFS
+        }
+    return PredictionGroup(source, labels, logits, predictions, adapted, threshold)
 
 
 def _run_info(first: RunOutputs, ensemble: bool) -> dict[str, object]:
@@ -443,6 +523,7 @@ def evaluate_run(
     n_bootstrap: int = 0,
     seed: int = 0,
     openmax: OpenMaxParams | None = None,
+    binary_fpr: float | None = None,
 ) -> pd.DataFrame:
     """Compute every CSF the stored outputs allow and evaluate them on every test study.
 
@@ -454,7 +535,8 @@ def evaluate_run(
     ``unknown_detection`` protocol also Kim et al.'s pooled studies
     (:func:`fdbench.protocol.unknown_detection_pools`, from the stored split kinds). With
     ``openmax`` the OpenMax CSF is computed too (one run only). Run metadata ``dataset``,
-    ``method`` and ``seed`` fill the table's columns.
+    ``method`` and ``seed`` fill the table's columns. ``binary_fpr`` applies the binary
+    protocol (two-class outputs with a ``val`` split; see :func:`prediction_groups`).
     """
     runs = [run] if not isinstance(run, Sequence) else list(run)
     if isinstance(run, Sequence) and len(runs) < 2:
@@ -480,8 +562,9 @@ def evaluate_run(
             seed=seed,
             run_info=_run_info(first, len(runs) > 1),
             pools=pools,
+            binary_protocol=group.threshold is not None,
         )
-        for group in prediction_groups(runs, needed, openmax=openmax)
+        for group in prediction_groups(runs, needed, openmax=openmax, binary_fpr=binary_fpr)
     ]
     return pd.concat(tables, ignore_index=True)
 

@@ -214,6 +214,7 @@ def compute_csfs(
     ensemble: list[RunOutputs] | None = None,
     knn_k: int = 50,
     openmax: om.OpenMaxParams | None = None,
+    predictions: np.ndarray | None = None,
 ) -> dict[str, np.ndarray]:
     """Compute every CSF the stored outputs of ``run`` allow on ``split``.
 
@@ -228,7 +229,8 @@ def compute_csfs(
     (:mod:`fdbench.csf.openmax`) when ``openmax`` gives its parameters and split ``train`` has
     labelled logits (fitted on the correctly classified ones, as Bendale & Boult and Kim et
     al.). Fits on ``train``/``val`` are computed once per run object and cached.
-    Feature CSFs use the predicted class ``argmax(logits)`` where needed (TrustScore).
+    Feature CSFs use the predicted class where needed (TrustScore): ``predictions`` when given
+    (the binary protocol's thresholded prediction), else ``argmax(logits)``.
     """
     names = available_csfs(run, split, ensemble=ensemble, openmax=openmax)
     s = run.splits[split]
@@ -267,7 +269,8 @@ def compute_csfs(
         out["DKNN"] = feat.knn_score(x, knn, k=knn_k)
         if "TrustScore" in names:
             trust = _cached(run, "trust", lambda: feat.fit_trust_score(train_x, train_y))
-            out["TrustScore"] = feat.trust_score(x, np.argmax(logits, axis=1), trust)
+            predicted = np.argmax(logits, axis=1) if predictions is None else predictions
+            out["TrustScore"] = feat.trust_score(x, predicted, trust)
         if "ViM" in names:
             vim = _cached(
                 run,

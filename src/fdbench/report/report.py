@@ -587,6 +587,34 @@ def _sgr_section(b: _Builder, sgr: pd.DataFrame) -> str:
     return "".join(parts)
 
 
+def _seed_boxplot_section(b: _Builder, results: pd.DataFrame) -> str:
+    from fdbench.report.medical import (
+        classification_performance,
+        score_rows,
+        seed_boxplot_figure,
+    )
+    from fdbench.report.tables import plain_table
+
+    note = (
+        '<p class="note">The medical testbed\'s form (Bernhardt et al., TMLR 2022): per data '
+        "set, each confidence score's failure ROC-AUC, FPR@80TPR, AURC and AUGRC on the iid "
+        "study as box plots over the seeds (whiskers at minimum and maximum), the softmax "
+        "baseline filled with its median dashed; then the classification performance of each "
+        "classifier, ROC-AUC for binary tasks (binary protocol) and accuracy otherwise, mean "
+        "(std) over the seeds (Table 2).</p>"
+    )
+    body = [note]
+    for dataset, rows in score_rows(results).groupby("dataset", sort=False):
+        title = f"{dataset}: scores over seeds"
+        body.append(b.figure(seed_boxplot_figure, (rows, title), f"seed_boxplots_{dataset}", title))
+    table = classification_performance(results)
+    if not table.empty:
+        body.append(
+            b.table(plain_table(table, "classification_performance", "Classification performance"))
+        )
+    return "".join(body)
+
+
 def write_report(
     run_dir: str | Path,
     results: pd.DataFrame | None = None,
@@ -602,6 +630,7 @@ def write_report(
     read_files: bool = True,
     processes: int | None = None,
     unknown_detection: pd.DataFrame | None = None,
+    seed_boxplots: bool = False,
 ) -> Path:
     """Build ``run_dir/report.html``, one self-contained page, and export its tables and figures.
 
@@ -614,7 +643,9 @@ def write_report(
     and reliability diagrams after scaling from ``reliability``; the failure gallery; the
     float-precision table ``rounding``; the SGR risk-excess table and plot from ``sgr``; Kim
     et al.'s Table 5 from ``unknown_detection`` (the summary of
-    :func:`fdbench.report.unknown_detection_summary`). Every
+    :func:`fdbench.report.unknown_detection_summary`); with ``seed_boxplots`` the medical
+    testbed's box plots over seeds and classification performance (:mod:`fdbench.report.medical`)
+    from ``results``. Every
     dataset × method gets its own tables and figures; curves, reliability, ECE after scaling
     and SGR show its lowest seed. A section whose input is absent is left
     out; an input lacking a required column (``REQUIRED_COLUMNS``) raises ValueError naming
@@ -659,6 +690,9 @@ def write_report(
     if unknown_detection is not None and not unknown_detection.empty:
         body = _unknown_detection_section(b, unknown_detection)
         b.sections.append(("unknown-detection", "Unknown detection (Kim et al.)", body))
+    if seed_boxplots and inputs.results is not None and not inputs.results.empty:
+        body = _seed_boxplot_section(b, inputs.results)
+        b.sections.append(("seeds", "Scores over seeds (medical testbed)", body))
     if inputs.bootstrap is not None and not inputs.bootstrap.empty:
         body = _ranking_section(b, inputs.bootstrap, inputs.results)
         b.sections.append(("rankings", "Bootstrap rankings and significance", body))

@@ -20,7 +20,7 @@ from ..models import build_model
 from ..models.network import Network
 from .determinism import deterministic
 from .loader import image_tensor, make_loader
-from .schedules import make_scheduler
+from .schedules import make_scheduler, plateau_callbacks
 
 __all__ = [
     "MethodModule",
@@ -96,6 +96,9 @@ class MethodModule(L.LightningModule):
         if hook is not None:
             hook(self, batch, batch_idx)
 
+    def validation_step(self, batch: Any, batch_idx: int) -> torch.Tensor:
+        return self.method.validation_step(self, batch, batch_idx)
+
     def configure_optimizers(self) -> Any:
         return self.method.configure_optimizers(self)
 
@@ -132,6 +135,8 @@ def quiet_lightning() -> Iterator[None]:
         with warnings.catch_warnings():
             warnings.filterwarnings("ignore", message=".*LeafSpec.*is deprecated")
             warnings.filterwarnings("ignore", message=".*does not have many workers.*")
+            # validation_step runs only with the plateau schedule's validation loader
+            warnings.filterwarnings("ignore", message=".*`validation_step` but have no.*")
             # ConfidNet stages train with the frozen parts deliberately in eval mode
             warnings.filterwarnings("ignore", message=".*module\\(s\\) in eval mode.*")
             yield
@@ -140,10 +145,12 @@ def quiet_lightning() -> Iterator[None]:
             lg.setLevel(level)
 
 
-def trainer(epochs: int) -> L.Trainer:
-    """A deterministic CPU Lightning trainer for ``epochs`` epochs, without logging."""
+def trainer(epochs: int, callbacks: list[L.Callback] | None = None) -> L.Trainer:
+    """A deterministic CPU Lightning trainer for ``epochs`` epochs with ``callbacks``, without
+    logging."""
     return L.Trainer(
         max_epochs=epochs,
+        callbacks=callbacks,
         accelerator="cpu",
         devices=1,
         deterministic=True,
@@ -261,6 +268,24 @@ class TrainContext:
             transform=transform,
         )
 
+    def val_loader(self) -> Any:
+        """The validation split's ``(images, labels)`` batches, in order, unaugmented."""
+        return make_loader(
+            image_tensor(self.experiment.val.images),
+            torch.from_numpy(np.asarray(self.experiment.val.labels, dtype=np.int64)),
+            batch_size=self.config.training.batch_size,
+            shuffle=False,
+        )
+
     def fit(self, module: L.LightningModule, data: Any, epochs: int) -> None:
-        """Fit ``module`` on ``data`` for ``epochs`` epochs with :func:`trainer`."""
-        trainer(epochs).fit(module, data)
+        """Fit ``module`` on ``data`` for ``epochs`` epochs with :func:`trainer`.
+
+        A module trained with the configured schedule (its ``settings``, see :meth:`module`)
+        whose schedule is ``plateau`` also gets the schedule's callbacks
+        (:func:`~fdbench.training.schedules.plateau_callbacks`: stop and best weights) and the
+        validation batches (:meth:`val_loader`), on which its ``validation_step`` logs
+        ``val_loss``; other modules (e.g. ConfidNet's stages) train without validation."""
+        settings = getattr(module, "settings", None)
+        callbacks = plateau_callbacks(settings.schedule) if settings is not None else []
+        val = self.val_loader() if callbacks else None
+        trainer(epochs, callbacks).fit(module, data, val)

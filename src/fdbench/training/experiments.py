@@ -25,15 +25,20 @@ def build_experiments(config: BenchmarkConfig, *, run_seed: int | None = None) -
 
     With ``run_seed`` (only where ``config.data.per_run`` is set) the builder also gets
     ``run_seed=run_seed``: the experiments of that run. The builder is looked up in
-    ``fdbench.data``, ``fdbench.data.studies`` and ``fdbench.data.fashion_unknown``; a missing
-    builder or unknown
-    experiment name raises ``ValueError``.
+    ``fdbench.data``, then ``fdbench.data.studies``, ``fdbench.data.fashion_unknown`` and
+    ``fdbench.data.medical``; a missing builder or unknown experiment name raises
+    ``ValueError``.
     """
     data = config.data
     if run_seed is not None and not data.per_run:
         raise ValueError("run_seed is only given where config.data.per_run is set")
     builder = None
-    for module in ("fdbench.data", "fdbench.data.studies", "fdbench.data.fashion_unknown"):
+    for module in (
+        "fdbench.data",
+        "fdbench.data.studies",
+        "fdbench.data.fashion_unknown",
+        "fdbench.data.medical",
+    ):
         builder = getattr(import_module(module), data.builder, None)
         if builder is not None:
             break

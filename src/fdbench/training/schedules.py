@@ -7,17 +7,28 @@ stepped once per epoch (``lr_scheduler_interval="epoch"``, ``fd_shifts/configs/_
 ``LinearWarmupCosineAnnealingLR(warmup_epochs=500, max_epochs=steps, warmup_start_lr=0)``
 stepped every batch (``vit()`` there and ``fd_shifts/models/vit_model.py``). The multi-step
 and step decays are the original schedules of the methods FD-Shifts re-trained (e.g. DeVries &
-Taylor 2018), which its Appendix J compares against.
+Taylor 2018), which its Appendix J compares against. ``plateau`` is the recipe of Bernhardt et
+al. (TMLR 2022, Section 4): rate divided by 10 after 10 epochs without a decrease of the
+validation loss, stop after 15 such epochs, test the weights with the lowest validation loss
+(authors' ``models/pl_module.py``: ``ReduceLROnPlateau(patience=10)``; ``classification/
+train.py``: ``EarlyStopping(patience=15)`` and the best-``Val/loss`` checkpoint).
 """
 
 from __future__ import annotations
 
+import copy
 import math
 from typing import Any
 
+import lightning as L
 import torch
 
-__all__ = ["lr_factor", "make_scheduler"]
+__all__ = ["BestValidationLoss", "lr_factor", "make_scheduler", "plateau_callbacks"]
+
+#: The epochs without a validation-loss decrease before ``plateau`` lowers the rate.
+PLATEAU_PATIENCE = 10
+#: The logged metric the ``plateau`` recipe watches.
+VAL_LOSS = "val_loss"
 
 
 def lr_factor(
@@ -78,7 +89,9 @@ def make_scheduler(
     ``"cosine"`` is torch's ``CosineAnnealingLR`` over all batches (fdbench's historical
     default, kept as it was); a ``ScheduleConfig`` named ``cosine`` with ``interval: epoch`` is
     FD-Shifts' CNN schedule, torch's ``CosineAnnealingLR(T_max=epochs)``; ``multistep`` and
-    ``step`` are torch's ``MultiStepLR``/``StepLR``; ``warmup_cosine`` is :func:`lr_factor`.
+    ``step`` are torch's ``MultiStepLR``/``StepLR``; ``warmup_cosine`` is :func:`lr_factor`;
+    ``plateau`` is torch's ``ReduceLROnPlateau(factor=gamma, patience=patience)`` on the
+    logged ``val_loss`` (see :func:`plateau_callbacks` for the stop and the best weights).
     """
     if isinstance(schedule, str):
         if schedule == "constant":
@@ -98,9 +111,54 @@ def make_scheduler(
         scheduler = sched.MultiStepLR(optimizer, list(schedule.milestones), gamma=schedule.gamma)
     elif name == "step":
         scheduler = sched.StepLR(optimizer, schedule.step_size, gamma=schedule.gamma)
+    elif name == "plateau":
+        patience = schedule.patience or PLATEAU_PATIENCE
+        scheduler = sched.ReduceLROnPlateau(
+            optimizer, mode="min", factor=schedule.gamma, patience=patience
+        )
+        return {"scheduler": scheduler, "interval": "epoch", "monitor": VAL_LOSS}
     else:
         warmup = schedule.warmup
         scheduler = sched.LambdaLR(
             optimizer, lambda t: lr_factor("warmup_cosine", min(t, total), total, warmup=warmup)
         )
     return {"scheduler": scheduler, "interval": interval}
+
+
+class BestValidationLoss(L.Callback):
+    """Keep the weights of the epoch with the lowest validation loss and restore them when
+    training ends; with ``stop_patience``, stop after that many validation epochs in a row
+    without a strict decrease (Lightning's ``EarlyStopping`` with ``min_delta=0``)."""
+
+    def __init__(self, stop_patience: int | None = None) -> None:
+        if stop_patience is not None and stop_patience < 1:
+            raise ValueError(f"stop_patience must be >= 1 or None; got {stop_patience}")
+        self.stop_patience = stop_patience
+        self.best = math.inf
+        self.best_epoch = -1
+        self.wait = 0
+        self._state: dict[str, torch.Tensor] | None = None
+
+    def on_validation_end(self, trainer: L.Trainer, pl_module: L.LightningModule) -> None:
+        if trainer.sanity_checking:
+            return
+        value = float(trainer.callback_metrics[VAL_LOSS])
+        if value < self.best:
+            self.best, self.best_epoch, self.wait = value, trainer.current_epoch, 0
+            self._state = copy.deepcopy(pl_module.state_dict())
+            return
+        self.wait += 1
+        if self.stop_patience is not None and self.wait >= self.stop_patience:
+            trainer.should_stop = True
+
+    def on_fit_end(self, trainer: L.Trainer, pl_module: L.LightningModule) -> None:
+        if self._state is not None:
+            pl_module.load_state_dict(self._state)
+
+
+def plateau_callbacks(schedule: str | Any) -> list[L.Callback]:
+    """The callbacks a schedule needs from the trainer: :class:`BestValidationLoss` for
+    ``plateau``, none otherwise (then no validation loader is needed)."""
+    if isinstance(schedule, str) or schedule.name != "plateau":
+        return []
+    return [BestValidationLoss(schedule.stop_patience)]

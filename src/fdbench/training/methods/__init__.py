@@ -59,6 +59,9 @@ it may keep state)
     Lightning's epoch hooks.
 :meth:`on_train_batch_end`
     Lightning's hook after each optimiser step (DUQ's centroid update).
+:meth:`validation_step`
+    Only with the ``plateau`` schedule (then the trainer gets the validation split): logs
+    ``val_loss``, which the schedule watches. Default: cross-entropy of the K class outputs.
 :meth:`configure_optimizers`
     Default: SGD with the configured momentum, Nesterov, weight decay and schedule.
 
@@ -215,6 +218,20 @@ class TrainingMethod:
 
     def on_train_batch_end(self, module: Any, batch: Any, batch_idx: int) -> None:
         """Lightning's hook after each optimiser step (nothing by default)."""
+
+    def validation_step(self, module: Any, batch: Any, batch_idx: int) -> torch.Tensor:
+        """Cross-entropy of the K class outputs on a validation batch ``(images, labels)``,
+        logged as ``val_loss`` for the ``plateau`` schedule (Lightning runs it in eval mode:
+        dropout off, so DeVries' class branch reads the undropped features)."""
+        import torch.nn.functional as F
+
+        from ..schedules import VAL_LOSS
+
+        x, y = batch
+        net = module.network
+        loss = F.cross_entropy(net(x)[:, : net.num_classes], y)
+        module.log(VAL_LOSS, loss, on_epoch=True, batch_size=y.shape[0])
+        return loss
 
     def configure_optimizers(self, module: Any) -> Any:
         """SGD with momentum (Nesterov if configured and momentum > 0), weight decay and the

@@ -80,6 +80,20 @@ class DUQ(TrainingMethod):
             loss = loss + self.params.gradient_penalty * gradient_penalty(inputs, kernels)
         return loss
 
+    def validation_step(self, module: Any, batch: Any, batch_idx: int) -> Any:
+        """The binary cross-entropy of the kernel values to the one-hot labels (the training
+        loss without the gradient penalty), logged as ``val_loss`` for ``plateau``."""
+        import torch.nn.functional as F
+
+        from ..schedules import VAL_LOSS
+
+        x, y = batch
+        net = module.network
+        kernels = net.duq(net.features(x))
+        loss = F.binary_cross_entropy(kernels, F.one_hot(y, net.num_classes).to(kernels.dtype))
+        module.log(VAL_LOSS, loss, on_epoch=True, batch_size=y.shape[0])
+        return loss
+
     def on_train_batch_end(self, module: Any, batch: Any, batch_idx: int) -> None:
         """Move the centroids with the batch's embeddings of the updated network (eval mode)."""
         import torch
