@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -13,20 +12,10 @@ import pytest
 
 from fdbench import metrics as M
 from fdbench.outputs import FD_SHIFTS_CORRUPTIONS as _FD_SHIFTS_TYPES
+from tests._cli import run_cli
 
 ROOT = Path(__file__).resolve().parents[2]
 
-
-def run_cli(*args: str) -> subprocess.CompletedProcess:
-    env = {**os.environ, "PYTHONPATH": str(ROOT / "src"), "COLUMNS": "200"}
-    env.pop("FDBENCH_DEBUG", None)
-    return subprocess.run(
-        [sys.executable, "-m", "fdbench", *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=300,
-    )
 
 
 def synthetic_npz(path: Path, *, n: int = 400, k: int = 5, seed: int = 0, **overrides) -> Path:

@@ -3,27 +3,12 @@
 from __future__ import annotations
 
 import hashlib
-import os
 import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[2]
-
-
-def run_cli(*args: str, cwd: Path | None = None, timeout: int = 600) -> subprocess.CompletedProcess:
-    env = {**os.environ, "PYTHONPATH": str(ROOT / "src"), "COLUMNS": "200"}
-    env.pop("FDBENCH_DEBUG", None)
-    return subprocess.run(
-        [sys.executable, "-m", "fdbench", *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=cwd,
-        timeout=timeout,
-    )
+from tests._cli import ROOT, run_cli  # noqa: F401 (re-exported)
 
 
 def assert_one_line_error(result: subprocess.CompletedProcess, *needles: str) -> str:

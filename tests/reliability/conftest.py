@@ -3,30 +3,16 @@
 from __future__ import annotations
 
 import hashlib
-import os
 import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
 
 from fdbench.outputs import RunOutputs, SplitOutputs
+from tests._cli import run_cli  # noqa: F401 (re-exported)
 
 ROOT = Path(__file__).resolve().parents[2]
 
-
-def run_cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
-    """``python -m fdbench ARGS`` with this checkout's sources, as a user runs it."""
-    env = {**os.environ, "PYTHONPATH": str(ROOT / "src"), "COLUMNS": "200"}
-    env.pop("FDBENCH_DEBUG", None)
-    return subprocess.run(
-        [sys.executable, "-m", "fdbench", *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=300,
-        cwd=cwd,
-    )
 
 
 def digest(path: Path) -> str:

@@ -3,29 +3,17 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pandas as pd
 import pytest
 
+from tests._cli import run_cli
+
 from .conftest import write_run_folder
 
 ROOT = Path(__file__).resolve().parents[2]
 
-
-def run_cli(*args: str) -> subprocess.CompletedProcess:
-    env = {**os.environ, "PYTHONPATH": str(ROOT / "src"), "COLUMNS": "200"}
-    env.pop("FDBENCH_DEBUG", None)
-    return subprocess.run(
-        [sys.executable, "-m", "fdbench", *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=300,
-    )
 
 
 def _benchmark_results(results: pd.DataFrame) -> pd.DataFrame:

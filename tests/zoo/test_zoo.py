@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -19,6 +17,7 @@ from fdbench.data.cood import cood_estimation_split, cood_group_size, cood_sever
 from fdbench.zoo import discover_members, evaluate_member, iter_blocks, parse_zoo_config, sac
 from fdbench.zoo.members import declared_val_mask
 from fdbench.zoo.synthetic import make_synthetic_zoo
+from tests._cli import run_cli
 
 ROOT = Path(__file__).resolve().parents[2]
 FAST = {"pnorm": {"t_count": 5}, "n_bootstrap": 50}
@@ -157,17 +156,6 @@ def test_cood_levels_recomputed_from_saved_outputs(tmp_path):
         assert _value(table, "MSR", "none", f"cood/{p}", "auroc_cood") == M.auroc_out(is_ood, conf)
     assert (table.loc[table["metric"] == "group_size", "value"] == k).all()
 
-
-def run_cli(*args: str) -> subprocess.CompletedProcess:
-    env = {**os.environ, "PYTHONPATH": str(ROOT / "src"), "COLUMNS": "200"}
-    env.pop("FDBENCH_DEBUG", None)
-    return subprocess.run(
-        [sys.executable, "-m", "fdbench", *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=300,
-    )
 
 
 def test_cli_zoo_end_to_end_and_resume(tmp_path):
