@@ -155,3 +155,34 @@ def test_arguments_are_checked():
     with pytest.raises(TypeError, match="csfs"):
         FailureDetectionCallback(csfs="MSR")
     assert FailureDetectionCallback(csfs=("PE",)).monitor == "fd/PE/aurc"
+
+
+@pytest.mark.timeout(600)
+def test_two_processes_gather_before_logging(tmp_path):
+    """Under DDP (two CPU processes, gloo) the store holds the outputs of both processes and
+    its metrics are the ones logged."""
+    seed_everything(0, workers=True)
+    store = tmp_path / "ddp_store"
+    trainer = Trainer(
+        max_epochs=1,
+        accelerator="cpu",
+        devices=2,
+        strategy="ddp_spawn",
+        logger=CSVLogger(tmp_path, name="logs"),
+        callbacks=[FailureDetectionCallback(csfs=("MSR",), metrics=("aurc",), store=store)],
+        enable_progress_bar=False,
+        enable_model_summary=False,
+        enable_checkpointing=False,
+        num_sanity_val_steps=0,
+    )
+    val = _loader("test", 300, False)
+    trainer.fit(TinyClassifier(), _loader("train", 256, True), val)
+    split = read_outputs(store).splits["iid"]
+    assert split.logits.shape == (300, 10)
+    # the distributed sampler interleaves the samples of the two processes: same multiset
+    np.testing.assert_array_equal(np.sort(split.labels), np.sort(val.dataset.tensors[1].numpy()))
+    logged = pd.read_csv(tmp_path / "logs" / "version_0" / "metrics.csv")
+    value = logged["fd/MSR/aurc"].dropna().to_numpy()
+    residuals = (split.logits.argmax(axis=1) != split.labels).astype(np.float64)
+    assert value.shape == (1,)
+    assert abs(value[0] - M.aurc(residuals, sm.msr(split.logits))) <= 1e-12

@@ -191,7 +191,10 @@ class FailureDetectionCallback(Callback):
             suite = evaluate_all(residuals, confidence, labels=labels, logits=logits)
             for metric in self.metrics:
                 value = torch.tensor(suite[metric], dtype=torch.float64)
-                pl_module.log(self.key(csf, metric), value, on_epoch=True)
+                # every process holds the gathered value: their mean is that value
+                pl_module.log(
+                    self.key(csf, metric), value, on_epoch=True, sync_dist=trainer.world_size > 1
+                )
         self._epoch = (logits, labels)
 
     def on_validation_end(self, trainer: Trainer, pl_module: LightningModule) -> None:
