@@ -155,6 +155,9 @@ def test_arguments_are_checked():
     with pytest.raises(TypeError, match="csfs"):
         FailureDetectionCallback(csfs="MSR")
     assert FailureDetectionCallback(csfs=("PE",)).monitor == "fd/PE/aurc"
+    resumed = FailureDetectionCallback()
+    resumed.load_state_dict({"best_score": 0.25, "best_epoch": 3})
+    assert resumed.state_dict() == {"best_score": 0.25, "best_epoch": 3}
 
 
 @pytest.mark.timeout(600)
