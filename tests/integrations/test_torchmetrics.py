@@ -60,7 +60,9 @@ def test_soft_residuals_and_order_of_batches():
     residuals, confidence = rng.random(300), np.round(rng.normal(size=300), 1)
     forward, backward = FT.AUGRC(), FT.AUGRC()
     for part in np.array_split(np.arange(300), 7):
-        forward.update(torch.from_numpy(confidence[part]), torch.from_numpy(residuals[part]))
+        # forward: the batch's own value, the batch also accumulated
+        batch_value = forward(torch.from_numpy(confidence[part]), torch.from_numpy(residuals[part]))
+        assert float(batch_value) == M.augrc(residuals[part], confidence[part])
     for part in reversed(np.array_split(np.arange(300), 7)):
         backward.update(torch.from_numpy(confidence[part]), torch.from_numpy(residuals[part]))
     expected = M.augrc(residuals, confidence)
