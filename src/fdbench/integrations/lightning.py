@@ -32,7 +32,7 @@ from fdbench.csf.registry import REGISTRY
 from fdbench.metrics import LABEL_KEYS, LOGIT_KEYS, METRIC_KEYS, evaluate_all
 from fdbench.outputs import RunOutputs, SplitOutputs, write_outputs
 
-__all__ = ["LOGIT_CSFS", "SUITE_METRICS", "FailureDetectionCallback"]
+__all__ = ["LOGIT_CSFS", "SUITE_METRICS", "FailureDetectionCallback", "logits_and_target"]
 
 #: The CSFs the callback can compute: those of the registry that need only the logits.
 LOGIT_CSFS: tuple[str, ...] = tuple(n for n, info in REGISTRY.items() if info.needs == "logits")
