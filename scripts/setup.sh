@@ -11,7 +11,7 @@ fi
 . .venv/bin/activate
 # The pinned CPU wheel first: an unpinned torch would pull a multi-GB CUDA build.
 python -m pip install -q torch==2.13.0
-python -m pip install -q -e ".[train,data,dev]"
+python -m pip install -q -e ".[train,data,dev,integrations]"
 SUDO=""
 if [ "$(id -u)" != 0 ] && command -v sudo >/dev/null; then SUDO="sudo"; fi
 if command -v apt-get >/dev/null && { [ -n "$SUDO" ] || [ "$(id -u)" = 0 ]; }; then
