@@ -12,9 +12,9 @@ from .importers import (
     import_npz,
     import_torch,
     is_score_dump,
-    read_score_dump,
     read_fd_shifts_config,
     read_fd_shifts_csfs,
+    read_score_dump,
 )
 from .load import load_outputs
 from .schema import RunOutputs, SplitOutputs, validate_run, validate_split

@@ -31,9 +31,9 @@ __all__ = [
     "import_npz",
     "import_torch",
     "is_score_dump",
-    "read_score_dump",
     "read_fd_shifts_config",
     "read_fd_shifts_csfs",
+    "read_score_dump",
 ]
 
 #: FD-Shifts ``eval.ext_confid_name`` -> fdbench head name.
