@@ -43,4 +43,5 @@ if __name__ == "__main__":
     parser.add_argument("out", type=Path)
     results = run(parser.parse_args().out)
     iid = results[(results.study == "iid") & (results.metric == "augrc")]
+    print("AUGRC on the iid study:")
     print(iid[["method", "csf", "value"]].to_string(index=False))
