@@ -181,3 +181,18 @@ def test_built_in_architecture_dump_is_unchanged():
     dumped = _config({"name": "vgg13"}).architecture.model_dump(mode="json")
     assert dumped == {"name": "vgg13", "dropout": 0.3, "dropout_placement": None, "options": {}}
     assert _config({"timm": "resnet18"}).architecture.label == "timm:resnet18"
+
+
+def test_checkpoint_of_your_network_loads_back(tmp_path):
+    from fdbench.training.jobs import load_checkpoint
+
+    config = _config({"factory": f"{HERE}:make_plain", "classifier": "head.fc"})
+    spec = build_spec(config, _experiment(), "confidnet", False)
+    torch.manual_seed(1)
+    net = network_from_spec(spec)
+    torch.save({"spec": spec, "state_dict": net.state_dict()}, tmp_path / "model.pt")
+    again, info = load_checkpoint(tmp_path / "model.pt")
+    assert info["spec"] == spec
+    x = torch.randint(0, 256, (3, 1, 4, 4), dtype=torch.uint8)
+    with torch.no_grad():
+        np.testing.assert_array_equal(again(x).numpy(), net.eval()(x).numpy())
