@@ -334,7 +334,7 @@ def _dump_files(folder: Path) -> list[Path]:
 
 def read_score_dump(path: str | os.PathLike[str], *, iid_study: str = "iid") -> pd.DataFrame:
     """Read OpenOOD-style score dumps into the confidence table of
-    :func:`fdbench.evaluation.read_confidence_table` (columns ``study``, ``label``,
+    :func:`fdbench.jobs.evaluate.read_confidence_table` (columns ``study``, ``label``,
     ``prediction``, ``conf``).
 
     ``path`` is one file or a folder of files (OpenOOD's ``scores/``: one ``<data set>.npz``
