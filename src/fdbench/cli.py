@@ -128,9 +128,10 @@ def evaluate(
     path: Annotated[
         Path,
         typer.Argument(
-            help="Saved outputs: .npz (logits, labels[, study]), .csv/.parquet table (label, "
-            "prediction, confidence columns[, study]), an fdbench outputs store or an "
-            "FD-Shifts run directory."
+            help="Saved outputs: .npz (logits, labels[, study]), a torch.save .pt file of "
+            "tensors, .csv/.parquet table (label, prediction, confidence columns[, study]), "
+            "OpenOOD score dumps (.npz with pred, conf, label, or their scores/ folder), an "
+            "fdbench outputs store or an FD-Shifts run directory (docs/outputs.md)."
         ),
     ],
     out: Annotated[
@@ -217,14 +218,21 @@ def _evaluate(
     check_outputs({"--out": out}, [path])
     if path.is_file():
         verify_if_recorded(path)
-    if path.suffix.lower() in {".csv", ".parquet", ".pq"}:
+    from fdbench.outputs import is_score_dump, read_score_dump
+
+    score_dump = is_score_dump(path)
+    if score_dump or path.suffix.lower() in {".csv", ".parquet", ".pq"}:
+        what = "an OpenOOD score dump" if score_dump else "a confidence table"
         if precision_report:
-            raise ValueError("--precision-report needs logits; a confidence table has none")
+            raise ValueError(f"--precision-report needs logits; {what} has none")
         if openmax:
-            raise ValueError("--openmax needs logits; a confidence table has none")
+            raise ValueError(f"--openmax needs logits; {what} has none")
         if binary_fpr is not None:
-            raise ValueError("--binary-fpr needs logits; a confidence table has none")
-        table = read_confidence_table(path, columns=confidence)
+            raise ValueError(f"--binary-fpr needs logits; {what} has none")
+        if score_dump:
+            table = read_score_dump(path, iid_study=iid_study)
+        else:
+            table = read_confidence_table(path, columns=confidence)
         results = evaluate_table(
             table, protocol=protocol, iid_split=iid_study, n_bootstrap=bootstrap, seed=seed
         )

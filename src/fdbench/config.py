@@ -6,26 +6,33 @@ import itertools
 import json
 import math
 import os
+import re
 from typing import Annotated, Any, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 __all__ = [
+    "DATA_ARGS",
     "AnalysisConfig",
     "ArchitectureConfig",
     "AugmentationOp",
     "BenchmarkConfig",
     "DataConfig",
     "EnsembleCombinations",
+    "FolderDataArgs",
+    "FolderStudyConfig",
     "InferenceConfig",
     "MethodConfig",
+    "NpzDataArgs",
+    "NpzStudyConfig",
     "OpenMaxConfig",
     "ScheduleConfig",
     "SelectionConfig",
     "TrainingConfig",
     "UniqueKeyLoader",
     "config_digest",
+    "import_callable",
     "load_config",
     "parse_config",
 ]
@@ -49,10 +56,107 @@ class BinaryProtocolConfig(_Strict):
     fpr: float = Field(default=0.2, ge=0.0, le=1.0)
 
 
-class DataConfig(_Strict):
-    """Which experiments to build: a builder function of ``fdbench.data`` and its arguments.
+#: Study kinds (``fdbench.data.studies.StudyKind`` values; no data import here).
+STUDY_KINDS = (
+    "iid", "corruption", "subclass", "new_class_semantic", "new_class_nonsemantic", "cood",
+    "near_ood", "far_ood",
+)  # fmt: skip
+#: The kinds whose samples are of classes not trained on (label -1).
+NEW_CLASS_KINDS = ("new_class_semantic", "new_class_nonsemantic", "near_ood", "far_ood")
+StudyKindName = Literal[
+    "iid", "corruption", "subclass", "new_class_semantic", "new_class_nonsemantic", "cood",
+    "near_ood", "far_ood",
+]  # fmt: skip
+_RESERVED_STUDIES = ("iid", "train", "val")
 
-    ``builder`` names a function ``fdbench.data.<builder>(**args)`` returning ``Experiment``s;
+
+def _check_study_names(studies: dict[str, Any]) -> None:
+    taken = sorted(set(studies) & set(_RESERVED_STUDIES))
+    if taken:
+        raise ValueError(
+            f"studies may not be named {taken}: iid is the test/ split, train and val the "
+            "training splits"
+        )
+    if any(not name.strip() for name in studies):
+        raise ValueError("study names must be non-empty")
+
+
+class FolderStudyConfig(_Strict):
+    """One shift study of an image-folder dataset: its ``kind`` (a study kind) and ``path``
+    (relative to the dataset root; default: the study's name). Labelled kinds hold one
+    sub-folder per training class; new-class kinds (:data:`NEW_CLASS_KINDS`) any images."""
+
+    kind: StudyKindName
+    path: str | None = None
+
+
+class FolderDataArgs(_Strict):
+    """Arguments of ``fdbench.data.folder_experiments`` (``data.builder: folder_experiments``):
+    an image-folder tree ``root/{train,val,test}/<class>/<image>`` and its shift ``studies``.
+
+    ``val/`` is optional: without it a seeded ``val_fraction`` of ``train/`` (``seed``) is
+    held out. ``image_size`` resizes every image to a square of that side (needed when the
+    sizes differ); ``channels`` (1 grey, 3 colour) converts them (default: 1 if every
+    training image is grey, else 3). ``name`` names the experiment (default: the root
+    folder's name)."""
+
+    root: str
+    name: str | None = Field(default=None, pattern=r"^[A-Za-z0-9_\-]+$")
+    image_size: PositiveInt | None = None
+    channels: Literal[1, 3] | None = None
+    val_fraction: float = Field(default=0.1, gt=0.0, lt=1.0)
+    seed: int = Field(default=0, ge=0)
+    studies: dict[str, FolderStudyConfig] = Field(default_factory=dict)
+
+    @field_validator("studies")
+    @classmethod
+    def _names(cls, studies: dict[str, FolderStudyConfig]) -> dict[str, FolderStudyConfig]:
+        _check_study_names(studies)
+        return studies
+
+
+class NpzStudyConfig(_Strict):
+    """One shift study of a MedMNIST-style ``.npz``: its ``kind`` and the ``key`` of its arrays
+    ``<key>_images`` and ``<key>_labels`` (labels may be absent for new-class kinds; default
+    key: the study's name)."""
+
+    kind: StudyKindName
+    key: str | None = Field(default=None, pattern=r"^[A-Za-z0-9_\-]+$")
+
+
+class NpzDataArgs(_Strict):
+    """Arguments of ``fdbench.data.npz_experiments`` (``data.builder: npz_experiments``): a
+    MedMNIST-style ``.npz`` (``train_images``, ``train_labels``, ``val_*``, ``test_*``; read
+    with :func:`fdbench.data.readers.read_medmnist`), the test split as study ``iid``, plus
+    shift ``studies`` stored in the same file. ``class_names`` default to ``"0"``, ``"1"``, …;
+    ``name`` to the file's stem."""
+
+    path: str
+    name: str | None = Field(default=None, pattern=r"^[A-Za-z0-9_\-]+$")
+    class_names: list[str] | None = None
+    studies: dict[str, NpzStudyConfig] = Field(default_factory=dict)
+
+    @field_validator("studies")
+    @classmethod
+    def _names(cls, studies: dict[str, NpzStudyConfig]) -> dict[str, NpzStudyConfig]:
+        _check_study_names(studies)
+        return studies
+
+
+#: Builders whose ``data.args`` the configuration validates.
+DATA_ARGS: dict[str, type[BaseModel]] = {
+    "folder_experiments": FolderDataArgs,
+    "npz_experiments": NpzDataArgs,
+}
+
+
+class DataConfig(_Strict):
+    """Which experiments to build: a builder function and its arguments.
+
+    ``builder`` names a function ``fdbench.data.<builder>(**args)`` returning ``Experiment``s
+    (``folder_experiments``: an image-folder tree, :class:`FolderDataArgs`;
+    ``npz_experiments``: a MedMNIST-style ``.npz``, :class:`NpzDataArgs`), or your own as
+    ``"module:callable"`` returning a list of :class:`fdbench.data.studies.Experiment`;
     ``experiments`` restricts the run to the named ones (all when ``None``). With ``per_run``
     the experiments are built again for every run seed, the builder getting
     ``run_seed=<seed>`` (FD-Shifts re-draws SVHN's held-out classes for each run); left out of
@@ -61,7 +165,7 @@ class DataConfig(_Strict):
     (multi-class experiments are unaffected); left out of the dump when unset.
     """
 
-    builder: str = Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")
+    builder: str
     args: dict[str, Any] = Field(default_factory=dict)
     experiments: list[str] | None = None
     per_run: bool = Field(default=False, exclude_if=lambda v: not v)
@@ -69,33 +173,135 @@ class DataConfig(_Strict):
         default=None, exclude_if=lambda v: v is None
     )
 
+    @field_validator("builder")
+    @classmethod
+    def _builder_name(cls, builder: str) -> str:
+        if not re.match(rf"^[A-Za-z_][A-Za-z0-9_]*$|{FACTORY_PATTERN}", builder):
+            raise ValueError(
+                "builder must name a function of fdbench.data (e.g. folder_experiments) or "
+                f"your own as 'module:callable' (e.g. 'mypkg.data:experiments'), got {builder!r}"
+            )
+        return builder
+
+    @model_validator(mode="after")
+    def _builder_args(self) -> DataConfig:
+        model = DATA_ARGS.get(self.builder)
+        if model is not None:
+            try:
+                model.model_validate(self.args)
+            except ValidationError as error:
+                raise ValueError(
+                    f"args of {self.builder}: {_format_errors(error, prefix='args')}"
+                ) from None
+        return self
+
+
+#: ``module:callable`` (a dotted module path, a colon, a dotted attribute path).
+_DOTTED = r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*"
+FACTORY_PATTERN = rf"^{_DOTTED}:{_DOTTED}$"
+
+
+def import_callable(path: str, what: str) -> Any:
+    """The callable named ``"module:callable"`` (the attribute may be dotted), imported;
+    ``ValueError`` naming ``what`` (the config field) if the module cannot be imported or has
+    no such callable."""
+    from importlib import import_module
+
+    if not re.match(FACTORY_PATTERN, path):
+        raise ValueError(f"{what} must be 'module:callable', got {path!r}")
+    module_name, _, attribute = path.partition(":")
+    try:
+        found: Any = import_module(module_name)
+    except ImportError as error:
+        raise ValueError(f"{what} {path!r}: cannot import {module_name} ({error})") from None
+    for part in attribute.split("."):
+        found = getattr(found, part, None)
+    if not callable(found):
+        raise ValueError(f"{what} {path!r}: {module_name} has no callable {attribute}")
+    return found
+
 
 class ArchitectureConfig(_Strict):
-    """The network: one of the architecture names, dropout rate and placement, builder options.
+    """The network: a built-in architecture, your own, or a timm model; dropout; options.
+
+    Exactly one of
+
+    - ``name``: a built-in architecture (:data:`ARCHITECTURE_NAMES`);
+    - ``factory``: ``"module:callable"``, your own network (:mod:`fdbench.models.custom`):
+      called as ``callable(num_classes=K, in_channels=C, image_size=S, **options)``, it
+      returns a ``torch.nn.Module`` with the body/classifier split of
+      :class:`~fdbench.models.network.Network` (attributes ``body``, the features N × D, and
+      ``classifier``, the final ``nn.Linear``), or any module whose final linear layer is
+      named by ``classifier`` (a dotted attribute path, e.g. ``"fc"`` or ``"head.fc"``);
+    - ``timm``: a timm model name (``timm.create_model(timm, num_classes=K, in_chans=C,
+      **options)``, random weights unless ``options`` sets ``pretrained: true``; the ``zoo``
+      extra), split at its ``get_classifier()``.
 
     ``dropout`` is the rate of the dropout layers of the methods trained with dropout;
     ``dropout_placement`` names where they go (``fdbench.models.dropout.resolve_placement``):
     ``"head"`` (before the final layer only), ``"fc"`` (before every fully connected layer),
     ``"fdshifts"`` (FD-Shifts' placement),
     ``"every_conv"`` (Kim et al.), ``"every_layer"`` (Bernhardt et al.), or ``None`` for the
-    architecture's default (FD-Shifts' placement; ``"head"`` for ``vit``).
+    architecture's default (FD-Shifts' placement; ``"head"`` for ``vit``, your own and timm
+    networks, which support only ``"head"``). ``factory``, ``classifier`` and ``timm`` are
+    left out of the dumped config when unset, so built-in configs keep their digest.
     """
 
-    name: Literal["convnet", "vgg13", "resnet18", "resnet50", "vit"]
+    name: Literal["convnet", "vgg13", "resnet18", "resnet50", "vit"] | None = None
+    factory: str | None = Field(default=None, exclude_if=lambda v: v is None)
+    classifier: str | None = Field(
+        default=None,
+        pattern=r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z0-9_]+)*$",
+        exclude_if=lambda v: v is None,
+    )
+    timm: str | None = Field(
+        default=None, pattern=r"^[A-Za-z0-9_.\-]+$", exclude_if=lambda v: v is None
+    )
     dropout: float = Field(default=0.3, ge=0.0, lt=1.0)
     dropout_placement: (
         Literal["head", "fc", "fdshifts", "every_conv", "every_layer"] | None
     ) = None
     options: dict[str, Any] = Field(default_factory=dict)
 
+    @field_validator("factory")
+    @classmethod
+    def _factory_path(cls, factory: str | None) -> str | None:
+        if factory is not None and not re.match(FACTORY_PATTERN, factory):
+            raise ValueError(
+                f"factory must be 'module:callable' (e.g. 'mypkg.nets:make'), got {factory!r}"
+            )
+        return factory
+
     @model_validator(mode="after")
     def _placement_supported(self) -> ArchitectureConfig:
+        given = [k for k in ("name", "factory", "timm") if getattr(self, k) is not None]
+        if len(given) != 1:
+            raise ValueError(
+                "give exactly one of name (a built-in: "
+                f"{', '.join(ARCHITECTURE_NAMES)}), factory ('module:callable') or timm "
+                f"(a timm model name); got {given or 'none'}"
+            )
+        if self.classifier is not None and self.factory is None:
+            raise ValueError("classifier names the final linear layer of a factory's network")
         placement = self.dropout_placement
+        if self.name is None and placement not in (None, "head"):
+            raise ValueError(
+                f"{self.label} supports only dropout_placement 'head' (dropout before the "
+                f"final layer), got {placement!r}"
+            )
         if self.name == "vit" and placement not in (None, "head"):
             raise ValueError(f"vit supports only dropout_placement 'head', got {placement!r}")
-        if self.name.startswith("resnet") and placement == "fc":
+        if self.name is not None and self.name.startswith("resnet") and placement == "fc":
             raise ValueError(f"{self.name} has no hidden fully connected layer: use 'head'")
         return self
+
+    @property
+    def label(self) -> str:
+        """The architecture as results name it: the built-in name, the factory, or
+        ``timm:<model>``."""
+        if self.name is not None:
+            return self.name
+        return self.factory if self.factory is not None else f"timm:{self.timm}"
 
 
 Fill = Annotated[int, Field(ge=0, le=255)] | list[Annotated[int, Field(ge=0, le=255)]]
@@ -484,10 +690,10 @@ def _non_finite(data: Any, where: str = "") -> str | None:
     return None
 
 
-def _format_errors(error: ValidationError) -> str:
+def _format_errors(error: ValidationError, prefix: str = "") -> str:
     lines = []
     for e in error.errors():
-        where = ".".join(str(p) for p in e["loc"]) or "<root>"
+        where = ".".join(str(p) for p in (prefix, *e["loc"]) if p != "") or "<root>"
         lines.append(f"{where}: {e['msg']}")
     return "; ".join(lines)
 

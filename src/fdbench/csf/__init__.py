@@ -22,18 +22,33 @@ from .openmax import (
     openmax_score,
 )
 from .pnorm import fit_maxlogit_pnorm, fit_pnorm_softmax, maxlogit_pnorm, pnorm_softmax
-from .registry import OPT_IN, REGISTRY, CSFInfo, available_csfs, clear_fit_cache, compute_csfs
+from .registry import (
+    ENTRY_POINT_GROUP,
+    OPT_IN,
+    PLUGINS,
+    REGISTRY,
+    CSFInfo,
+    PluginCSF,
+    available_csfs,
+    clear_fit_cache,
+    compute_csfs,
+    plugin_csfs,
+    register_csf,
+)
 from .scaling import PlattScaling, fit_platt, safe_sigmoid
 from .softmax import doctor, energy, log_softmax, mls, msr, pe
 from .temperature import fit_temperature, temp_mls
 
 __all__ = [
+    "ENTRY_POINT_GROUP",
     "OPT_IN",
+    "PLUGINS",
     "REGISTRY",
     "CSFInfo",
     "OpenMaxFit",
     "OpenMaxParams",
     "PlattScaling",
+    "PluginCSF",
     "available_csfs",
     "clear_fit_cache",
     "compute_csfs",
@@ -71,7 +86,9 @@ __all__ = [
     "openmax_probabilities",
     "openmax_score",
     "pe",
+    "plugin_csfs",
     "pnorm_softmax",
+    "register_csf",
     "safe_sigmoid",
     "temp_mls",
     "trust_score",

@@ -1,10 +1,40 @@
-"""The registry of CSFs under their papers' names, and ``compute_csfs`` over stored outputs."""
+"""The registry of CSFs under their papers' names, plug-in CSFs, and ``compute_csfs``.
+
+Plug-in CSFs
+------------
+A CSF of another package is a function of the stored outputs, ``function(run, split)``
+(a :class:`~fdbench.outputs.RunOutputs` and the name of one of its splits) returning N
+confidences, higher = more confident. It is registered with the :func:`register_csf`
+decorator, or through the entry-point group ``fdbench.csfs`` (:data:`ENTRY_POINT_GROUP`) of
+an installed distribution, so that no fdbench file is edited::
+
+    # mypkg/csfs.py
+    from fdbench.csf import register_csf
+
+    @register_csf("MSR-squared", needs="logits")
+    def msr_squared(run, split):
+        z = run.splits[split].logits
+        p = np.exp(z - z.max(1, keepdims=True))
+        return (p.max(1) / p.sum(1)) ** 2
+
+    # pyproject.toml of mypkg
+    [project.entry-points."fdbench.csfs"]
+    MSR-squared = "mypkg.csfs:msr_squared"
+
+An entry point names the function (decorated or not: an undecorated one is registered under
+the entry point's name) and is loaded the first time CSFs are listed. :func:`compute_csfs`
+then returns the plug-in's confidences after the built-in CSFs on every split its
+``available(run, split)`` accepts (all by default), so ``fdbench evaluate``, the benchmark
+and its report show it as any other CSF. Training methods of other packages register the
+same way through ``fdbench.methods`` (:mod:`fdbench.training.methods`).
+"""
 
 from __future__ import annotations
 
 import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
+from importlib.metadata import entry_points
 from typing import Any
 
 import numpy as np
@@ -22,12 +52,17 @@ from . import softmax as sm
 from . import temperature as temp
 
 __all__ = [
+    "ENTRY_POINT_GROUP",
     "OPT_IN",
+    "PLUGINS",
     "REGISTRY",
     "CSFInfo",
+    "PluginCSF",
     "available_csfs",
     "clear_fit_cache",
     "compute_csfs",
+    "plugin_csfs",
+    "register_csf",
 ]
 
 
@@ -88,6 +123,98 @@ OPT_IN: dict[str, CSFInfo] = {
         "pNormSoftmax", pn.pnorm_softmax, "logits; p and T fitted on split 'val' by AURC"
     ),
 }
+
+#: Entry-point group through which other packages register CSFs (:func:`register_csf`).
+ENTRY_POINT_GROUP = "fdbench.csfs"
+
+
+@dataclass(frozen=True)
+class PluginCSF:
+    """A plug-in CSF: ``function(run, split)`` returns N confidences of split ``split`` of
+    ``run``; ``available(run, split)`` says whether it can (``None``: always); ``needs``
+    describes what it reads, as :attr:`CSFInfo.needs`."""
+
+    name: str
+    function: Callable[[RunOutputs, str], np.ndarray]
+    needs: str = "stored outputs (plug-in)"
+    available: Callable[[RunOutputs, str], bool] | None = None
+
+
+#: Plug-in CSFs by name, in order of registration (:func:`register_csf`).
+PLUGINS: dict[str, PluginCSF] = {}
+_PLUGINS_LOADED = False
+
+
+def register_csf(
+    name: str,
+    *,
+    needs: str = "stored outputs (plug-in)",
+    available: Callable[[RunOutputs, str], bool] | None = None,
+) -> Callable[[Callable[[RunOutputs, str], np.ndarray]], Callable[[RunOutputs, str], np.ndarray]]:
+    """Decorator registering ``function(run, split) -> confidences`` as the plug-in CSF
+    ``name`` (returns the function unchanged).
+
+    ``name`` must not be a built-in CSF (:data:`REGISTRY`, :data:`OPT_IN`) nor another
+    function's plug-in name (``ValueError``); registering the same function again is a no-op.
+    ``available(run, split)`` restricts the splits it is computed on (e.g. to runs with
+    features). See the module docstring for the entry-point group ``fdbench.csfs``.
+    """
+    if not isinstance(name, str) or not name.strip() or name != name.strip():
+        raise ValueError(f"name must be a non-empty str without surrounding spaces, got {name!r}")
+    if name in REGISTRY or name in OPT_IN:
+        raise ValueError(f"{name!r} is a built-in CSF; choose another name for the plug-in")
+    if available is not None and not callable(available):
+        raise TypeError(f"available must be callable or None, got {type(available).__name__}")
+
+    def decorate(
+        function: Callable[[RunOutputs, str], np.ndarray],
+    ) -> Callable[[RunOutputs, str], np.ndarray]:
+        if not callable(function):
+            raise TypeError(f"register_csf({name!r}) expects a function, got {function!r}")
+        known = PLUGINS.get(name)
+        if known is not None and known.function is not function:
+            raise ValueError(f"a plug-in CSF named {name!r} is already registered")
+        PLUGINS[name] = PluginCSF(name, function, needs, available)
+        return function
+
+    return decorate
+
+
+def _load_plugins() -> None:
+    """Register the CSFs of the ``fdbench.csfs`` entry points (once per process)."""
+    global _PLUGINS_LOADED
+    if _PLUGINS_LOADED:
+        return
+    _PLUGINS_LOADED = True
+    for entry in entry_points(group=ENTRY_POINT_GROUP):
+        function = entry.load()
+        if not any(p.function is function for p in PLUGINS.values()):
+            register_csf(entry.name)(function)
+
+
+def plugin_csfs() -> dict[str, PluginCSF]:
+    """Every registered plug-in CSF by name (entry points loaded first)."""
+    _load_plugins()
+    return dict(PLUGINS)
+
+
+def _plugin_confidence(plugin: PluginCSF, run: RunOutputs, split: str) -> np.ndarray:
+    """The plug-in's confidences, validated: N finite real numbers, as float64."""
+    n = len(run.splits[split].labels)
+    values = np.asarray(plugin.function(run, split))
+    if values.dtype.kind not in "biuf" or values.shape != (n,):
+        raise ValueError(
+            f"plug-in CSF {plugin.name!r} must return {n} real confidences for split "
+            f"{split!r}, got dtype {values.dtype} and shape {values.shape}"
+        )
+    values = values.astype(np.float64)
+    if not np.isfinite(values).all():
+        raise ValueError(
+            f"plug-in CSF {plugin.name!r} returned {int((~np.isfinite(values)).sum())} "
+            f"non-finite confidence(s) for split {split!r}"
+        )
+    return values
+
 
 #: The CSFs computed from each stored head, in order.
 _HEAD_CSFS: dict[str, tuple[str, ...]] = {
@@ -204,6 +331,9 @@ def available_csfs(
     names += [name for h in s.heads if h in _HEAD_CSFS for name in _HEAD_CSFS[h]]
     if openmax is not None and _train_logits(run) is not None:
         names.append("OpenMax")
+    for name, plugin in plugin_csfs().items():
+        if plugin.available is None or plugin.available(run, split):
+            names.append(name)
     return names
 
 
@@ -228,7 +358,9 @@ def compute_csfs(
     of stored heads by name (EDL-MSR and EDL-Unc from ``edl_alpha``); OpenMax
     (:mod:`fdbench.csf.openmax`) when ``openmax`` gives its parameters and split ``train`` has
     labelled logits (fitted on the correctly classified ones, as Bendale & Boult and Kim et
-    al.). Fits on ``train``/``val`` are computed once per run object and cached.
+    al.); then every plug-in CSF (:func:`register_csf`) that is available on the split, its
+    output validated (N finite numbers). Fits on ``train``/``val`` are computed once per run
+    object and cached.
     Feature CSFs use the predicted class where needed (TrustScore): ``predictions`` when given
     (the binary protocol's thresholded prediction), else ``argmax(logits)``.
     """
@@ -288,4 +420,7 @@ def compute_csfs(
             run, f"openmax{openmax}", lambda: om.fit_openmax(train_logits, train_labels, openmax)
         )
         out["OpenMax"] = om.openmax_score(logits, fit)
+    for name in names:
+        if name in PLUGINS:
+            out[name] = _plugin_confidence(PLUGINS[name], run, split)
     return {name: out[name] for name in names}

@@ -11,21 +11,27 @@ if TYPE_CHECKING:
 __all__ = [
     "ARCHITECTURES",
     "HEADS",
+    "HEAD_OPTIONS",
     "ConfidNetHead",
     "Network",
     "Normalize",
+    "build_custom_model",
     "build_model",
     "build_zoo_model",
 ]
 
 #: Architecture names accepted by :func:`build_model`.
 ARCHITECTURES = ("convnet", "vgg13", "resnet18", "resnet50", "vit")
+#: Options that size a confidence head rather than the architecture (see :class:`Network`).
+HEAD_OPTIONS = ("confidnet_hidden", "confidnet_depth", "confidnet_own_body", "duq_embedding",
+                "duq_length_scale", "duq_gamma", "swag_samples")  # fmt: skip
 
 _LAZY = {
     "ConfidNetHead": "network",
     "HEADS": "network",
     "Network": "network",
     "Normalize": "network",
+    "build_custom_model": "custom",
     "build_zoo_model": "zoo",
 }
 
@@ -69,15 +75,16 @@ def build_model(
     from .network import Network, Normalize
 
     if architecture not in ARCHITECTURES:
-        raise ValueError(f"architecture must be one of {ARCHITECTURES}, got {architecture!r}")
+        raise ValueError(
+            f"architecture must be one of {ARCHITECTURES}, got {architecture!r} (your own "
+            "network or a timm model: build_custom_model)"
+        )
     if not 0.0 <= dropout < 1.0:
         raise ValueError(f"dropout must lie in [0, 1), got {dropout}")
     placement = resolve_placement(architecture, dropout_placement)
     if in_channels < 1:
         raise ValueError(f"in_channels must be >= 1, got {in_channels}")
-    names = ("confidnet_hidden", "confidnet_depth", "confidnet_own_body", "duq_embedding",
-             "duq_length_scale", "duq_gamma", "swag_samples")  # fmt: skip
-    confid = {k: kwargs.pop(k) for k in names if k in kwargs}
+    confid = {k: kwargs.pop(k) for k in HEAD_OPTIONS if k in kwargs}
     mean = (0.5,) * in_channels if mean is None else tuple(float(m) for m in mean)
     std = (0.25,) * in_channels if std is None else tuple(float(s) for s in std)
     if len(mean) != in_channels or len(std) != in_channels:

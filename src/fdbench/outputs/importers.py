@@ -1,4 +1,4 @@
-"""Importers turning other tools' output files (plain ``.npz``, FD-Shifts) into ``RunOutputs``."""
+"""Importers of other tools' outputs: plain ``.npz``, ``torch.save`` dumps, FD-Shifts, OpenOOD."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import zipfile
 import zlib
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import yaml
@@ -17,15 +17,23 @@ from fdbench.metrics._validation import as_real_array
 
 from .schema import RunOutputs, SplitOutputs, validate_run
 
+if TYPE_CHECKING:
+    import pandas as pd
+
 __all__ = [
     "FD_SHIFTS_CORRUPTIONS",
     "FD_SHIFTS_CSFS",
     "FD_SHIFTS_HEADS",
+    "SCORE_DUMP_KEYS",
+    "TORCH_SUFFIXES",
     "fd_shifts_csf_name",
     "import_fd_shifts",
     "import_npz",
+    "import_torch",
+    "is_score_dump",
     "read_fd_shifts_config",
     "read_fd_shifts_csfs",
+    "read_score_dump",
 ]
 
 #: FD-Shifts ``eval.ext_confid_name`` -> fdbench head name.
@@ -117,12 +125,6 @@ def _default_kind(name: str, labels: np.ndarray) -> str:
     return "new_class" if np.all(labels == -1) else "iid"
 
 
-def _real(data: Mapping[str, np.ndarray], key: str, file: Path) -> np.ndarray:
-    """Array ``key`` of an archive as float64; complex, text, date or object values are a
-    ``TypeError`` naming the file and array (never cast)."""
-    return as_real_array(data[key], f"npz file {str(file)!r}: {key}")
-
-
 def import_npz(
     path: str | os.PathLike[str],
     *,
@@ -140,20 +142,31 @@ def import_npz(
     new-class samples only, else ``"iid"``).
     """
     file = Path(path)
-    data = _read_npz(file, "npz file")
+    return _run_from_arrays(_read_npz(file, "npz file"), file, "npz file", kinds, meta)
+
+
+def _run_from_arrays(
+    data: Mapping[str, np.ndarray],
+    file: Path,
+    what: str,
+    kinds: Mapping[str, str] | None,
+    meta: Mapping[str, Any] | None,
+) -> RunOutputs:
+    """The run of the arrays of :func:`import_npz`'s layout read from ``file`` (a ``what``)."""
+    where = f"{what} {str(file)!r}"
     for key in ("logits", "labels"):
         if key not in data:
-            raise ValueError(f"npz file {str(file)!r} lacks the required array {key!r}")
-    logits = _real(data, "logits", file)
+            raise ValueError(f"{where} lacks the required array {key!r}")
+    logits = as_real_array(data["logits"], f"{where}: logits")
     if logits.ndim != 2 or logits.shape[1] < 2:
         raise ValueError(
-            f"npz file {str(file)!r}: logits must have shape (N, K) with K >= 2; got {logits.shape}"
+            f"{where}: logits must have shape (N, K) with K >= 2; got {logits.shape}"
         )
     if logits.shape[0] == 0:
-        raise ValueError(f"npz file {str(file)!r} holds no samples (logits has 0 rows)")
+        raise ValueError(f"{where} holds no samples (logits has 0 rows)")
     if np.shape(data["labels"]) != (logits.shape[0],):
         raise ValueError(
-            f"npz file {str(file)!r}: labels must have shape ({logits.shape[0]},) to match the "
+            f"{where}: labels must have shape ({logits.shape[0]},) to match the "
             f"logits; got {np.shape(data['labels'])}"
         )
     labels = _labels_from_float(data["labels"], f"{str(file)!r}: labels")
@@ -169,14 +182,16 @@ def import_npz(
     names = [str(groups[i]) for i in np.sort(first)]
     optional = {"mcd_logits": ("N, S, K", 3), "features": ("N, D", 2)}
     optional.update({key: ("N", 1) for key in data if key.startswith("head_")})
-    arrays = {key: _real(data, key, file) for key in optional if key in data}
+    arrays = {
+        key: as_real_array(data[key], f"{where}: {key}") for key in optional if key in data
+    }
     for key, array in arrays.items():
         shape, ndim = optional[key]
         if array.ndim != ndim or array.shape[0] != n or (
             key == "mcd_logits" and array.shape[2] != logits.shape[1]
         ):
             raise ValueError(
-                f"npz file {str(file)!r}: {key} must have shape ({shape}) with N = {n} samples "
+                f"{where}: {key} must have shape ({shape}) with N = {n} samples "
                 f"and K = {logits.shape[1]} classes as the logits; got {array.shape}"
             )
     mcd = arrays.get("mcd_logits")
@@ -200,6 +215,174 @@ def import_npz(
     run = RunOutputs(splits=splits, meta=run_meta)
     validate_run(run)
     return run
+
+
+#: Suffixes of files written by ``torch.save`` that :func:`import_torch` reads.
+TORCH_SUFFIXES = (".pt", ".pth")
+#: Other names of the ``labels`` array in ``torch.save`` dumps (torch-uncertainty's
+#: ``targets``, pytorch-ood's ``y``; new-class samples negative as pytorch-ood marks them).
+_LABEL_ALIASES = ("targets", "target", "y")
+#: The arrays of an OpenOOD score dump (``OODEvaluator._save_scores`` in
+#: ``openood/evaluators/ood_evaluator.py`` of Jingkang50/OpenOOD: ``np.savez(..., pred=pred,
+#: conf=conf, label=gt)``, one file per data set, out-of-distribution labels -1).
+SCORE_DUMP_KEYS = ("pred", "conf", "label")
+
+
+def _read_torch(path: Path) -> dict[str, np.ndarray]:
+    """The arrays of a mapping saved with ``torch.save`` at ``path``, loaded with
+    ``weights_only=True`` (tensors, numbers, strings and containers only: a pickle that would
+    build any other object, or run code, is refused with a ``ValueError``)."""
+    import pickle
+
+    try:
+        import torch
+    except ImportError as error:
+        raise ImportError(
+            f"reading {path.name} needs PyTorch: install fdbench with the 'train' extra"
+        ) from error
+    try:
+        loaded = torch.load(path, map_location="cpu", weights_only=True)
+    except pickle.UnpicklingError as error:
+        first = str(error).splitlines()[0] if str(error) else type(error).__name__
+        raise ValueError(
+            f"refused to read torch file {str(path)!r}: it holds objects other than tensors, "
+            f"numbers and strings (loaded with weights_only=True: {first})"
+        ) from None
+    except (OSError, RuntimeError, EOFError) as error:
+        raise ValueError(f"cannot read torch file {str(path)!r}: {error}") from error
+    if not isinstance(loaded, Mapping):
+        raise ValueError(
+            f"torch file {str(path)!r} must hold a mapping of names to tensors, "
+            f"got {type(loaded).__name__}"
+        )
+    out = {}
+    for key, value in loaded.items():
+        if isinstance(value, torch.Tensor):
+            tensor = value.detach().cpu()
+            if tensor.dtype in (torch.bfloat16, torch.float16):
+                tensor = tensor.double()
+            out[str(key)] = tensor.numpy()
+        else:
+            out[str(key)] = np.asarray(value)
+    return out
+
+
+def import_torch(
+    path: str | os.PathLike[str],
+    *,
+    kinds: Mapping[str, str] | None = None,
+    meta: Mapping[str, Any] | None = None,
+) -> RunOutputs:
+    """Import model outputs saved with ``torch.save`` as a mapping of tensors (the habit of
+    pytorch-ood and torch-uncertainty users: ``torch.save({"logits": z, "targets": y}, f)``).
+
+    The keys are those of :func:`import_npz` (``logits``, ``labels``, optional ``study``
+    as a list of strings, ``mcd_logits``, ``features``, ``head_<name>``, ``classes``);
+    ``labels`` may also be called ``targets``, ``target`` or ``y``. Read with
+    ``torch.load(..., weights_only=True)``: nothing executable is unpickled, and a file that
+    would need it is refused with a ``ValueError``. Needs PyTorch.
+    """
+    file = Path(path)
+    data = _read_torch(file)
+    if "labels" not in data:
+        alias = next((a for a in _LABEL_ALIASES if a in data), None)
+        if alias is not None:
+            data["labels"] = data.pop(alias)
+    return _run_from_arrays(data, file, "torch file", kinds, meta)
+
+
+def _dump_arrays(path: Path) -> dict[str, np.ndarray]:
+    if path.suffix.lower() in TORCH_SUFFIXES:
+        return _read_torch(path)
+    return _read_npz(path, "score dump")
+
+
+def _dump_keys(path: Path) -> set[str] | None:
+    """The array names of an ``.npz`` or torch file, ``None`` if it is neither or unreadable."""
+    if path.suffix.lower() == ".npz":
+        try:
+            with np.load(path, allow_pickle=False) as npz:
+                return set(npz.files)
+        except (*_NPZ_ERRORS, AttributeError):
+            return None
+    if path.suffix.lower() in TORCH_SUFFIXES:
+        try:
+            return set(_read_torch(path))
+        except (ValueError, ImportError):
+            return None
+    return None
+
+
+def is_score_dump(path: str | os.PathLike[str]) -> bool:
+    """Whether ``path`` is an OpenOOD-style score dump (:func:`read_score_dump`): an ``.npz`` or
+    torch file with ``pred``, ``conf`` and ``label`` and no ``logits``, or a folder of such
+    files (and nothing that makes it an outputs store or an FD-Shifts run)."""
+    path = Path(path)
+    if path.is_dir():
+        if (path / "zarr.json").exists() or (path / "raw_logits.npz").exists():
+            return False
+        files = _dump_files(path)
+        return bool(files) and all(is_score_dump(f) for f in files)
+    keys = _dump_keys(path) if path.is_file() else None
+    return keys is not None and set(SCORE_DUMP_KEYS) <= keys and "logits" not in keys
+
+
+def _dump_files(folder: Path) -> list[Path]:
+    suffixes = (".npz", *TORCH_SUFFIXES)
+    return sorted(p for p in folder.iterdir() if p.is_file() and p.suffix.lower() in suffixes)
+
+
+def read_score_dump(path: str | os.PathLike[str], *, iid_study: str = "iid") -> pd.DataFrame:
+    """Read OpenOOD-style score dumps into the confidence table of
+    :func:`fdbench.jobs.evaluate.read_confidence_table` (columns ``study``, ``label``,
+    ``prediction``, ``conf``).
+
+    ``path`` is one file or a folder of files (OpenOOD's ``scores/``: one ``<data set>.npz``
+    per data set), each an ``.npz`` (or ``torch.save`` mapping) with ``pred`` (predicted
+    class), ``conf`` (confidence, higher = more confident, as OpenOOD's post-processors
+    return it) and ``label`` (true class, -1 for an out-of-distribution sample, as OpenOOD
+    v1.5 saves its OOD sets). Each file is one study named after the file (its stem); in a
+    folder, the one file without -1 labels (the in-distribution test set) is named
+    ``iid_study``. A single file is one study ``iid_study`` unless all its labels are -1.
+    Values are validated, never coerced: integer predictions and labels >= -1, finite
+    confidences.
+    """
+    import pandas as pd
+
+    path = Path(path)
+    if not path.exists():
+        raise FileNotFoundError(f"score dump not found: {path}")
+    files = _dump_files(path) if path.is_dir() else [path]
+    if not files:
+        raise ValueError(f"{str(path)!r} holds no .npz or torch score files")
+    parts = {f.stem: _score_part(f) for f in files}
+    known = [name for name, part in parts.items() if (part["label"] >= 0).all()]
+    if len(known) == 1 and iid_study not in parts:
+        parts = {iid_study if n == known[0] else n: part for n, part in parts.items()}
+    frames = [pd.DataFrame({"study": name, **part}) for name, part in parts.items()]
+    return pd.concat(frames, ignore_index=True)[["study", "label", "prediction", "conf"]]
+
+
+def _score_part(file: Path) -> dict[str, np.ndarray]:
+    data = _dump_arrays(file)
+    where = f"score dump {str(file)!r}"
+    missing = [k for k in SCORE_DUMP_KEYS if k not in data]
+    if missing:
+        raise ValueError(f"{where} lacks {missing} (expected {list(SCORE_DUMP_KEYS)})")
+    conf = as_real_array(data["conf"], f"{where}: conf")
+    n = conf.shape[0] if conf.ndim == 1 else -1
+    if n < 1:
+        raise ValueError(f"{where}: conf must be one non-empty row of N values, got {conf.shape}")
+    for key in ("pred", "label"):
+        if np.shape(data[key]) != (n,):
+            raise ValueError(f"{where}: {key} must have shape ({n},), got {np.shape(data[key])}")
+    if not np.isfinite(conf).all():
+        raise ValueError(f"{where}: conf holds {int((~np.isfinite(conf)).sum())} non-finite values")
+    labels = _labels_from_float(data["label"], f"{where}: label")
+    if (labels < -1).any():
+        raise ValueError(f"{where}: label must be >= -1 (-1 marks an out-of-distribution sample)")
+    prediction = _labels_from_float(data["pred"], f"{where}: pred")
+    return {"label": labels, "prediction": prediction, "conf": conf}
 
 
 def _load_arr0(path: Path) -> np.ndarray | None:

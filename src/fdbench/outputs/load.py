@@ -5,16 +5,25 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from .importers import FD_SHIFTS_OPTIONAL_FILES, import_fd_shifts, import_npz
+from .importers import (
+    FD_SHIFTS_OPTIONAL_FILES,
+    TORCH_SUFFIXES,
+    import_fd_shifts,
+    import_npz,
+    import_torch,
+)
 from .schema import RunOutputs
 from .store import read_outputs
 
 
 def load_outputs(path: str | os.PathLike[str]) -> RunOutputs:
-    """Open ``path`` as an fdbench outputs store, an FD-Shifts run directory or a ``.npz`` file.
+    """Open ``path`` as an fdbench outputs store, an FD-Shifts run directory, a ``.npz`` file or
+    a ``torch.save`` file (``.pt``/``.pth``).
 
     A directory holding ``raw_logits.npz`` is read with :func:`import_fd_shifts`, any other
-    directory with :func:`read_outputs`, a ``.npz`` file with :func:`import_npz`.
+    directory with :func:`read_outputs`, a ``.npz`` file with :func:`import_npz`, a torch file
+    with :func:`import_torch` (``weights_only=True``). The formats are tabulated in
+    docs/outputs.md ("Accepted formats").
     """
     path = Path(path)
     if not path.exists():
@@ -33,7 +42,9 @@ def load_outputs(path: str | os.PathLike[str]) -> RunOutputs:
         return read_outputs(path)
     if path.suffix.lower() == ".npz":
         return import_npz(path)
+    if path.suffix.lower() in TORCH_SUFFIXES:
+        return import_torch(path)
     raise ValueError(
-        f"cannot tell what {path.name} holds: give a .npz file, an fdbench outputs store "
-        "or an FD-Shifts run directory (or a .csv/.parquet confidence table)"
+        f"cannot tell what {path.name} holds: give a .npz or .pt file, an fdbench outputs "
+        "store or an FD-Shifts run directory (or a .csv/.parquet confidence table)"
     )

@@ -166,8 +166,10 @@ def build_spec(
     config: BenchmarkConfig, experiment: Experiment, head: str | None, dropout: bool
 ) -> dict[str, Any]:
     """The build specification of a network for ``experiment`` (saved with checkpoints):
-    architecture, classes, input shape, dropout, ``head`` and the train split's per-channel
-    mean and standard deviation (floored at 1e-3) for the input normalisation."""
+    architecture (with ``factory``, ``timm`` and ``classifier`` only where the configuration
+    sets them, so built-in specifications are unchanged), classes, input shape, dropout,
+    ``head`` and the train split's per-channel mean and standard deviation (floored at 1e-3)
+    for the input normalisation."""
     images = experiment.train.images
     if images.ndim != 4 or images.shape[1] != images.shape[2]:
         raise ValueError(
@@ -176,8 +178,11 @@ def build_spec(
         )
     stats = images.reshape(-1, images.shape[3]).astype(np.float64) / 255.0
     std = np.maximum(stats.std(axis=0), 1e-3)
+    arch = config.architecture
+    custom = {k: getattr(arch, k) for k in ("factory", "timm", "classifier")}
     return {
-        "architecture": config.architecture.name,
+        "architecture": arch.label,
+        **{k: v for k, v in custom.items() if v is not None},
         "num_classes": len(experiment.class_names),
         "in_channels": int(images.shape[3]),
         "image_size": int(images.shape[1]),
@@ -191,10 +196,19 @@ def build_spec(
 
 
 def network_from_spec(spec: dict[str, Any]) -> Network:
-    """Build the (untrained) network of a build specification (:func:`build_spec`)."""
+    """Build the (untrained) network of a build specification (:func:`build_spec`): a
+    built-in architecture with :func:`~fdbench.models.build_model`, your own network or a
+    timm model (``factory``/``timm`` in the specification) with
+    :func:`~fdbench.models.custom.build_custom_model`."""
     spec = dict(spec)
     options = spec.pop("options")
     arch = spec.pop("architecture")
+    custom = {k: spec.pop(k) for k in ("factory", "timm", "classifier") if k in spec}
+    if custom:
+        from ..models.custom import build_custom_model
+
+        spec.pop("dropout_placement")
+        return build_custom_model(**custom, **spec, **options)
     return build_model(arch, **spec, **options)
 
 

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Callable
 from importlib import import_module
 from pathlib import Path
+from typing import Any
 
-from ..config import BenchmarkConfig
+from ..config import BenchmarkConfig, import_callable
 from ..data.studies import Experiment
 from ..io import atomic_path
 
@@ -24,30 +26,27 @@ def build_experiments(config: BenchmarkConfig, *, run_seed: int | None = None) -
     in ``config.data.experiments`` (all when unset), in the builder's order.
 
     With ``run_seed`` (only where ``config.data.per_run`` is set) the builder also gets
-    ``run_seed=run_seed``: the experiments of that run. The builder is looked up in
-    ``fdbench.data``, then ``fdbench.data.studies``, ``fdbench.data.fashion_unknown`` and
-    ``fdbench.data.medical``; a missing builder or unknown experiment name raises
-    ``ValueError``.
+    ``run_seed=run_seed``: the experiments of that run. A builder ``"module:callable"`` is
+    imported (your own data); any other is looked up in ``fdbench.data``, then
+    ``fdbench.data.studies``, ``fdbench.data.fashion_unknown``, ``fdbench.data.medical`` and
+    ``fdbench.data.custom`` (``folder_experiments``, ``npz_experiments``). A missing builder or
+    unknown experiment name raises ``ValueError``; a builder returning anything but a
+    non-empty list of :class:`~fdbench.data.studies.Experiment` a ``TypeError``.
     """
     data = config.data
     if run_seed is not None and not data.per_run:
         raise ValueError("run_seed is only given where config.data.per_run is set")
-    builder = None
-    for module in (
-        "fdbench.data",
-        "fdbench.data.studies",
-        "fdbench.data.fashion_unknown",
-        "fdbench.data.medical",
-    ):
-        builder = getattr(import_module(module), data.builder, None)
-        if builder is not None:
-            break
-    if not callable(builder):
-        raise ValueError(f"data.builder {data.builder!r} is not a function of fdbench.data")
+    builder = _builder(data.builder)
     args = dict(data.args)
     if run_seed is not None:
         args["run_seed"] = run_seed
     experiments = list(builder(**args))
+    wrong = [type(e).__name__ for e in experiments if not isinstance(e, Experiment)]
+    if wrong or not experiments:
+        raise TypeError(
+            f"data.builder {data.builder!r} must return a non-empty list of "
+            f"fdbench.data.studies.Experiment, got {wrong or 'none'}"
+        )
     if data.experiments is None:
         return experiments
     names = [e.name for e in experiments]
@@ -55,6 +54,24 @@ def build_experiments(config: BenchmarkConfig, *, run_seed: int | None = None) -
     if unknown:
         raise ValueError(f"data.experiments names {unknown}, but {data.builder} builds {names}")
     return [e for e in experiments if e.name in data.experiments]
+
+
+def _builder(name: str) -> Callable[..., Any]:
+    """The builder function ``name``: ``"module:callable"``, or a function of
+    ``fdbench.data`` and its study modules; ``ValueError`` if there is none."""
+    if ":" in name:
+        return import_callable(name, "data.builder")
+    for module in (
+        "fdbench.data",
+        "fdbench.data.studies",
+        "fdbench.data.fashion_unknown",
+        "fdbench.data.medical",
+        "fdbench.data.custom",
+    ):
+        builder = getattr(import_module(module), name, None)
+        if callable(builder):
+            return builder
+    raise ValueError(f"data.builder {name!r} is not a function of fdbench.data")
 
 
 def experiment_for_run(config: BenchmarkConfig, experiment: Experiment, seed: int) -> Experiment:

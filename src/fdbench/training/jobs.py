@@ -273,7 +273,7 @@ def run_training_job(
                     "method": method,
                     "method_kind": spec.kind,
                     "seed": int(seed),
-                    "model": config.architecture.name,
+                    "model": config.architecture.label,
                     "candidate": i,
                     "params": info["params"],
                     "config_digest": digest,
