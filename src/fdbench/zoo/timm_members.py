@@ -9,6 +9,7 @@ naming it, never a download.
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
@@ -212,14 +213,22 @@ def timm_members(
     if ood is not None and imagenet21k is not None:
         raise ValueError("give either ood or imagenet21k as the OOD pool, not both")
     test_items, test_names = image_folder(dataset, max_per_class=max_per_class)
-    ood_items, ood_names = image_folder(ood, max_per_class=max_per_class) if ood else ([], [])
-    if imagenet21k is not None:
-        from fdbench.data.wordnet import load_wordnet
-
-        ood_items, ood_names = imagenet21k_pool(
-            imagenet21k, test_names, load_wordnet(wordnet), n_samples=ood_samples, seed=seed
-        )
     extra_items = imagenet_o_images(imagenet_o)[0] if imagenet_o is not None else []
+    if imagenet21k is not None and not Path(imagenet21k).is_dir():
+        raise FileNotFoundError(f"ImageNet-21K folder {imagenet21k} does not exist")
+
+    @functools.cache
+    def ood_pool() -> tuple[list, list]:
+        """The OOD pool, read once and only when some member is computed (ImageNet-21K's
+        listing and filtering take a while)."""
+        if imagenet21k is not None:
+            from fdbench.data.wordnet import load_wordnet
+
+            return imagenet21k_pool(
+                imagenet21k, test_names, load_wordnet(wordnet), n_samples=ood_samples, seed=seed
+            )
+        return image_folder(ood, max_per_class=max_per_class) if ood else ([], [])
+
     path = folder / "members.csv"
     old = pd.read_csv(path) if path.exists() else pd.DataFrame({"name": []})
     known = {str(row["name"]): row for row in old.to_dict("records")}
@@ -232,6 +241,7 @@ def timm_members(
             continue
         model = load_timm_model(name, weights=weights.get(name))
         if not output.exists():
+            ood_items, ood_names = ood_pool()
             arrays = {
                 "test_logits": _logits(model, test_items, batch_size),
                 "test_labels": np.asarray([c for _, c in test_items], dtype=np.int64),
