@@ -114,7 +114,9 @@ def filter_imagenet21k(
     ID class is among its ancestors (:meth:`~fdbench.data.wordnet.WordNet.ancestors`, through
     hypernym and instance-hypernym pointers). A wnid WordNet 3.0 does not have cannot be checked
     and is removed too. Returns the kept wnids (sorted) and the reason of each removed one
-    (:data:`REASONS`).
+    (:data:`REASONS`). The authors ship their result as a class list
+    (``datasets_metadata/ImageNet_20K_metadata.pkl`` of mdabbah/COOD_benchmarking); this
+    rebuilds it from the rule, for any copy and any set of ID classes.
     """
     id_set = set(id_wnids)
     if not id_set:
