@@ -12,6 +12,7 @@ __all__ = [
     "cood_curves",
     "cood_level_rank_correlation",
     "cood_ranks",
+    "extra_ood_table",
     "group_comparison",
     "mcd_effect",
     "member_table",
@@ -185,6 +186,15 @@ def cood_curves(results: pd.DataFrame, csf: str = "MSR") -> pd.DataFrame:
     rows = rows.assign(percentile=rows["study"].str.removeprefix("cood/").astype(float))
     table = rows.pivot_table(index="member", columns="percentile", values="value")
     return table.sort_index(axis=1)
+
+
+def extra_ood_table(results: pd.DataFrame, study: str = "imagenet_o") -> pd.DataFrame:
+    """OOD AUROC on an extra OOD set without levels (ImageNet-O) per member (rows) and CSF
+    (columns); empty when no member has outputs on it."""
+    rows = results[(results["study"] == study) & (results["metric"] == "auroc_ood")]
+    if rows.empty:
+        return pd.DataFrame()
+    return rows.pivot_table(index="member", columns="csf", values="value").sort_index()
 
 
 def cood_ranks(curves: pd.DataFrame) -> pd.DataFrame:

@@ -6,7 +6,14 @@ import os
 from typing import Annotated, Any
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 __all__ = [
     "CoodSettings",
@@ -66,14 +73,27 @@ class PNormSettings(_Strict):
 
 class TimmSource(_Strict):
     """timm models run on an image folder (ImageNet val layout) as members
-    (:func:`fdbench.zoo.timm_members.timm_members`; timm must be installed)."""
+    (:func:`fdbench.zoo.timm_members.timm_members`; timm must be installed). The OOD pool is
+    ``ood`` (one sub-folder per class) or ``imagenet21k`` (an ImageNet-21K copy, filtered as
+    Galil et al., App. L.1, with ``wordnet``'s ``data.noun``, ``ood_samples`` images per
+    class); ``imagenet_o`` (the ImageNet-O release) is an extra OOD set."""
 
     models: tuple[str, ...] = Field(min_length=1)
     dataset: str
     ood: str | None = None
+    imagenet21k: str | None = None
+    imagenet_o: str | None = None
+    wordnet: str | None = None
+    ood_samples: int = Field(default=200, ge=1)
     weights: dict[str, str] = Field(default_factory=dict)
     max_per_class: int | None = Field(default=None, ge=1)
     batch_size: int = Field(default=64, ge=1)
+
+    @model_validator(mode="after")
+    def _one_pool(self) -> TimmSource:
+        if self.ood is not None and self.imagenet21k is not None:
+            raise ValueError("give either ood or imagenet21k as the OOD pool, not both")
+        return self
 
 
 class SourcesSettings(_Strict):
@@ -150,7 +170,11 @@ def load_zoo_config(path: str | os.PathLike[str]) -> ZooConfig:
         timm = timm.model_copy(
             update={
                 "dataset": resolve(timm.dataset),
-                "ood": None if timm.ood is None else resolve(timm.ood),
+                **{
+                    key: resolve(getattr(timm, key))
+                    for key in ("ood", "imagenet21k", "imagenet_o", "wordnet")
+                    if getattr(timm, key) is not None
+                },
                 "weights": {k: resolve(v) for k, v in timm.weights.items()},
             }
         )

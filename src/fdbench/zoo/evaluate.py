@@ -219,6 +219,9 @@ def evaluate_member(member: Member, config: ZooConfig) -> tuple[pd.DataFrame, pd
     - ``study == "cood/<percentile>"``, for every CSF of ``config.cood.csfs`` the member has:
       ``auroc_cood`` (ID test samples positive against the level's OOD test samples, ties ½),
       ``severity`` (the level's mean class score) and ``group_size``.
+    - ``study == "imagenet_o"``, where the member has outputs on ImageNet-O, for the same CSFs:
+      ``auroc_ood``, the ID test samples positive against every ImageNet-O sample (the extra
+      OOD set of Galil et al.'s Figure 6, one set without levels).
 
     Levels table: per CSF and level the percentile, severity and the OOD class ids of its
     group (JSON), so that every C-OOD number can be recomputed from the member's outputs.
@@ -256,6 +259,8 @@ def evaluate_member(member: Member, config: ZooConfig) -> tuple[pd.DataFrame, pd
     if has_array(member, "ood", "logits"):
         cood_rows, levels = _cood(member, config, fits, test, with_mcd)
         rows += cood_rows
+    if has_array(member, "imagenet_o", "logits"):
+        rows += _extra_ood(member, config, fits, test, with_mcd, "imagenet_o")
     table = pd.DataFrame(rows).assign(val_source=fits.val_source)
     return table, pd.DataFrame(
         levels,
@@ -316,3 +321,26 @@ def _cood(
                 }
             )
     return rows, levels
+
+
+def _extra_ood(
+    member: Member,
+    config: ZooConfig,
+    fits: MemberFits,
+    test: dict[str, np.ndarray],
+    with_mcd: bool,
+    split: str,
+) -> list[dict]:
+    """``auroc_ood`` of every CSF of ``config.cood.csfs`` on the OOD set ``split`` as a whole:
+    the member's ID test samples (positive) against all of the set's samples, ties ½."""
+    mcd = with_mcd and has_array(member, split, "mcd_logits")
+    ood = _stream(member, split, fits, config.chunk_size, None, mcd)
+    rows: list[dict] = []
+    for csf in config.cood.csfs:
+        if csf not in ood or csf not in test:
+            continue
+        conf = np.concatenate([test[csf], ood[csf]])
+        is_ood = np.concatenate([np.zeros(test[csf].size), np.ones(ood[csf].size)])
+        values = {"auroc_ood": M.auroc_out(is_ood, conf)}
+        rows += _rows(member.name, csf, "none", split, values, int(ood[csf].size))
+    return rows

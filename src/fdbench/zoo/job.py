@@ -138,6 +138,7 @@ def write_zoo_report(
         ),
         ("by_family", "Per family (medians)", A.group_comparison(members, "family"), None),
         ("by_regime", "Per training regime (medians)", A.group_comparison(members, "regime"), None),
+        ("imagenet_o", "ImageNet-O: OOD AUROC per CSF", A.extra_ood_table(results), True),
     ]
     for csf, c in curves.items():
         tables.append((f"cood_auroc_{csf}", f"C-OOD AUROC per level ({csf})", c, True))

@@ -25,8 +25,9 @@ __all__ = [
     "read_metadata",
 ]
 
-#: The splits of a member: ID validation, ID test and the OOD class pool.
-SPLITS = ("val", "test", "ood")
+#: The splits of a member: ID validation, ID test, the OOD class pool and the extra OOD set
+#: ImageNet-O (Hendrycks et al., 2021), evaluated as a whole.
+SPLITS = ("val", "test", "ood", "imagenet_o")
 METADATA_FILES = ("members.csv", "members.json")
 
 

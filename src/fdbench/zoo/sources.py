@@ -30,5 +30,10 @@ def write_sources(config: ZooConfig) -> list[str]:
             weights=t.weights,
             max_per_class=t.max_per_class,
             batch_size=t.batch_size,
+            imagenet21k=t.imagenet21k,
+            imagenet_o=t.imagenet_o,
+            wordnet=t.wordnet,
+            ood_samples=t.ood_samples,
+            seed=config.seed,
         )
     return names

@@ -9,6 +9,7 @@ naming it, never a download.
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
@@ -19,6 +20,8 @@ import numpy as np
 import pandas as pd
 
 from fdbench.io import atomic_path, write_table
+
+from .imagenet_ood import imagenet21k_pool, imagenet_o_images, open_image
 
 __all__ = ["image_folder", "import_timm", "load_timm_model", "timm_members"]
 
@@ -135,15 +138,16 @@ def image_folder(root: str | Path, *, max_per_class: int | None = None) -> tuple
     return items, classes
 
 
-def _preprocess(path: Path, cfg: Mapping[str, Any]) -> np.ndarray:
+def _preprocess(path: Any, cfg: Mapping[str, Any]) -> np.ndarray:
     """timm's evaluation transform: resize the shorter side to ``size / crop_pct``, centre
-    crop ``size``, scale to [0, 1] and normalise by the config's mean and std (C × H × W)."""
+    crop ``size``, scale to [0, 1] and normalise by the config's mean and std (C × H × W).
+    ``path``: an image file or an image in a tar (:func:`fdbench.zoo.imagenet_ood.open_image`)."""
     from PIL import Image
 
     _, height, width = cfg.get("input_size", (3, 224, 224))
     crop_pct = float(cfg.get("crop_pct", 0.875))
     resample = Image.BICUBIC if cfg.get("interpolation") == "bicubic" else Image.BILINEAR
-    with Image.open(path) as img:
+    with open_image(path) as img:
         img = img.convert("RGB")
         scale = max(height, width) / crop_pct / min(img.size)
         img = img.resize((round(img.size[0] * scale), round(img.size[1] * scale)), resample)
@@ -181,10 +185,23 @@ def timm_members(
     weights: Mapping[str, str | os.PathLike[str]] | None = None,
     max_per_class: int | None = None,
     batch_size: int = 64,
+    imagenet21k: str | Path | None = None,
+    imagenet_o: str | Path | None = None,
+    wordnet: str | Path | None = None,
+    ood_samples: int = 200,
+    seed: int = 0,
 ) -> list[str]:
     """Run every timm model of ``models`` on ``dataset`` (ID test images, ImageNet val layout)
-    and ``ood`` (one sub-folder per OOD class) and write ``folder/<model>.npz`` members
-    (``test_*``, ``ood_*`` with class names; no validation split, so the zoo job declares one).
+    and the OOD pool and write ``folder/<model>.npz`` members (``test_*``, ``ood_*`` with class
+    names; no validation split, so the zoo job declares one).
+
+    The OOD pool is ``ood`` (one sub-folder per OOD class) or ``imagenet21k``, an ImageNet-21K
+    copy cleaned and sampled as Galil et al. do (:func:`fdbench.zoo.imagenet_ood.imagenet21k_pool`:
+    ImageNet-1K classes, i.e. the class folders of ``dataset``, and their WordNet hypernyms and
+    hyponyms removed, ``ood_samples`` images per class drawn with ``seed``; ``wordnet``: a
+    WordNet 3.0 ``data.noun``, default fdbench's cached copy). ``imagenet_o`` (the ImageNet-O
+    release, :func:`fdbench.zoo.imagenet_ood.imagenet_o_images`) adds ``imagenet_o_logits``,
+    the extra OOD set the zoo evaluates as a whole.
     A member already in ``folder`` (with its ``members.csv`` row) is skipped without loading
     the model. ``weights`` maps model names to weight files;
     other models read the local cache (:func:`load_timm_model`). Rows of ``members.csv``
@@ -193,8 +210,25 @@ def timm_members(
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     weights = dict(weights or {})
-    test_items, _ = image_folder(dataset, max_per_class=max_per_class)
-    ood_items, ood_names = image_folder(ood, max_per_class=max_per_class) if ood else ([], [])
+    if ood is not None and imagenet21k is not None:
+        raise ValueError("give either ood or imagenet21k as the OOD pool, not both")
+    test_items, test_names = image_folder(dataset, max_per_class=max_per_class)
+    extra_items = imagenet_o_images(imagenet_o)[0] if imagenet_o is not None else []
+    if imagenet21k is not None and not Path(imagenet21k).is_dir():
+        raise FileNotFoundError(f"ImageNet-21K folder {imagenet21k} does not exist")
+
+    @functools.cache
+    def ood_pool() -> tuple[list, list]:
+        """The OOD pool, read once and only when some member is computed (ImageNet-21K's
+        listing and filtering take a while)."""
+        if imagenet21k is not None:
+            from fdbench.data.wordnet import load_wordnet
+
+            return imagenet21k_pool(
+                imagenet21k, test_names, load_wordnet(wordnet), n_samples=ood_samples, seed=seed
+            )
+        return image_folder(ood, max_per_class=max_per_class) if ood else ([], [])
+
     path = folder / "members.csv"
     old = pd.read_csv(path) if path.exists() else pd.DataFrame({"name": []})
     known = {str(row["name"]): row for row in old.to_dict("records")}
@@ -207,6 +241,7 @@ def timm_members(
             continue
         model = load_timm_model(name, weights=weights.get(name))
         if not output.exists():
+            ood_items, ood_names = ood_pool()
             arrays = {
                 "test_logits": _logits(model, test_items, batch_size),
                 "test_labels": np.asarray([c for _, c in test_items], dtype=np.int64),
@@ -215,6 +250,8 @@ def timm_members(
                 arrays["ood_logits"] = _logits(model, ood_items, batch_size)
                 arrays["ood_classes"] = np.asarray([c for _, c in ood_items], dtype=np.int64)
                 arrays["ood_class_names"] = np.asarray(ood_names)
+            if extra_items:
+                arrays["imagenet_o_logits"] = _logits(model, extra_items, batch_size)
             with atomic_path(output) as tmp, open(tmp, "wb") as fh:
                 np.savez(fh, **arrays)
         cfg = dict(getattr(model, "pretrained_cfg", {}) or {})
