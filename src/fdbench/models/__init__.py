@@ -53,7 +53,8 @@ def build_model(
 
     ``architecture`` is one of :data:`ARCHITECTURES`; ``kwargs`` go to the feature extractor
     (``convnet``: ``width``, ``feature_dim``; ``vgg13``: ``feature_dim``, ``width_factor``;
-    ``resnet18``/``resnet50``: ``base``; ``vit``: ``patch_size``, ``dim``, ``depth``, ``heads``,
+    ``resnet18``/``resnet50``: ``base``, ``stem`` (``"cifar"`` or ``"imagenet"``); ``vit``:
+    ``patch_size``, ``dim``, ``depth``, ``heads``,
     ``mlp_ratio``). ``mean``/``std`` (per channel, on the [0, 1] scale) set the input
     normalisation; by default 0.5 and 0.25. ``dropout`` is the dropout rate (used by MC
     dropout) and ``dropout_placement`` where it goes: one of ``fdbench.models.dropout``'s
