@@ -200,6 +200,14 @@ class TrainingConfig(_Strict):
     historical meaning, kept batch for batch), ``false`` (none), or a list of operations
     applied in order (``random_crop``, ``hflip``, ``rotate``, ``cutout``, ``color_jitter``;
     see ``fdbench.training.augment``), every draw seeded by the run seed.
+
+    ``device`` trains on ``"cpu"``, ``"cuda"`` (an error where no GPU is visible) or
+    ``"auto"`` (a GPU when one is visible, else the CPU; see
+    :func:`fdbench.training.device.resolve_device`); ``precision`` is ``32`` (float32) or
+    ``"bf16-mixed"`` (bfloat16 autocast, Lightning's mixed precision). Inference runs on the
+    CPU whatever the device and keeps float64 logits. Both are left out of the dump at their
+    defaults, so configs without them keep their digest; GPU-trained weights differ from CPU-
+    trained ones in the last bits, so compare results within one device.
     """
 
     epochs: PositiveInt = 10
@@ -211,6 +219,15 @@ class TrainingConfig(_Strict):
     schedule: Literal["cosine", "constant"] | ScheduleConfig = "cosine"
     augment: bool | list[AugmentationOp] = True
     threads: PositiveInt = 2
+    device: Literal["auto", "cpu", "cuda"] = Field(
+        default="auto", exclude_if=lambda v: v == "auto"
+    )
+    precision: Literal["32", "bf16-mixed"] = Field(default="32", exclude_if=lambda v: v == "32")
+
+    @field_validator("precision", mode="before")
+    @classmethod
+    def _precision_number(cls, value: Any) -> Any:
+        return "32" if value == 32 and not isinstance(value, bool) else value
 
 
 class InferenceConfig(_Strict):
