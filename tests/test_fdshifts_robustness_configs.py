@@ -106,3 +106,55 @@ def test_quick_benchmark_end_to_end(name, data_root, tmp_path):
     assert set(fd["study"]) == set(EXPECTED[name][1])
     aurc = fd[fd["metric"] == "aurc"]
     assert len(aurc) and aurc["value"].between(0, 1).all()
+
+
+#: Table 7: (batch size, steps, data set config the ViT config shares its data with)
+TABLE7 = {
+    "cifar10": (128, 40000), "cifar100": (512, 10000), "super_cifar100": (512, 10000),
+    "svhn": (128, 40000), "iwildcam": (512, 40000), "camelyon": (128, 40000),
+    "breeds": (128, 40000),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("key", list(TABLE7))
+def test_vit_configs(key):
+    config = load_config(CONFIGS / f"fdshifts_{key}_vit.yaml")
+    base = load_config(CONFIGS / f"fdshifts_{key}.yaml")
+    assert config.data.builder == base.data.builder
+    arch = config.architecture
+    assert (arch.name, arch.dropout, arch.options["img_size"]) == ("vit_b16", 0.1, 384)
+    assert arch.options["weights"] == "vit_base_patch16_224_in21k.pth"
+    tc = config.training
+    assert (tc.batch_size, tc.steps) == TABLE7[key]
+    assert (tc.momentum, tc.weight_decay, tc.schedule.name, tc.schedule.warmup) == (
+        0.9, 0.0, "warmup_cosine", 500)  # fmt: skip
+    (ce,) = config.methods
+    assert ce.grid == {"lr": [0.03, 0.01, 0.003, 0.001, 0.0003, 0.0001],
+                       "dropout": [False, True]}  # fmt: skip
+    assert config.selection.metric == "aurc"
+    assert len(ce.seeds) == (2 if key == "breeds" else 5)
+
+
+def test_tiny_vit_end_to_end_with_mahalanobis(data_root, tmp_path):
+    pytest.importorskip("torch")
+    pytest.importorskip("lightning")
+    from fdbench.benchmark import run_benchmark
+
+    raw = _local("fdshifts_camelyon", data_root).model_dump(mode="json")
+    vit = load_config(CONFIGS / "fdshifts_camelyon_vit.yaml").model_dump(mode="json")
+    raw.update(architecture=vit["architecture"], training=vit["training"], methods=vit["methods"],
+               selection=vit["selection"], ensembles=[])  # fmt: skip
+    raw["data"]["args"].update(max_per_study=12, max_train=24)
+    raw["architecture"]["options"] = {"img_size": 16, "patch_size": 4, "dim": 16, "depth": 1,
+                                      "heads": 2, "weights": None}  # fmt: skip
+    raw["training"].update(steps=3, batch_size=8, threads=1,
+                           schedule={"name": "warmup_cosine", "warmup": 1, "interval": "step"})
+    raw["methods"][0]["grid"] = {"lr": [0.01, 0.001], "dropout": [True]}
+    raw.update(inference={"mc_samples": 2, "batch_size": 64, "max_train_samples": 24},
+               analysis={"n_bootstrap": 0})  # fmt: skip
+    results = run_benchmark(parse_config(raw), tmp_path / "run", report=False)
+    fd = results[(results["protocol"] == "failure_detection") & (results["metric"] == "aurc")]
+    assert set(fd["study"]) == {"iid", "subclass"}
+    assert {"MSR", "PE", "Mahalanobis"} <= set(fd["csf"])
+    assert any(c.startswith("MCD") for c in fd["csf"])
+    assert fd["value"].between(0, 1).all()

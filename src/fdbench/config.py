@@ -31,7 +31,7 @@ __all__ = [
 ]
 
 #: Architecture names (kept in sync with ``fdbench.models.ARCHITECTURES``; no torch import here).
-ARCHITECTURE_NAMES = ("convnet", "vgg13", "resnet18", "resnet50", "vit")
+ARCHITECTURE_NAMES = ("convnet", "vgg13", "resnet18", "resnet50", "vit", "vit_b16")
 
 PositiveInt = Annotated[int, Field(ge=1)]
 PositiveFloat = Annotated[float, Field(gt=0)]
@@ -78,10 +78,12 @@ class ArchitectureConfig(_Strict):
     ``"head"`` (before the final layer only), ``"fc"`` (before every fully connected layer),
     ``"fdshifts"`` (FD-Shifts' placement),
     ``"every_conv"`` (Kim et al.), ``"every_layer"`` (Bernhardt et al.), or ``None`` for the
-    architecture's default (FD-Shifts' placement; ``"head"`` for ``vit``).
+    architecture's default (FD-Shifts' placement; ``"head"`` for ``vit``). ``vit_b16`` is
+    ViT-B/16 in timm's layout (:func:`fdbench.models.vit.vit_b16`; ``options.weights`` names a
+    local pretrained state dict).
     """
 
-    name: Literal["convnet", "vgg13", "resnet18", "resnet50", "vit"]
+    name: Literal["convnet", "vgg13", "resnet18", "resnet50", "vit", "vit_b16"]
     dropout: float = Field(default=0.3, ge=0.0, lt=1.0)
     dropout_placement: (
         Literal["head", "fc", "fdshifts", "every_conv", "every_layer"] | None
@@ -93,6 +95,10 @@ class ArchitectureConfig(_Strict):
         placement = self.dropout_placement
         if self.name == "vit" and placement not in (None, "head"):
             raise ValueError(f"vit supports only dropout_placement 'head', got {placement!r}")
+        if self.name == "vit_b16" and placement not in (None, "head", "fdshifts"):
+            raise ValueError(
+                f"vit_b16 supports dropout_placement 'head' or 'fdshifts', got {placement!r}"
+            )
         if self.name.startswith("resnet") and placement == "fc":
             raise ValueError(f"{self.name} has no hidden fully connected layer: use 'head'")
         return self
@@ -205,7 +211,10 @@ class TrainingConfig(_Strict):
     ``"auto"`` (a GPU when one is visible, else the CPU; see
     :func:`fdbench.training.device.resolve_device`); ``precision`` is ``32`` (float32) or
     ``"bf16-mixed"`` (bfloat16 autocast, Lightning's mixed precision). Inference runs on the
-    CPU whatever the device and keeps float64 logits. Both are left out of the dump at their
+    CPU whatever the device and keeps float64 logits. ``steps``: the methods trained end to
+    end without their own ``epochs`` train for that many batches (optimiser steps) instead of
+    ``epochs`` epochs (FD-Shifts' ``num_steps`` for the ViT, its Table 7). These three are left
+    out of the dump at their
     defaults, so configs without them keep their digest; GPU-trained weights differ from CPU-
     trained ones in the last bits, so compare results within one device.
     """
@@ -223,11 +232,22 @@ class TrainingConfig(_Strict):
         default="auto", exclude_if=lambda v: v == "auto"
     )
     precision: Literal["32", "bf16-mixed"] = Field(default="32", exclude_if=lambda v: v == "32")
+    steps: PositiveInt | None = Field(default=None, exclude_if=lambda v: v is None)
 
     @field_validator("precision", mode="before")
     @classmethod
     def _precision_number(cls, value: Any) -> Any:
         return "32" if value == 32 and not isinstance(value, bool) else value
+
+    @model_validator(mode="after")
+    def _steps_with_step_schedule(self) -> TrainingConfig:
+        schedule = self.schedule
+        if self.steps and isinstance(schedule, ScheduleConfig) and schedule.interval == "epoch":
+            raise ValueError(
+                "training.steps trains for a number of batches: its schedule must be stepped "
+                "per batch (schedule.interval: step)"
+            )
+        return self
 
 
 class InferenceConfig(_Strict):

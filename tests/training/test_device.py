@@ -52,6 +52,20 @@ def test_config_fields_and_dump():
         TrainingConfig(precision=True)
 
 
+def test_steps_need_a_per_batch_schedule():
+    assert TrainingConfig(steps=5, schedule="cosine").steps == 5
+    assert "steps" not in TrainingConfig().model_dump()
+    with pytest.raises(ValueError, match="schedule must be stepped per batch"):
+        TrainingConfig(steps=5, schedule={"name": "cosine", "interval": "epoch"})
+
+
+def test_trainer_runs_the_given_number_of_steps():
+    from fdbench.training.context import trainer
+
+    assert trainer(3, steps=7).max_steps == 7
+    assert trainer(3).max_epochs == 3 and trainer(3).max_steps == -1
+
+
 def test_bf16_training_keeps_float64_logits_and_cpu_equals_auto(tmp_path):
     from fdbench.benchmark import run_benchmark
     from fdbench.outputs.load import load_outputs

@@ -19,7 +19,7 @@ __all__ = [
 ]
 
 #: Architecture names accepted by :func:`build_model`.
-ARCHITECTURES = ("convnet", "vgg13", "resnet18", "resnet50", "vit")
+ARCHITECTURES = ("convnet", "vgg13", "resnet18", "resnet50", "vit", "vit_b16")
 
 _LAZY = {
     "ConfidNetHead": "network",
@@ -54,12 +54,14 @@ def build_model(
     ``architecture`` is one of :data:`ARCHITECTURES`; ``kwargs`` go to the feature extractor
     (``convnet``: ``width``, ``feature_dim``; ``vgg13``: ``feature_dim``, ``width_factor``;
     ``resnet18``/``resnet50``: ``base``, ``stem`` (``"cifar"`` or ``"imagenet"``); ``vit``:
-    ``patch_size``, ``dim``, ``depth``, ``heads``,
-    ``mlp_ratio``). ``mean``/``std`` (per channel, on the [0, 1] scale) set the input
-    normalisation; by default 0.5 and 0.25. ``dropout`` is the dropout rate (used by MC
-    dropout) and ``dropout_placement`` where it goes: one of ``fdbench.models.dropout``'s
-    ``PLACEMENTS`` that the architecture supports, ``None`` for the architecture's default
-    (FD-Shifts' placement; see :func:`~fdbench.models.dropout.resolve_placement`). Every
+    ``patch_size``, ``dim``, ``depth``, ``heads``, ``mlp_ratio``; ``vit_b16``: ``img_size``,
+    ``patch_size``, ``dim``, ``depth``, ``heads``, ``mlp_ratio``, ``weights`` (a local timm
+    state dict, see :func:`~fdbench.models.vit.vit_b16`)). ``mean``/``std`` (per channel, on
+    the [0, 1] scale) set the input normalisation; by default 0.5 and 0.25. ``dropout`` is the
+    dropout rate (used by MC dropout) and ``dropout_placement`` where it goes: one of
+    ``fdbench.models.dropout``'s ``PLACEMENTS`` that the architecture supports, ``None`` for
+    the architecture's default (FD-Shifts' placement; see
+    :func:`~fdbench.models.dropout.resolve_placement`). Every
     placement has dropout before the final linear layer. ``head`` ``None`` or one of
     :data:`~fdbench.models.network.HEADS`.
     ``confidnet_hidden``/``confidnet_depth`` in ``kwargs`` size the ConfidNet MLP and
@@ -97,6 +99,10 @@ def build_model(
         body = getattr(resnet, architecture)(
             in_channels, dropout=dropout, placement=placement, **kwargs
         )
+    elif architecture == "vit_b16":
+        from .vit import vit_b16
+
+        body = vit_b16(in_channels, dropout=dropout, placement=placement, **kwargs)
     else:
         from .vit import SmallViT
 

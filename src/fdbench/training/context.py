@@ -152,12 +152,14 @@ def trainer(
     *,
     device: str = "cpu",
     precision: str = "32",
+    steps: int | None = None,
 ) -> L.Trainer:
-    """A Lightning trainer for ``epochs`` epochs with ``callbacks``, without logging, on one
-    ``device`` in ``precision`` (:func:`~fdbench.training.device.lightning_settings`:
-    deterministic on the CPU)."""
+    """A Lightning trainer for ``epochs`` epochs (or, with ``steps``, that many batches) with
+    ``callbacks``, without logging, on one ``device`` in ``precision``
+    (:func:`~fdbench.training.device.lightning_settings`: deterministic on the CPU)."""
+    length = {"max_epochs": epochs} if steps is None else {"max_epochs": -1, "max_steps": steps}
     return L.Trainer(
-        max_epochs=epochs,
+        **length,
         callbacks=callbacks,
         devices=1,
         **lightning_settings(device, precision),
@@ -285,8 +287,11 @@ class TrainContext:
             shuffle=False,
         )
 
-    def fit(self, module: L.LightningModule, data: Any, epochs: int) -> None:
-        """Fit ``module`` on ``data`` for ``epochs`` epochs with :func:`trainer`.
+    def fit(
+        self, module: L.LightningModule, data: Any, epochs: int, steps: int | None = None
+    ) -> None:
+        """Fit ``module`` on ``data`` for ``epochs`` epochs (``steps`` batches when given) with
+        :func:`trainer`.
 
         A module trained with the configured schedule (its ``settings``, see :meth:`module`)
         whose schedule is ``plateau`` also gets the schedule's callbacks
@@ -300,7 +305,7 @@ class TrainContext:
         callbacks = plateau_callbacks(settings.schedule) if settings is not None else []
         val = self.val_loader() if callbacks else None
         tc = self.config.training
-        trainer(epochs, callbacks, device=tc.device, precision=tc.precision).fit(
+        trainer(epochs, callbacks, device=tc.device, precision=tc.precision, steps=steps).fit(
             module, data, val
         )
         module.cpu()
