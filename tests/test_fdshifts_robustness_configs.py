@@ -158,3 +158,37 @@ def test_tiny_vit_end_to_end_with_mahalanobis(data_root, tmp_path):
     assert {"MSR", "PE", "Mahalanobis"} <= set(fd["csf"])
     assert any(c.startswith("MCD") for c in fd["csf"])
     assert fd["value"].between(0, 1).all()
+
+
+@pytest.mark.parametrize(
+    ("name", "expected"),
+    [
+        ("fdshifts_camelyon", "camelyon17_v1.0/metadata.csv is missing"),
+        ("fdshifts_iwildcam", "iwildcam_v2.0/metadata.csv is missing"),
+        ("fdshifts_breeds", "the BREEDS hierarchy files are missing"),
+    ],
+)
+def test_cli_names_missing_data(name, expected, tmp_path, monkeypatch):
+    from tests._cli import run_cli
+
+    monkeypatch.setenv("FDBENCH_DATA", str(tmp_path))
+    result = run_cli("benchmark", str(CONFIGS / f"{name}.yaml"), "--out", str(tmp_path / "run"))
+    assert result.returncode == 2
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in result.stderr
+    assert expected in lines[0]
+
+
+def test_missing_vit_weights_stop_the_benchmark(data_root, tmp_path, monkeypatch):
+    pytest.importorskip("torch")
+    pytest.importorskip("lightning")
+    from fdbench.benchmark import run_benchmark
+
+    monkeypatch.setenv("FDBENCH_DATA", str(tmp_path))
+    raw = _local("fdshifts_camelyon", data_root).model_dump(mode="json")
+    vit = load_config(CONFIGS / "fdshifts_camelyon_vit.yaml").model_dump(mode="json")
+    raw.update(architecture=vit["architecture"], training=vit["training"], ensembles=[],
+               methods=[{"name": "ce", "kind": "ce", "seeds": [0]}])  # fmt: skip
+    raw["data"]["args"].update(max_per_study=4, max_train=8)
+    with pytest.raises(FileNotFoundError, match=r"weights/vit_base_patch16_224_in21k\.pth not"):
+        run_benchmark(parse_config(raw), tmp_path / "run", report=False)
