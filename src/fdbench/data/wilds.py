@@ -15,6 +15,7 @@ official out-of-distribution ``test`` split (new hospitals, new camera traps) as
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -76,29 +77,21 @@ IWILDCAM_COLUMNS = ("split", "y", "filename", "location_remapped")
 CAMELYON_SHUFFLE_SEED = 12345
 
 
+@dataclass(frozen=True)
 class WildsTable:
     """The samples of one WILDS data set: image paths, labels, split names and domains.
 
     ``paths`` are absolute image paths, ``labels`` int64 class indices into ``class_names``,
     ``splits`` the split name of every sample and ``domains`` its hospital (CAMELYON) or
-    camera trap (iWildCam).
+    camera trap (iWildCam), all in ``metadata.csv`` order.
     """
 
-    def __init__(
-        self,
-        name: str,
-        paths: list[Path],
-        labels: np.ndarray,
-        splits: np.ndarray,
-        domains: np.ndarray,
-        class_names: tuple[str, ...],
-    ) -> None:
-        self.name = name
-        self.paths = paths
-        self.labels = labels
-        self.splits = splits
-        self.domains = domains
-        self.class_names = class_names
+    name: str
+    paths: list[Path]
+    labels: np.ndarray
+    splits: np.ndarray
+    domains: np.ndarray
+    class_names: tuple[str, ...]
 
     def indices(self, split: str) -> np.ndarray:
         """Row indices (metadata order) of the samples of ``split``."""
