@@ -89,7 +89,7 @@ def test_configs_build_from_the_official_layouts(name, data_root):
 def test_quick_benchmark_end_to_end(name, data_root, tmp_path):
     pytest.importorskip("torch")
     pytest.importorskip("lightning")
-    from fdbench.benchmark import run_benchmark
+    from fdbench.jobs.benchmark import run_benchmark
 
     raw = _local(name, data_root).model_dump(mode="json")
     raw["data"]["args"].update(max_per_study=12, max_train=24)
@@ -138,7 +138,7 @@ def test_vit_configs(key):
 def test_tiny_vit_end_to_end_with_mahalanobis(data_root, tmp_path):
     pytest.importorskip("torch")
     pytest.importorskip("lightning")
-    from fdbench.benchmark import run_benchmark
+    from fdbench.jobs.benchmark import run_benchmark
 
     raw = _local("fdshifts_camelyon", data_root).model_dump(mode="json")
     vit = load_config(CONFIGS / "fdshifts_camelyon_vit.yaml").model_dump(mode="json")
@@ -182,7 +182,7 @@ def test_cli_names_missing_data(name, expected, tmp_path, monkeypatch):
 def test_missing_vit_weights_stop_the_benchmark(data_root, tmp_path, monkeypatch):
     pytest.importorskip("torch")
     pytest.importorskip("lightning")
-    from fdbench.benchmark import run_benchmark
+    from fdbench.jobs.benchmark import run_benchmark
 
     monkeypatch.setenv("FDBENCH_DATA", str(tmp_path))
     raw = _local("fdshifts_camelyon", data_root).model_dump(mode="json")

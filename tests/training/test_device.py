@@ -67,7 +67,7 @@ def test_trainer_runs_the_given_number_of_steps():
 
 
 def test_bf16_training_keeps_float64_logits_and_cpu_equals_auto(tmp_path):
-    from fdbench.benchmark import run_benchmark
+    from fdbench.jobs.benchmark import run_benchmark
     from fdbench.outputs.load import load_outputs
 
     write_camelyon(tmp_path / "data")
