@@ -38,7 +38,7 @@ __all__ = [
 ]
 
 #: Architecture names (kept in sync with ``fdbench.models.ARCHITECTURES``; no torch import here).
-ARCHITECTURE_NAMES = ("convnet", "vgg13", "resnet18", "resnet50", "vit")
+ARCHITECTURE_NAMES = ("convnet", "vgg13", "resnet18", "resnet50", "vit", "vit_b16")
 
 PositiveInt = Annotated[int, Field(ge=1)]
 PositiveFloat = Annotated[float, Field(gt=0)]
@@ -245,9 +245,11 @@ class ArchitectureConfig(_Strict):
     architecture's default (FD-Shifts' placement; ``"head"`` for ``vit``, your own and timm
     networks, which support only ``"head"``). ``factory``, ``classifier`` and ``timm`` are
     left out of the dumped config when unset, so built-in configs keep their digest.
+    ``vit_b16`` is ViT-B/16 in timm's layout (:func:`fdbench.models.vit.vit_b16`;
+    ``options.weights`` names a local pretrained state dict).
     """
 
-    name: Literal["convnet", "vgg13", "resnet18", "resnet50", "vit"] | None = None
+    name: Literal["convnet", "vgg13", "resnet18", "resnet50", "vit", "vit_b16"] | None = None
     factory: str | None = Field(default=None, exclude_if=lambda v: v is None)
     classifier: str | None = Field(
         default=None,
@@ -291,6 +293,10 @@ class ArchitectureConfig(_Strict):
             )
         if self.name == "vit" and placement not in (None, "head"):
             raise ValueError(f"vit supports only dropout_placement 'head', got {placement!r}")
+        if self.name == "vit_b16" and placement not in (None, "head", "fdshifts"):
+            raise ValueError(
+                f"vit_b16 supports dropout_placement 'head' or 'fdshifts', got {placement!r}"
+            )
         if self.name is not None and self.name.startswith("resnet") and placement == "fc":
             raise ValueError(f"{self.name} has no hidden fully connected layer: use 'head'")
         return self
@@ -406,6 +412,17 @@ class TrainingConfig(_Strict):
     historical meaning, kept batch for batch), ``false`` (none), or a list of operations
     applied in order (``random_crop``, ``hflip``, ``rotate``, ``cutout``, ``color_jitter``;
     see ``fdbench.training.augment``), every draw seeded by the run seed.
+
+    ``device`` trains on ``"cpu"``, ``"cuda"`` (an error where no GPU is visible) or
+    ``"auto"`` (a GPU when one is visible, else the CPU; see
+    :func:`fdbench.training.device.resolve_device`); ``precision`` is ``32`` (float32) or
+    ``"bf16-mixed"`` (bfloat16 autocast, Lightning's mixed precision). Inference runs on the
+    CPU whatever the device and keeps float64 logits. ``steps``: the methods trained end to
+    end without their own ``epochs`` train for that many batches (optimiser steps) instead of
+    ``epochs`` epochs (FD-Shifts' ``num_steps`` for the ViT, its Table 7). These three are left
+    out of the dump at their
+    defaults, so configs without them keep their digest; GPU-trained weights differ from CPU-
+    trained ones in the last bits, so compare results within one device.
     """
 
     epochs: PositiveInt = 10
@@ -417,6 +434,26 @@ class TrainingConfig(_Strict):
     schedule: Literal["cosine", "constant"] | ScheduleConfig = "cosine"
     augment: bool | list[AugmentationOp] = True
     threads: PositiveInt = 2
+    device: Literal["auto", "cpu", "cuda"] = Field(
+        default="auto", exclude_if=lambda v: v == "auto"
+    )
+    precision: Literal["32", "bf16-mixed"] = Field(default="32", exclude_if=lambda v: v == "32")
+    steps: PositiveInt | None = Field(default=None, exclude_if=lambda v: v is None)
+
+    @field_validator("precision", mode="before")
+    @classmethod
+    def _precision_number(cls, value: Any) -> Any:
+        return "32" if value == 32 and not isinstance(value, bool) else value
+
+    @model_validator(mode="after")
+    def _steps_with_step_schedule(self) -> TrainingConfig:
+        schedule = self.schedule
+        if self.steps and isinstance(schedule, ScheduleConfig) and schedule.interval == "epoch":
+            raise ValueError(
+                "training.steps trains for a number of batches: its schedule must be stepped "
+                "per batch (schedule.interval: step)"
+            )
+        return self
 
 
 class InferenceConfig(_Strict):

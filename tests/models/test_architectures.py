@@ -12,8 +12,9 @@ TINY = {
     "resnet18": {"base": 4},
     "resnet50": {"base": 2},
     "vit": {"patch_size": 4, "dim": 16, "depth": 1, "heads": 2},
+    "vit_b16": {"img_size": 8, "patch_size": 4, "dim": 16, "depth": 1, "heads": 2},
 }
-FEATURES = {"convnet": 16, "vgg13": 16, "resnet18": 32, "resnet50": 64, "vit": 16}
+FEATURES = {"convnet": 16, "vgg13": 16, "resnet18": 32, "resnet50": 64, "vit": 16, "vit_b16": 16}
 
 
 @pytest.mark.parametrize("arch", ARCHITECTURES)

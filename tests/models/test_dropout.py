@@ -130,3 +130,19 @@ def test_bad_placements():
     with pytest.raises(ValueError, match="no hidden fully connected layer"):
         ArchitectureConfig(name="resnet50", dropout_placement="fc")
     assert ArchitectureConfig(name="vgg13").dropout_placement is None
+
+
+def test_resnet_imagenet_stem():
+    # FD-Shifts' resnet50_imagenet.py: 7x7/2 conv, BN, ReLU, dropout, 3x3/2 max-pool, blocks
+    kwargs = {"num_classes": 3, "dropout": 0.1, "base": 2, "in_channels": 3}
+    net = build_model("resnet50", stem="imagenet", **kwargs)
+    conv, *_ = net.body.stem
+    assert (conv.kernel_size, conv.stride, conv.padding) == ((7, 7), (2, 2), (3, 3))
+    assert isinstance(net.body.stem[-1], nn.MaxPool2d)
+    assert len(_rates(net)) == 1 + 3 * 16 + 1  # stem, every block conv, before the final layer
+    assert len(_rates(build_model("resnet50", stem="imagenet", dropout_placement="head",
+                                  **kwargs))) == 1  # fmt: skip
+    x = torch.randint(0, 256, (2, 3, 32, 32), dtype=torch.uint8)
+    assert net.eval().features(x).shape == (2, 64)
+    with pytest.raises(ValueError, match="stem must be one of"):
+        build_model("resnet50", stem="vit", **kwargs)

@@ -5,6 +5,12 @@ from fdbench.data.fetching import FetchError, fetch, fetch_all, fetch_wordnet
 
 #: Experiment builders of Kim et al.'s benchmarks, imported on first use (``data.builder``).
 _KIM_BUILDERS = ("kim_cifar100_experiments", "kim_imagenet_experiments", "kim_released_experiments")
+#: FD-Shifts' builders of the robustness data sets, imported on first use: name → module.
+_FDSHIFTS_BUILDERS = {
+    "fdshifts_camelyon_experiments": "wilds",
+    "fdshifts_iwildcam_experiments": "wilds",
+    "fdshifts_breeds_experiments": "breeds",
+}
 
 __all__ = [
     "DATASETS",
@@ -15,6 +21,7 @@ __all__ = [
     "fetch_wordnet",
     "load_dataset",
     *_KIM_BUILDERS,
+    *_FDSHIFTS_BUILDERS,
 ]
 
 
@@ -23,4 +30,8 @@ def __getattr__(name: str):
         from fdbench.data import kim_experiments
 
         return getattr(kim_experiments, name)
+    if name in _FDSHIFTS_BUILDERS:
+        from importlib import import_module
+
+        return getattr(import_module(f"fdbench.data.{_FDSHIFTS_BUILDERS[name]}"), name)
     raise AttributeError(f"module 'fdbench.data' has no attribute {name!r}")

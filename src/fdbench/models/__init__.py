@@ -21,7 +21,7 @@ __all__ = [
 ]
 
 #: Architecture names accepted by :func:`build_model`.
-ARCHITECTURES = ("convnet", "vgg13", "resnet18", "resnet50", "vit")
+ARCHITECTURES = ("convnet", "vgg13", "resnet18", "resnet50", "vit", "vit_b16")
 #: Options that size a confidence head rather than the architecture (see :class:`Network`).
 HEAD_OPTIONS = ("confidnet_hidden", "confidnet_depth", "confidnet_own_body", "duq_embedding",
                 "duq_length_scale", "duq_gamma", "swag_samples")  # fmt: skip
@@ -59,12 +59,15 @@ def build_model(
 
     ``architecture`` is one of :data:`ARCHITECTURES`; ``kwargs`` go to the feature extractor
     (``convnet``: ``width``, ``feature_dim``; ``vgg13``: ``feature_dim``, ``width_factor``;
-    ``resnet18``/``resnet50``: ``base``; ``vit``: ``patch_size``, ``dim``, ``depth``, ``heads``,
-    ``mlp_ratio``). ``mean``/``std`` (per channel, on the [0, 1] scale) set the input
-    normalisation; by default 0.5 and 0.25. ``dropout`` is the dropout rate (used by MC
-    dropout) and ``dropout_placement`` where it goes: one of ``fdbench.models.dropout``'s
-    ``PLACEMENTS`` that the architecture supports, ``None`` for the architecture's default
-    (FD-Shifts' placement; see :func:`~fdbench.models.dropout.resolve_placement`). Every
+    ``resnet18``/``resnet50``: ``base``, ``stem`` (``"cifar"`` or ``"imagenet"``); ``vit``:
+    ``patch_size``, ``dim``, ``depth``, ``heads``, ``mlp_ratio``; ``vit_b16``: ``img_size``,
+    ``patch_size``, ``dim``, ``depth``, ``heads``, ``mlp_ratio``, ``weights`` (a local timm
+    state dict, see :func:`~fdbench.models.vit.vit_b16`)). ``mean``/``std`` (per channel, on
+    the [0, 1] scale) set the input normalisation; by default 0.5 and 0.25. ``dropout`` is the
+    dropout rate (used by MC dropout) and ``dropout_placement`` where it goes: one of
+    ``fdbench.models.dropout``'s ``PLACEMENTS`` that the architecture supports, ``None`` for
+    the architecture's default (FD-Shifts' placement; see
+    :func:`~fdbench.models.dropout.resolve_placement`). Every
     placement has dropout before the final linear layer. ``head`` ``None`` or one of
     :data:`~fdbench.models.network.HEADS`.
     ``confidnet_hidden``/``confidnet_depth`` in ``kwargs`` size the ConfidNet MLP and
@@ -103,6 +106,10 @@ def build_model(
         body = getattr(resnet, architecture)(
             in_channels, dropout=dropout, placement=placement, **kwargs
         )
+    elif architecture == "vit_b16":
+        from .vit import vit_b16
+
+        body = vit_b16(in_channels, dropout=dropout, placement=placement, **kwargs)
     else:
         from .vit import SmallViT
 

@@ -30,6 +30,7 @@ SUPPORTED = {
     "resnet18": ("head", "fdshifts", "every_conv", "every_layer"),
     "resnet50": ("head", "fdshifts", "every_conv", "every_layer"),
     "vit": ("head",),
+    "vit_b16": ("head", "fdshifts"),
 }
 
 #: The placement an architecture gets when none is named: FD-Shifts' for its networks.
@@ -39,6 +40,7 @@ DEFAULT_PLACEMENT = {
     "resnet18": "fdshifts",
     "resnet50": "fdshifts",
     "vit": "head",
+    "vit_b16": "fdshifts",
 }
 
 
@@ -67,8 +69,12 @@ def resolve_placement(architecture: str, placement: str | None) -> str:
       p = 0.1 there). On these architectures the only hidden linear layer feeds the final
       layer, so the network is the one ``"every_conv"`` builds.
 
-    ``vit`` supports only ``"head"`` (PyTorch's fused transformer layer ignores dropout in
-    eval mode, so encoder dropout could not be sampled with batch statistics frozen).
+    ``vit_b16``: ``"fdshifts"`` puts dropout where timm's ``drop_rate`` does (after the
+    position embedding, the attention projection and both MLP layers of every block), as
+    FD-Shifts' ``fd_shifts/models/networks/vit.py`` builds it; ``"head"`` only before the
+    final layer. ``vit`` supports only ``"head"`` (PyTorch's fused transformer layer ignores
+    dropout in eval mode, so encoder dropout could not be sampled with batch statistics
+    frozen).
     """
     if architecture not in SUPPORTED:
         raise ValueError(f"architecture must be one of {tuple(SUPPORTED)}, got {architecture!r}")

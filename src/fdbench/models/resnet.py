@@ -1,4 +1,4 @@
-"""ResNet-18 and ResNet-50 with the CIFAR-style stem (3 × 3 conv, no max-pooling)."""
+"""ResNet-18 and ResNet-50 with the CIFAR-style stem (3 × 3 conv, no max-pooling) or ImageNet's."""
 
 from __future__ import annotations
 
@@ -58,10 +58,19 @@ def _shortcut(c_in: int, c_out: int, stride: int) -> nn.Module:
     return nn.Sequential(nn.Conv2d(c_in, c_out, 1, stride, bias=False), nn.BatchNorm2d(c_out))
 
 
-class ResNet(nn.Module):
-    """ResNet feature extractor (He et al. 2016) with a CIFAR stem.
+#: Stems of :class:`ResNet`.
+STEMS = ("cifar", "imagenet")
 
-    Stem: 3 × 3 conv (stride 1) + batch norm + ReLU, no max-pooling; four stages of residual
+
+class ResNet(nn.Module):
+    """ResNet feature extractor (He et al. 2016) with a CIFAR or an ImageNet stem.
+
+    Stem ``"cifar"`` (default): 3 × 3 conv (stride 1) + batch norm + ReLU, no max-pooling;
+    ``"imagenet"``: 7 × 7 conv (stride 2, padding 3) + batch norm + ReLU + 3 × 3 max-pooling
+    (stride 2, padding 1), torchvision's stem that FD-Shifts' ResNet-50 keeps for CAMELYON,
+    iWildCam and BREEDS (``fd_shifts/models/networks/resnet50_imagenet.py``), with dropout
+    after the ReLU wherever the placement puts dropout in the blocks (FD-Shifts' ``dropout1``).
+    Then four stages of residual
     blocks (widths ``base``, 2·, 4·, 8·``base``; strides 1, 2, 2, 2); global average pooling.
     ``feature_dim`` = 8·``base``·expansion. Dropout at rate ``dropout`` where ``placement``
     puts it (see :func:`~fdbench.models.dropout.resolve_placement`): ``"fdshifts"`` after every
@@ -80,19 +89,31 @@ class ResNet(nn.Module):
         *,
         dropout: float = 0.0,
         placement: str | None = None,
+        stem: str = "cifar",
     ) -> None:
         super().__init__()
         if base < 1:
             raise ValueError(f"base must be >= 1, got {base}")
+        if stem not in STEMS:
+            raise ValueError(f"stem must be one of {STEMS}, got {stem!r}")
         placement = resolve_placement("resnet18", placement)
         in_blocks = 0.0 if placement == "head" else dropout
         in_stem = dropout if placement in ("every_conv", "every_layer") else 0.0
-        self.stem = nn.Sequential(
-            nn.Conv2d(in_channels, base, 3, 1, 1, bias=False),
-            nn.BatchNorm2d(base),
-            nn.ReLU(),
-            *dropout_layers(in_stem),
-        )
+        if stem == "cifar":
+            self.stem = nn.Sequential(
+                nn.Conv2d(in_channels, base, 3, 1, 1, bias=False),
+                nn.BatchNorm2d(base),
+                nn.ReLU(),
+                *dropout_layers(in_stem),
+            )
+        else:
+            self.stem = nn.Sequential(
+                nn.Conv2d(in_channels, base, 7, 2, 3, bias=False),
+                nn.BatchNorm2d(base),
+                nn.ReLU(),
+                *dropout_layers(in_blocks),
+                nn.MaxPool2d(3, 2, 1),
+            )
         stages: list[nn.Module] = []
         c_in = base
         for i, n in enumerate(layers):
@@ -114,18 +135,29 @@ class ResNet(nn.Module):
 
 
 def resnet18(
-    in_channels: int = 3, base: int = 64, *, dropout: float = 0.0, placement: str | None = None
+    in_channels: int = 3,
+    base: int = 64,
+    *,
+    dropout: float = 0.0,
+    placement: str | None = None,
+    stem: str = "cifar",
 ) -> ResNet:
     """ResNet-18: basic blocks (2, 2, 2, 2)."""
     return ResNet(
-        _Basic, (2, 2, 2, 2), in_channels, base, dropout=dropout, placement=placement
+        _Basic, (2, 2, 2, 2), in_channels, base, dropout=dropout, placement=placement, stem=stem
     )
 
 
 def resnet50(
-    in_channels: int = 3, base: int = 64, *, dropout: float = 0.0, placement: str | None = None
+    in_channels: int = 3,
+    base: int = 64,
+    *,
+    dropout: float = 0.0,
+    placement: str | None = None,
+    stem: str = "cifar",
 ) -> ResNet:
     """ResNet-50: bottleneck blocks (3, 4, 6, 3)."""
     return ResNet(
-        _Bottleneck, (3, 4, 6, 3), in_channels, base, dropout=dropout, placement=placement
+        _Bottleneck, (3, 4, 6, 3), in_channels, base, dropout=dropout, placement=placement,
+        stem=stem,
     )

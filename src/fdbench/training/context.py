@@ -19,6 +19,7 @@ from ..data.studies import Experiment
 from ..models import build_model
 from ..models.network import Network
 from .determinism import deterministic
+from .device import lightning_settings, resolve_device
 from .loader import image_tensor, make_loader
 from .schedules import make_scheduler, plateau_callbacks
 
@@ -145,15 +146,23 @@ def quiet_lightning() -> Iterator[None]:
             lg.setLevel(level)
 
 
-def trainer(epochs: int, callbacks: list[L.Callback] | None = None) -> L.Trainer:
-    """A deterministic CPU Lightning trainer for ``epochs`` epochs with ``callbacks``, without
-    logging."""
+def trainer(
+    epochs: int,
+    callbacks: list[L.Callback] | None = None,
+    *,
+    device: str = "cpu",
+    precision: str = "32",
+    steps: int | None = None,
+) -> L.Trainer:
+    """A Lightning trainer for ``epochs`` epochs (or, with ``steps``, that many batches) with
+    ``callbacks``, without logging, on one ``device`` in ``precision``
+    (:func:`~fdbench.training.device.lightning_settings`: deterministic on the CPU)."""
+    length = {"max_epochs": epochs} if steps is None else {"max_epochs": -1, "max_steps": steps}
     return L.Trainer(
-        max_epochs=epochs,
+        **length,
         callbacks=callbacks,
-        accelerator="cpu",
         devices=1,
-        deterministic=True,
+        **lightning_settings(device, precision),
         logger=False,
         enable_checkpointing=False,
         enable_progress_bar=False,
@@ -280,6 +289,7 @@ class TrainContext:
             seed=self.seed,
             augment=tc.augment if transform is None else False,
             transform=transform,
+            pin_memory=resolve_device(tc.device) == "cuda",
         )
 
     def val_loader(self) -> Any:
@@ -291,15 +301,25 @@ class TrainContext:
             shuffle=False,
         )
 
-    def fit(self, module: L.LightningModule, data: Any, epochs: int) -> None:
-        """Fit ``module`` on ``data`` for ``epochs`` epochs with :func:`trainer`.
+    def fit(
+        self, module: L.LightningModule, data: Any, epochs: int, steps: int | None = None
+    ) -> None:
+        """Fit ``module`` on ``data`` for ``epochs`` epochs (``steps`` batches when given) with
+        :func:`trainer`.
 
         A module trained with the configured schedule (its ``settings``, see :meth:`module`)
         whose schedule is ``plateau`` also gets the schedule's callbacks
         (:func:`~fdbench.training.schedules.plateau_callbacks`: stop and best weights) and the
         validation batches (:meth:`val_loader`), on which its ``validation_step`` logs
-        ``val_loss``; other modules (e.g. ConfidNet's stages) train without validation."""
+        ``val_loss``; other modules (e.g. ConfidNet's stages) train without validation.
+
+        Training runs on the configured ``training.device`` in ``training.precision``; the
+        module is on the CPU again afterwards (inference runs there, in float64)."""
         settings = getattr(module, "settings", None)
         callbacks = plateau_callbacks(settings.schedule) if settings is not None else []
         val = self.val_loader() if callbacks else None
-        trainer(epochs, callbacks).fit(module, data, val)
+        tc = self.config.training
+        trainer(epochs, callbacks, device=tc.device, precision=tc.precision, steps=steps).fit(
+            module, data, val
+        )
+        module.cpu()

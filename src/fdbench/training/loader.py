@@ -69,6 +69,7 @@ def make_loader(
     augment: bool | Sequence[Mapping[str, Any] | Any] = False,
     num_workers: int = 0,
     transform: Callable[[torch.Tensor], torch.Tensor] | None = None,
+    pin_memory: bool = False,
 ) -> DataLoader:
     """A ``DataLoader`` of whole batches of ``tensors``; shuffling and augmentation (of the
     first tensor, a uint8 image batch) are drawn from generators seeded with ``seed`` alone.
@@ -78,7 +79,8 @@ def make_loader(
     :class:`~fdbench.training.augment.Pipeline` (e.g. ``[{"name": "random_crop", "padding":
     4}, {"name": "hflip"}]``); the augmentation generator is seeded with ``seed + 1``.
     ``transform`` (a callable on the uint8 image batch, e.g. a method's own augmentation)
-    replaces the augmentation; giving both is a ``ValueError``.
+    replaces the augmentation; giving both is a ``ValueError``. ``pin_memory`` pins the
+    batches in page-locked memory for fast copies to a GPU (the batches are the same).
     """
     if batch_size < 1:
         raise ValueError(f"batch_size must be >= 1, got {batch_size}")
@@ -93,4 +95,6 @@ def make_loader(
     else:
         base = SequentialSampler(data)
     sampler = BatchSampler(base, batch_size, drop_last=False)
-    return DataLoader(data, sampler=sampler, batch_size=None, num_workers=num_workers)
+    return DataLoader(
+        data, sampler=sampler, batch_size=None, num_workers=num_workers, pin_memory=pin_memory
+    )

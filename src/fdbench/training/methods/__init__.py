@@ -187,12 +187,14 @@ class TrainingMethod:
         """Train one model end to end; returns ``(network, build_spec)`` (see module doc)."""
         params = self.params
         dropout = bool(getattr(params, "dropout", False))
-        epochs = getattr(params, "epochs", None) or ctx.config.training.epochs
+        own_epochs = getattr(params, "epochs", None)
+        epochs = own_epochs or ctx.config.training.epochs
+        steps = None if own_epochs else ctx.config.training.steps
         with ctx.session():
             build = ctx.build_spec(self.head(), dropout)
             net = ctx.network(build)
             module = ctx.module(net, self)
-            ctx.fit(module, self.train_data(ctx), epochs)
+            ctx.fit(module, self.train_data(ctx), epochs, steps)
         return net.eval(), build
 
     def learning_rate(self, ctx: TrainContext) -> float:
