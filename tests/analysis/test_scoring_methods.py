@@ -22,6 +22,7 @@ from fdbench.analysis.scoring_methods import add_scoring_method, method_kind, sc
         ("devries", "MLS", "DeVries-MLS"),
         ("ensemble(ce_dropout)", "ENS-MSR", "ENS-MSR"),
         ("ensemble(deepgamblers)", "ENS-PE", "DG-ENS-PE"),
+        ("ensemble(ce_dropout)", "Mahalanobis", "ENS-Mahalanobis"),
         ("my_method", "MSR", "my_method-MSR"),
     ],
 )

@@ -84,10 +84,14 @@ def scoring_method_name(method: str, csf: str, kinds: Mapping[str, str] | None =
     TEMP-MLS, Mahalanobis, ENS-MSR of a CE ensemble); a CSF read from a method's own head keeps
     its name (DG-Res, ConfidNet, DeVries); any other CSF of another method gets the method's
     prefix (:data:`METHOD_PREFIXES`; an unknown kind is its own prefix): DG-MSR, DG-PE,
-    DG-MCD-MSR, DeVries-MSR. The kind of ``method`` is :func:`method_kind` (``kinds``).
+    DG-MCD-MSR, DeVries-MSR. A CSF of an ensemble ``ensemble(<method>)`` is an ENS-* one
+    ("ENS-" is added where the CSF lacks it: Mahalanobis of a CE ensemble is ENS-Mahalanobis).
+    The kind of ``method`` is :func:`method_kind` (``kinds``).
     """
     if not isinstance(csf, str) or not csf:
         raise ValueError(f"csf: expected a non-empty string, got {csf!r}")
+    if method.startswith("ensemble(") and not csf.startswith("ENS-"):
+        csf = f"ENS-{csf}"
     if csf in OWN_NAMED_CSFS:
         return csf
     kind = method_kind(method, kinds)

@@ -1,0 +1,180 @@
+"""Bootstrap paired across scoring methods: one resample of a study's unfiltered test set."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from fdbench.analysis.scoring_methods import add_scoring_method
+
+#: The metrics of the leaderboard and of its paired differences.
+PAIRED_METRICS = ("augrc", "aurc", "auroc_f")
+PAIRED_COLUMNS = ("dataset", "study", "scoring_method", "metric", "resample", "value", "n_seeds")
+
+
+@dataclass(frozen=True)
+class PairedSamples:
+    """One run (dataset, method, seed) on one study, placed in the study's unfiltered test set.
+
+    ``residuals`` (1 = failure) and each CSF's ``confidences`` cover the samples the run is
+    evaluated on. ``positions`` are their places in the unfiltered test set of the study (of
+    ``n_unfiltered`` samples; :func:`unfiltered_positions`); ``None`` means the run is
+    evaluated on the whole set, in order (i.i.d., corruption and sub-class studies). Under the
+    FD-Shifts protocol a new-class study drops the inliers the classifier misclassifies, so
+    each classifier keeps other positions of the same set.
+    """
+
+    dataset: str
+    method: str
+    seed: int
+    study: str
+    residuals: np.ndarray
+    confidences: Mapping[str, np.ndarray] = field(default_factory=dict)
+    positions: np.ndarray | None = None
+    n_unfiltered: int | None = None
+
+    @property
+    def size(self) -> int:
+        """The number of samples of the unfiltered test set."""
+        if self.n_unfiltered is not None:
+            return int(self.n_unfiltered)
+        return int(np.asarray(self.residuals).shape[0])
+
+
+def unfiltered_positions(
+    parts: Sequence[tuple[str, np.ndarray]], sizes: Mapping[str, int]
+) -> tuple[np.ndarray, int]:
+    """Positions of an evaluation set's samples in the unfiltered concatenation of its splits.
+
+    ``parts`` are the (split, kept indices) of :class:`fdbench.protocol.EvaluationSet`, in
+    order; ``sizes`` the number of samples of each split. The unfiltered set is the
+    concatenation of the whole splits in the same order. Returns the positions and its size.
+    """
+    positions, offset = [], 0
+    for name, idx in parts:
+        if name not in sizes:
+            raise ValueError(f"sizes: no size for split {name!r}; it has {sorted(sizes)}")
+        n = int(sizes[name])
+        idx = np.asarray(idx, dtype=np.int64)
+        if idx.size and (idx.min() < 0 or idx.max() >= n):
+            raise ValueError(f"parts: indices of split {name!r} must lie in [0, {n})")
+        positions.append(idx + offset)
+        offset += n
+    return np.concatenate(positions) if positions else np.empty(0, np.int64), offset
+
+
+def _task_metrics(
+    task: PairedSamples, metrics: Sequence[str], n_resamples: int, seed: int
+) -> dict[str, np.ndarray]:
+    """{(csf, metric): values of the resamples} of one task on the resamples of its study."""
+    from fdbench import metrics as M
+
+    residuals = np.asarray(task.residuals, dtype=np.float64)
+    confidences = {c: np.asarray(v, dtype=np.float64) for c, v in task.confidences.items()}
+    weight = None
+    if task.positions is not None:
+        positions = np.asarray(task.positions, dtype=np.int64)
+        n = task.size
+        if positions.shape != residuals.shape:
+            raise ValueError(
+                f"positions of {task.method} seed {task.seed} on {task.study!r}: expected one per "
+                f"residual ({residuals.size}), got shape {positions.shape}"
+            )
+        if positions.size and (positions.min() < 0 or positions.max() >= n):
+            raise ValueError(f"positions of {task.study!r} must lie in [0, {n})")
+        if np.unique(positions).size != positions.size:
+            raise ValueError(f"positions of {task.study!r} must not repeat")
+        # the whole set, weight 0 where the classifier's filter drops a sample: the resample
+        # draws from all n samples, the filter applies inside it
+        weight = np.zeros(n)
+        weight[positions] = 1.0
+        placed = np.zeros(n)
+        placed[positions] = residuals
+        residuals = placed
+        for c, v in confidences.items():
+            placed = np.zeros(n)
+            placed[positions] = v
+            confidences[c] = placed
+    elif task.n_unfiltered is not None and task.n_unfiltered != residuals.size:
+        raise ValueError(
+            f"{task.study!r}: n_unfiltered = {task.n_unfiltered} needs positions for the "
+            f"{residuals.size} samples evaluated"
+        )
+    table = M.bootstrap(
+        residuals,
+        confidences,
+        metrics=list(metrics),
+        n_resamples=n_resamples,
+        seed=seed,
+        sample_weight=weight,
+    )
+    values = table["value"].to_numpy().reshape(len(confidences), len(metrics), n_resamples)
+    return {
+        (c, m): values[i, j] for i, c in enumerate(confidences) for j, m in enumerate(metrics)
+    }
+
+
+def paired_bootstrap(
+    tasks: Sequence[PairedSamples],
+    *,
+    metrics: Sequence[str] = PAIRED_METRICS,
+    n_resamples: int = 500,
+    seed: int = 0,
+    kinds: Mapping[str, str] | None = None,
+) -> pd.DataFrame:
+    """Seed-mean bootstrap values of every scoring method, paired within each study.
+
+    For every (dataset, study) the resamples are drawn once, as multinomial counts over its
+    unfiltered test set (:func:`fdbench.metrics.bootstrap_counts` of its size and ``seed``),
+    and the same counts weight the samples of every run: a classifier that filters the set
+    (FD-Shifts' new-class studies drop its misclassified inliers) keeps, in every resample,
+    the drawn samples it keeps (Traub et al., NeurIPS 2024, compare scoring methods on paired
+    resamples). A scoring method (:func:`fdbench.analysis.scoring_methods.add_scoring_method`,
+    ``kinds`` as there) is a (method, CSF) pair; its value on a resample is the mean over its
+    runs (seeds). The runs of one study must agree on the size of its unfiltered set.
+
+    Returns a table with columns ``PAIRED_COLUMNS`` (``n_seeds``: the runs averaged).
+    """
+    if not tasks:
+        raise ValueError("tasks must hold at least one PairedSamples")
+    metrics = list(dict.fromkeys(metrics))
+    pairs = pd.DataFrame(
+        [(t.method, c) for t in tasks for c in t.confidences], columns=["method", "csf"]
+    ).drop_duplicates()
+    names = add_scoring_method(pairs, kinds).set_index(["method", "csf"])["scoring_method"]
+    sizes: dict[tuple[str, str], int] = {}
+    for t in tasks:
+        key = (t.dataset, t.study)
+        if sizes.setdefault(key, t.size) != t.size:
+            raise ValueError(
+                f"study {t.study!r} of {t.dataset!r}: runs disagree on the size of its "
+                f"unfiltered test set ({sizes[key]} and {t.size}); resamples cannot be paired"
+            )
+    sums: dict[tuple[str, str, str, str], list] = {}
+    # one study after the other: its counts are drawn once and reused by every run
+    for t in sorted(tasks, key=lambda t: (t.dataset, t.study)):
+        if not t.confidences:
+            raise ValueError(f"study {t.study!r} of seed {t.seed} has no CSF")
+        for (csf, metric), values in _task_metrics(t, metrics, n_resamples, seed).items():
+            key = (t.dataset, t.study, names[(t.method, csf)], metric)
+            entry = sums.setdefault(key, [np.zeros(n_resamples), 0])
+            entry[0] += values
+            entry[1] += 1
+    frames = [
+        pd.DataFrame(
+            {
+                "dataset": dataset,
+                "study": study,
+                "scoring_method": name,
+                "metric": metric,
+                "resample": np.arange(n_resamples),
+                "value": total / count,
+                "n_seeds": count,
+            }
+        )
+        for (dataset, study, name, metric), (total, count) in sums.items()
+    ]
+    return pd.concat(frames, ignore_index=True)[list(PAIRED_COLUMNS)]
