@@ -151,7 +151,7 @@ def write_report_inputs(
     if galleries:
         Gallery.concat(galleries).save(run_dir / "gallery.npz")
     if leaderboard and settings.n_bootstrap:
-        _write_leaderboard(config, leaderboard, results, run_dir)
+        _write_leaderboard(config, leaderboard, results, run_dir, workers, scheduler)
     _write_rounding(config, plan, run_dir)
 
 
@@ -179,20 +179,31 @@ def _paired_samples(
 
 
 def _write_leaderboard(
-    config: BenchmarkConfig, samples: list, results: pd.DataFrame, run_dir: Path
+    config: BenchmarkConfig,
+    samples: list,
+    results: pd.DataFrame,
+    run_dir: Path,
+    workers: int | None = None,
+    scheduler: str | None = None,
 ) -> None:
     """Write the leaderboard across scoring methods (:mod:`fdbench.analysis.leaderboard`):
     ``leaderboard_bootstrap.parquet`` (paired seed-mean bootstrap values per study),
     ``leaderboard.csv`` (mean ± std over seeds per paper column), ``leaderboard_ranks.csv``,
     ``leaderboard_significance.csv`` and ``paired_deltas.csv`` (every ordered pair), each of
-    the last three for AUGRC, AURC and AUROC_f."""
+    the last three for AUGRC, AURC and AUROC_f. The paired bootstrap runs on ``workers`` /
+    ``scheduler`` as the other bootstrap does."""
     from fdbench.analysis import leaderboard as lb
     from fdbench.analysis.paired import PAIRED_METRICS, paired_bootstrap
 
     kinds = {m.name: m.kind for m in config.methods}
     settings = config.analysis
     paired = paired_bootstrap(
-        samples, n_resamples=settings.n_bootstrap, seed=settings.bootstrap_seed, kinds=kinds
+        samples,
+        n_resamples=settings.n_bootstrap,
+        seed=settings.bootstrap_seed,
+        kinds=kinds,
+        workers=workers,
+        scheduler=scheduler,
     )
     write_table(paired, run_dir / "leaderboard_bootstrap.parquet")
     summary = lb.seed_summary(results, kinds)

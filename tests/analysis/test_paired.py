@@ -111,3 +111,12 @@ def test_unfiltered_positions_by_hand():
         unfiltered_positions((("x", np.array([0])),), {})
     with pytest.raises(ValueError, match="lie in"):
         unfiltered_positions((("x", np.array([3])),), {"x": 3})
+
+
+def test_dask_workers_give_the_same_values(shared):
+    pytest.importorskip("dask.distributed")
+    here = paired_bootstrap(shared, n_resamples=B, seed=SEED)
+    there = paired_bootstrap(shared, n_resamples=B, seed=SEED, workers=1)
+    keys = ["study", "scoring_method", "metric", "resample"]
+    here, there = (t.sort_values(keys).reset_index(drop=True) for t in (here, there))
+    assert here.equals(there)

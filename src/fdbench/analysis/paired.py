@@ -117,6 +117,27 @@ def _task_metrics(
     }
 
 
+def study_sums(
+    tasks: Sequence[PairedSamples],
+    names: Mapping[tuple[str, str], str],
+    metrics: Sequence[str],
+    n_resamples: int,
+    seed: int,
+) -> dict[tuple[str, str, str, str], tuple[np.ndarray, int]]:
+    """Per (dataset, study, scoring method, metric): the sum over runs of the values of every
+    resample and the number of runs, for the runs of one study (``names``: (method, CSF) →
+    scoring method). The study's counts are drawn once and reused by every run."""
+    sums: dict[tuple[str, str, str, str], tuple[np.ndarray, int]] = {}
+    for t in tasks:
+        if not t.confidences:
+            raise ValueError(f"study {t.study!r} of seed {t.seed} has no CSF")
+        for (csf, metric), values in _task_metrics(t, metrics, n_resamples, seed).items():
+            key = (t.dataset, t.study, names[(t.method, csf)], metric)
+            total, count = sums.get(key, (np.zeros(n_resamples), 0))
+            sums[key] = (total + values, count + 1)
+    return sums
+
+
 def paired_bootstrap(
     tasks: Sequence[PairedSamples],
     *,
@@ -124,6 +145,8 @@ def paired_bootstrap(
     n_resamples: int = 500,
     seed: int = 0,
     kinds: Mapping[str, str] | None = None,
+    workers: int | None = None,
+    scheduler: str | None = None,
 ) -> pd.DataFrame:
     """Seed-mean bootstrap values of every scoring method, paired within each study.
 
@@ -135,34 +158,36 @@ def paired_bootstrap(
     resamples). A scoring method (:func:`fdbench.analysis.scoring_methods.add_scoring_method`,
     ``kinds`` as there) is a (method, CSF) pair; its value on a resample is the mean over its
     runs (seeds). The runs of one study must agree on the size of its unfiltered set.
+    ``workers`` (a local dask cluster of that many processes) or ``scheduler`` (address of a
+    running one) spread the studies over processes; the values do not depend on it.
 
     Returns a table with columns ``PAIRED_COLUMNS`` (``n_seeds``: the runs averaged).
     """
     if not tasks:
         raise ValueError("tasks must hold at least one PairedSamples")
+    if n_resamples < 1:
+        raise ValueError(f"n_resamples must be >= 1; got {n_resamples}")
     metrics = list(dict.fromkeys(metrics))
     pairs = pd.DataFrame(
         [(t.method, c) for t in tasks for c in t.confidences], columns=["method", "csf"]
     ).drop_duplicates()
-    names = add_scoring_method(pairs, kinds).set_index(["method", "csf"])["scoring_method"]
-    sizes: dict[tuple[str, str], int] = {}
+    named = add_scoring_method(pairs, kinds)
+    names = dict(zip(zip(named["method"], named["csf"], strict=True), named["scoring_method"],
+                     strict=True))
+    studies: dict[tuple[str, str], list[PairedSamples]] = {}
     for t in tasks:
-        key = (t.dataset, t.study)
-        if sizes.setdefault(key, t.size) != t.size:
+        group = studies.setdefault((t.dataset, t.study), [])
+        if group and group[0].size != t.size:
             raise ValueError(
                 f"study {t.study!r} of {t.dataset!r}: runs disagree on the size of its "
-                f"unfiltered test set ({sizes[key]} and {t.size}); resamples cannot be paired"
+                f"unfiltered test set ({group[0].size} and {t.size}); resamples cannot be paired"
             )
-    sums: dict[tuple[str, str, str, str], list] = {}
-    # one study after the other: its counts are drawn once and reused by every run
-    for t in sorted(tasks, key=lambda t: (t.dataset, t.study)):
-        if not t.confidences:
-            raise ValueError(f"study {t.study!r} of seed {t.seed} has no CSF")
-        for (csf, metric), values in _task_metrics(t, metrics, n_resamples, seed).items():
-            key = (t.dataset, t.study, names[(t.method, csf)], metric)
-            entry = sums.setdefault(key, [np.zeros(n_resamples), 0])
-            entry[0] += values
-            entry[1] += 1
+        group.append(t)
+    args = (names, metrics, n_resamples, seed)
+    if workers is None and scheduler is None:
+        parts = [study_sums(group, *args) for group in studies.values()]
+    else:
+        parts = _on_dask(list(studies.values()), args, workers, scheduler)
     frames = [
         pd.DataFrame(
             {
@@ -175,6 +200,23 @@ def paired_bootstrap(
                 "n_seeds": count,
             }
         )
-        for (dataset, study, name, metric), (total, count) in sums.items()
+        for part in parts
+        for (dataset, study, name, metric), (total, count) in part.items()
     ]
     return pd.concat(frames, ignore_index=True)[list(PAIRED_COLUMNS)]
+
+
+def _on_dask(groups: list, args: tuple, workers: int | None, scheduler: str | None) -> list:
+    from dask.distributed import Client
+
+    from fdbench.runner import local_cluster
+
+    cluster = local_cluster(workers) if scheduler is None else None
+    client = Client(cluster if cluster is not None else scheduler)
+    try:
+        futures = [client.submit(study_sums, group, *args, pure=False) for group in groups]
+        return client.gather(futures)
+    finally:
+        client.close()
+        if cluster is not None:
+            cluster.close()

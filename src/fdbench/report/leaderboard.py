@@ -77,7 +77,7 @@ def leaderboard_frame(
         frame[column] = text
     frame[OVERALL_RANK] = overall["mean_rank"].to_numpy(np.float64)
     frame["95 % rank interval"] = [
-        f"[{lo:g}, {hi:g}]" if np.isfinite(lo) else "–"
+        f"[{lo:.1f}, {hi:.1f}]" if np.isfinite(lo) else "–"
         for lo, hi in zip(overall["rank_lower"], overall["rank_upper"], strict=True)
     ]
     return frame
