@@ -188,7 +188,8 @@ def _write_leaderboard(
 ) -> None:
     """Write the leaderboard across scoring methods (:mod:`fdbench.analysis.leaderboard`):
     ``leaderboard_bootstrap.parquet`` (paired seed-mean bootstrap values per study),
-    ``leaderboard.csv`` (mean ± std over seeds per paper column), ``leaderboard_ranks.csv``,
+    ``leaderboard.csv`` (mean ± std over seeds per paper column; ``leaderboard_studies.csv``
+    per study), ``leaderboard_ranks.csv``,
     ``leaderboard_significance.csv`` and ``paired_deltas.csv`` (every ordered pair), each of
     the last three for AUGRC, AURC and AUROC_f. The paired bootstrap runs on ``workers`` /
     ``scheduler`` as the other bootstrap does."""
@@ -208,6 +209,8 @@ def _write_leaderboard(
     write_table(paired, run_dir / "leaderboard_bootstrap.parquet")
     summary = lb.seed_summary(results, kinds)
     write_table(summary, run_dir / "leaderboard.csv")
+    per_study = lb.seed_summary(results, kinds, by_column=False)
+    write_table(per_study, run_dir / "leaderboard_studies.csv")
     columns = lb.column_bootstrap(paired)
     ranks = [lb.leaderboard_ranks(columns, m).assign(metric=m) for m in PAIRED_METRICS]
     write_table(pd.concat(ranks, ignore_index=True), run_dir / "leaderboard_ranks.csv")

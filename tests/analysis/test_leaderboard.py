@@ -54,7 +54,7 @@ def test_seed_summary_by_hand():
     assert out.loc[("iid", "DG-Res"), "mean"] == pytest.approx(4.0)
     assert set(out["n_seeds"]) == {2}
     per_study = seed_summary(_results(), by_column=False)
-    assert "corruption/2" in set(per_study["study"])
+    assert set(per_study["study"]) == {"iid", "corruption/1", "corruption/2"}
 
 
 def _paired(rng, names, studies, n_resamples=60, shift=None):

@@ -83,7 +83,8 @@ def seed_summary(
     ``results`` is the tidy results table (failure-detection rows are used where it has a
     ``protocol`` column). With ``by_column`` each seed's value of a paper column
     (:func:`study_column`) is first the mean over the column's studies; otherwise every study
-    keeps its own row. Returns ``dataset, study, scoring_method, metric, mean, std, n_seeds``
+    with a column keeps its own row (the validation split and the per-type corruption studies
+    are left out). Returns ``dataset, study, scoring_method, metric, mean, std, n_seeds``
     (``std`` with ddof = 1, NaN for one seed).
     """
     needed = ("dataset", "method", "seed", "csf", "study", "metric", "value")
@@ -92,7 +93,11 @@ def seed_summary(
     if "protocol" in rows.columns:
         rows = rows[rows["protocol"] == "failure_detection"]
     rows = add_scoring_method(rows, kinds)
-    rows = _columns(rows) if by_column else rows[rows["study"] != "val"]
+    if by_column:
+        rows = _columns(rows)
+    else:
+        has_column = rows["study"].map({s: study_column(s) for s in rows["study"].unique()})
+        rows = rows[has_column.notna()]
     keys = ["dataset", "study", "scoring_method", "metric"]
     per_seed = rows.groupby([*keys, "seed"], sort=False)["value"].mean()
     out = per_seed.groupby(level=keys, sort=False).agg(["mean", "std", "count"]).reset_index()
