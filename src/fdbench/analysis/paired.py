@@ -209,7 +209,7 @@ def paired_bootstrap(
 def _on_dask(groups: list, args: tuple, workers: int | None, scheduler: str | None) -> list:
     from dask.distributed import Client
 
-    from fdbench.runner import local_cluster
+    from fdbench.jobs.runner import local_cluster
 
     cluster = local_cluster(workers) if scheduler is None else None
     client = Client(cluster if cluster is not None else scheduler)
