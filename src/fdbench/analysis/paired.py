@@ -12,6 +12,7 @@ from fdbench.analysis.scoring_methods import add_scoring_method
 
 #: The metrics of the leaderboard and of its paired differences.
 PAIRED_METRICS = ("augrc", "aurc", "auroc_f")
+_CURVE_METRICS = frozenset(PAIRED_METRICS)
 PAIRED_COLUMNS = ("dataset", "study", "scoring_method", "metric", "resample", "value", "n_seeds")
 
 
@@ -68,7 +69,7 @@ def unfiltered_positions(
 
 def _task_metrics(
     task: PairedSamples, metrics: Sequence[str], n_resamples: int, seed: int
-) -> dict[str, np.ndarray]:
+) -> dict[tuple[str, str], np.ndarray]:
     """{(csf, metric): values of the resamples} of one task on the resamples of its study."""
     from fdbench import metrics as M
 
@@ -87,6 +88,9 @@ def _task_metrics(
             raise ValueError(f"positions of {task.study!r} must lie in [0, {n})")
         if np.unique(positions).size != positions.size:
             raise ValueError(f"positions of {task.study!r} must not repeat")
+        if set(metrics) <= _CURVE_METRICS and np.all((residuals == 0) | (residuals == 1)):
+            return _filtered_metrics(residuals, confidences, positions, n, metrics,
+                                     n_resamples, seed)
         # the whole set, weight 0 where the classifier's filter drops a sample: the resample
         # draws from all n samples, the filter applies inside it
         weight = np.zeros(n)
@@ -115,6 +119,46 @@ def _task_metrics(
     return {
         (c, m): values[i, j] for i, c in enumerate(confidences) for j, m in enumerate(metrics)
     }
+
+
+def _filtered_metrics(
+    residuals: np.ndarray,
+    confidences: dict[str, np.ndarray],
+    positions: np.ndarray,
+    n: int,
+    metrics: Sequence[str],
+    n_resamples: int,
+    seed: int,
+) -> dict[tuple[str, str], np.ndarray]:
+    """The curve metrics of a filtered run with integer weights: the study's counts (over its
+    ``n`` unfiltered samples) at the run's ``positions``, each CSF sorted once and evaluated on
+    every resample in blocks, as :func:`fdbench.metrics.bootstrap` does (its sample-weight path
+    would turn the counts into floating-point weights, about a quarter slower)."""
+    from fdbench.metrics._core import Workspace
+    from fdbench.metrics._validation import check_inputs
+    from fdbench.metrics.bootstrap import (
+        _CHUNK_ELEMENTS,
+        _count_blocks,
+        _csf_metrics,
+        _prepare_csf,
+    )
+
+    prepared = {}
+    for csf, conf in confidences.items():
+        r, c, _, _ = check_inputs(residuals, conf)
+        prepared[csf] = (_prepare_csf(r, c, False, True), c)
+    chunk = max(1, _CHUNK_ELEMENTS // max(residuals.size, 1))
+    work = Workspace(min(chunk, n_resamples), residuals.size, int(residuals.sum()), np.int32)
+    blocks: dict[tuple[str, str], list[np.ndarray]] = {
+        (csf, m): [] for csf in prepared for m in metrics
+    }
+    for counts in _count_blocks(n, n_resamples, seed, None, chunk):
+        weights = counts[:, positions]
+        for csf, (s, c) in prepared.items():
+            values = _csf_metrics(s, weights, residuals, c, metrics, {}, True, work)
+            for m in metrics:
+                blocks[(csf, m)].append(values[m])
+    return {key: np.concatenate(parts) for key, parts in blocks.items()}
 
 
 def study_sums(
