@@ -70,6 +70,19 @@ def test_new_class_resamples_the_unfiltered_set_then_filters_per_classifier():
             np.testing.assert_allclose(_values(table, name, metric), expected, atol=1e-12)
 
 
+def test_filtered_runs_with_other_metrics_take_the_sample_weight_path():
+    rng = np.random.default_rng(2)
+    keep = np.flatnonzero(rng.uniform(size=N) < 0.7)
+    r = (rng.uniform(size=keep.size) < 0.3).astype(float)
+    conf = rng.normal(size=keep.size) - r
+    task = PairedSamples("d", "ce", 0, "new_class/x", r, {"MSR": conf}, keep, N)
+    table = paired_bootstrap([task], n_resamples=B, seed=SEED, metrics=("augrc", "accuracy"))
+    expected = _brute(r, conf, keep, N)
+    np.testing.assert_allclose(_values(table, "MSR"), expected, atol=1e-12)
+    accuracy = _brute(r, conf, keep, N, lambda res, _: 1 - res.mean())
+    np.testing.assert_allclose(_values(table, "MSR", "accuracy"), accuracy, atol=1e-12)
+
+
 def test_identical_scoring_methods_differ_by_exactly_zero(shared):
     task = shared[0]
     twin = PairedSamples("d", "devries", 0, "iid", task.residuals, dict(task.confidences))
