@@ -1,6 +1,8 @@
 """Markdown summary of a finished `fdbench benchmark` run, as recorded in benchmarks/RESULTS.md.
 
-Prints the stage times (`times.json`), the i.i.d. accuracy of every run, accuracy under
+Prints the stage times (`times.json`), the leaderboard of scoring methods by AUGRC (first
+table; `fdbench.report.leaderboard.leaderboard_frame`, ``--top`` rows per data set plus the
+papers' reference methods), the i.i.d. accuracy of every run, accuracy under
 corruption per severity (with how often it falls with severity run by run), and the AURC and
 AUGRC (×1000) tables of the failure-detection protocol: mean over seeds, corruption shift as
 FD-Shifts' "cor" (the mean over the 5 pooled severity levels ``corruption/<severity>``, each
@@ -95,12 +97,49 @@ def metric_table(results: pd.DataFrame, metric: str) -> str:
     return "\n".join([head, rule, *rows])
 
 
+#: Rows the leaderboard excerpt always shows (where the run has them).
+REFERENCE_METHODS = ("MSR", "MCD-PE", "DG-Res", "DG-MCD-MSR", "ConfidNet", "DeVries")
+
+
+def leaderboard_markdown(run: Path, top: int) -> str:
+    """The AUGRC leaderboard of every data set of ``run`` as Markdown: the ``top`` best scoring
+    methods and the reference ones, with their place."""
+    from fdbench.report.leaderboard import leaderboard_frame, read_leaderboard
+
+    tables = read_leaderboard(run)
+    if tables is None:
+        return "(no leaderboard files in this run folder)"
+    parts = []
+    for dataset in dict.fromkeys(tables["ranks"]["dataset"]):
+        frame = leaderboard_frame(tables["summary"], tables["ranks"], dataset)
+        n_methods = len(frame)
+        frame.insert(0, "place", range(1, len(frame) + 1))
+        shown = [*frame.index[:top], *(m for m in REFERENCE_METHODS if m in frame.index)]
+        frame = frame.loc[list(dict.fromkeys(shown))].sort_values("place")
+        head = "| scoring method | " + " | ".join(frame.columns) + " |"
+        rule = "|---|" + "---:|" * frame.shape[1]
+        rows = [
+            f"| {name} | "
+            + " | ".join(f"{v:.2f}" if isinstance(v, float) else str(v) for v in values)
+            + " |"
+            for name, values in zip(frame.index, frame.to_numpy(), strict=True)
+        ]
+        parts.append(f"**{dataset}** ({n_methods} scoring methods, {top} best and the "
+                     "papers' references shown)\n")
+        parts.append("\n".join([head, rule, *rows]) + "\n")
+    return "\n".join(parts)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("run", type=Path, help="folder of a finished fdbench benchmark run")
-    run = parser.parse_args().run
+    parser.add_argument("--top", type=int, default=8, help="leaderboard rows per data set")
+    args = parser.parse_args()
+    run = args.run
     results = pd.read_parquet(run / "results.parquet")
     print(stage_times(run), end="\n\n")
+    print("### Leaderboard of scoring methods by AUGRC ×1000\n")
+    print(leaderboard_markdown(run, args.top), end="\n\n")
     print("### i.i.d. accuracy\n")
     print(iid_accuracy(results), end="\n\n")
     print("### Accuracy under corruption\n")

@@ -383,3 +383,72 @@ def test_cor_is_the_mean_over_the_pooled_levels_not_over_the_types():
     assert table.loc["cor", "value"] == pytest.approx((0.1 + 0.4) / 2, abs=1e-15)
     assert table.loc["cor", "n_samples"] == 80
     assert table.loc["iid", "value"] == 0.05
+
+
+def _brute_force_ranks(run_dir, dataset, study, kinds, n_resamples, seed):
+    """Mean bootstrap AUGRC rank of every scoring method on ``study``, computed from the
+    stored scores without the leaderboard code: the unfiltered set is the whole iid split
+    (its residuals and confidences from the iid scores) followed by the new-class samples;
+    every resample draws it once, then each classifier keeps its correct inliers."""
+    from scipy import stats
+
+    from fdbench import metrics as M
+    from fdbench.analysis.scoring_methods import scoring_method_name
+
+    values: dict[str, list[np.ndarray]] = {}
+    for path in sorted((run_dir / "evaluation" / dataset).rglob(SCORES_FILE)):
+        head = pd.read_parquet(path.parent / "results.parquet").iloc[0]
+        entries = load_scores(path)
+        for iid in (e for e in entries if e.study == "iid"):
+            residuals, kept = iid.residuals, np.ones(iid.residuals.size, bool)
+            confidences = dict(iid.confidences)
+            if study != "iid":
+                (other,) = [e for e in entries if e.study == study and e.source == iid.source]
+                n_new = other.parts[-1][1].size
+                residuals = np.r_[iid.residuals, np.ones(n_new)]
+                kept = np.r_[iid.residuals == 0, np.ones(n_new, bool)]
+                for csf, conf in confidences.items():
+                    filtered = other.confidences[csf]
+                    np.testing.assert_array_equal(filtered[:-n_new], conf[iid.residuals == 0])
+                    confidences[csf] = np.r_[conf, filtered[-n_new:]]
+            counts = M.bootstrap_counts(residuals.size, n_resamples, seed)
+            for csf, conf in confidences.items():
+                per_resample = []
+                for b in range(n_resamples):
+                    drawn = np.repeat(np.arange(residuals.size), counts[b])
+                    drawn = drawn[kept[drawn]]
+                    per_resample.append(M.augrc(residuals[drawn], conf[drawn]))
+                name = scoring_method_name(str(head["method"]), csf, kinds)
+                values.setdefault(name, []).append(np.array(per_resample))
+    names = sorted(values)
+    means = np.array([np.mean(values[n], axis=0) for n in names])
+    ranks = stats.rankdata(means, axis=0).mean(axis=1)
+    return dict(zip(names, ranks, strict=True))
+
+
+def test_leaderboard_lists_every_pair_and_its_augrc_ranks_match_brute_force(config, sequential):
+    from fdbench.analysis.scoring_methods import add_scoring_method
+
+    run_dir, results = sequential
+    kinds = {m.name: m.kind for m in config.methods}
+    board = pd.read_csv(run_dir / "leaderboard.csv")
+    ranks = pd.read_csv(run_dir / "leaderboard_ranks.csv")
+    fd = results[(results["protocol"] == "failure_detection") & (results["study"] != "val")]
+    for dataset, part in fd.groupby("dataset"):
+        pairs = add_scoring_method(part[["method", "csf"]].drop_duplicates(), kinds)
+        assert pairs["scoring_method"].is_unique
+        assert set(board.loc[board["dataset"] == dataset, "scoring_method"]) == set(
+            pairs["scoring_method"]
+        )
+        assert set(ranks.loc[ranks["dataset"] == dataset, "scoring_method"]) == set(
+            pairs["scoring_method"]
+        )
+    dataset = "fashion_mnist"
+    n_resamples, seed = config.analysis.n_bootstrap, config.analysis.bootstrap_seed
+    for study, column in (("iid", "iid"), ("new_class/semantic", "new-class semantic")):
+        expected = _brute_force_ranks(run_dir, dataset, study, kinds, n_resamples, seed)
+        mine = ranks[(ranks["dataset"] == dataset) & (ranks["metric"] == "augrc")]
+        got = mine[mine["study"] == column].set_index("scoring_method")["mean_rank"]
+        assert set(got.index) == set(expected)
+        for name, rank in expected.items():
+            assert got[name] == pytest.approx(rank, abs=1e-9), (study, name)

@@ -81,6 +81,35 @@ def _forced(force: bool) -> contextlib.AbstractContextManager:
     return overwrite_foreign() if force else contextlib.nullcontext()
 
 
+def print_leaderboard(run_dir: Path) -> None:
+    """Print the leaderboard of scoring methods by AUGRC of every data set of a run folder
+    (:func:`fdbench.report.leaderboard.leaderboard_frame`); nothing if it has none."""
+    from rich.console import Console
+    from rich.table import Table
+
+    from fdbench.report.leaderboard import leaderboard_frame, read_leaderboard
+
+    tables = read_leaderboard(run_dir)
+    if tables is None:
+        return
+    console = Console()
+    if not console.is_terminal:
+        console.width = max(console.width, 160)
+    for dataset in dict.fromkeys(tables["ranks"]["dataset"]):
+        frame = leaderboard_frame(tables["summary"], tables["ranks"], dataset)
+        grid = Table(
+            title=f"Leaderboard by AUGRC ×1000 (mean ± std over seeds) — {dataset}",
+            title_justify="left",
+        )
+        grid.add_column("scoring method")
+        for column in frame.columns:
+            grid.add_column(str(column), justify="right", no_wrap=True)
+        for name, row in frame.iterrows():
+            cells = [f"{v:.2f}" if isinstance(v, float) else str(v) for v in row]
+            grid.add_row(str(name), *cells)
+        console.print(grid)
+
+
 def print_results(table: pd.DataFrame) -> None:
     """Print one table per study: CSF rows, AURC-type metrics ×1000 as the papers show them."""
     from rich.console import Console
@@ -410,6 +439,7 @@ def _benchmark(
             report=report,
             progress=progress,
         )
+    print_leaderboard(run_dir)
     summary = results[(results["protocol"] == "failure_detection")]
     print_results(_seed_means(summary[summary["study"] == "iid"]))
     print_unknown_detection(results)

@@ -19,6 +19,16 @@ from fdbench.analysis.calibration import (
     reliability_table,
 )
 from fdbench.analysis.directions import higher_is_better
+from fdbench.analysis.leaderboard import (
+    column_bootstrap,
+    leaderboard_ranks,
+    leaderboard_significance,
+    paired_delta,
+    paired_deltas,
+    seed_summary,
+    study_column,
+)
+from fdbench.analysis.paired import PairedSamples, paired_bootstrap, unfiltered_positions
 from fdbench.analysis.ranking import (
     bootstrap_ranks,
     overall_bootstrap_ranks,
@@ -27,6 +37,7 @@ from fdbench.analysis.ranking import (
     rank_distribution,
     rank_then_aggregate,
 )
+from fdbench.analysis.scoring_methods import add_scoring_method, scoring_method_name
 from fdbench.analysis.selection import best_configs, select_models
 from fdbench.analysis.sgr import (
     SGRThreshold,
@@ -41,8 +52,10 @@ __all__ = [
     "BOOTSTRAP_COLUMNS",
     "CALIBRATION_TREATMENT",
     "FD_SHIFTS_CALIBRATION_BINS",
+    "PairedSamples",
     "SGRThreshold",
     "StudySamples",
+    "add_scoring_method",
     "aggregate_seeds",
     "best_configs",
     "bootstrap_analysis",
@@ -50,12 +63,18 @@ __all__ = [
     "bootstrap_study",
     "calibration_analysis",
     "calibration_treatment",
+    "column_bootstrap",
     "csf_calibration",
     "higher_is_better",
     "holm",
+    "leaderboard_ranks",
+    "leaderboard_significance",
     "mean_calibration",
     "overall_bootstrap_ranks",
     "overall_ranks",
+    "paired_bootstrap",
+    "paired_delta",
+    "paired_deltas",
     "pairwise_wilcoxon",
     "platt_collapsed",
     "rank_csfs",
@@ -65,8 +84,12 @@ __all__ = [
     "reliability_table",
     "risk_excess",
     "risk_upper_bound",
+    "scoring_method_name",
+    "seed_summary",
     "select_models",
     "selective_outcome",
     "sgr_threshold",
     "significance_matrix",
+    "study_column",
+    "unfiltered_positions",
 ]

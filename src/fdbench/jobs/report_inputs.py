@@ -37,7 +37,8 @@ def write_report_inputs(
     scheduler: str | None = None,
 ) -> None:
     """Write ``bootstrap.parquet``, ``curves.parquet``, ``reliability.parquet``, ``sgr.csv``,
-    ``gallery.npz`` and ``rounding.csv`` into ``run_dir`` (layout of docs/report.md).
+    ``gallery.npz``, ``rounding.csv`` and the leaderboard files (:func:`_write_leaderboard`)
+    into ``run_dir`` (layout of docs/report.md).
 
     Everything covers the studies matching ``config.analysis.report_studies``. The bootstrap
     covers every run (paired resamples across CSFs and seeds); so does the calibration
@@ -55,7 +56,8 @@ def write_report_inputs(
     settings = config.analysis
     images = {e.name: {s.name: s.images for s in e.studies} for e in experiments}
     kinds = {e.name: {s.name: s.kind.value for s in e.studies} for e in experiments}
-    tasks, curves, reliability, sgr, galleries = [], [], [], [], []
+    sizes = {e.name: {s.name: len(s.images) for s in e.studies} for e in experiments}
+    tasks, curves, reliability, sgr, galleries, leaderboard = [], [], [], [], [], []
     lowest: dict[tuple[str, str], int] = {}
     runs = []
     provenance = ["dataset", "method", "seed", "candidate"]
@@ -71,6 +73,7 @@ def write_report_inputs(
         lowest[key] = min(lowest.get(key, run[2]), run[2])
     for (dataset, method, seed), path, csfs in runs:
         entries = [r for r in (_restricted(e, csfs) for e in load_scores(path)) if r.confidences]
+        leaderboard.extend(_paired_samples(dataset, method, seed, entries, sizes[dataset]))
         val = {e.source: e for e in entries if e.study == "val"}
         entries = [
             e for e in entries if e.study != "val" and _selected(e.study, settings.report_studies)
@@ -143,7 +146,74 @@ def write_report_inputs(
         write_table(pd.concat(sgr, ignore_index=True), run_dir / "sgr.csv")
     if galleries:
         Gallery.concat(galleries).save(run_dir / "gallery.npz")
+    if leaderboard and settings.n_bootstrap:
+        _write_leaderboard(config, leaderboard, results, run_dir, workers, scheduler)
     _write_rounding(config, plan, run_dir)
+
+
+def _paired_samples(
+    dataset: str, method: str, seed: int, entries: list[StudyScores], sizes: dict[str, int]
+) -> list:
+    """The leaderboard's inputs of one run: every study with a paper column, each prediction
+    group placed in the study's unfiltered test set (``sizes``: samples of each split)."""
+    from fdbench.analysis.leaderboard import study_column
+    from fdbench.analysis.paired import PairedSamples, unfiltered_positions
+
+    samples = []
+    for e in entries:
+        if study_column(e.study) is None:
+            continue
+        positions, n = unfiltered_positions(e.parts, sizes)
+        whole = n == positions.size
+        samples.append(
+            PairedSamples(
+                dataset, method, seed, e.study, e.residuals, e.confidences,
+                None if whole else positions, n,
+            )
+        )
+    return samples
+
+
+def _write_leaderboard(
+    config: BenchmarkConfig,
+    samples: list,
+    results: pd.DataFrame,
+    run_dir: Path,
+    workers: int | None = None,
+    scheduler: str | None = None,
+) -> None:
+    """Write the leaderboard across scoring methods (:mod:`fdbench.analysis.leaderboard`):
+    ``leaderboard_bootstrap.parquet`` (paired seed-mean bootstrap values per study),
+    ``leaderboard.csv`` (mean ± std over seeds per paper column; ``leaderboard_studies.csv``
+    per study), ``leaderboard_ranks.csv``,
+    ``leaderboard_significance.csv`` and ``paired_deltas.csv`` (every ordered pair), each of
+    the last three for AUGRC, AURC and AUROC_f. The paired bootstrap runs on ``workers`` /
+    ``scheduler`` as the other bootstrap does."""
+    from fdbench.analysis import leaderboard as lb
+    from fdbench.analysis.paired import PAIRED_METRICS, paired_bootstrap
+
+    kinds = {m.name: m.kind for m in config.methods}
+    settings = config.analysis
+    paired = paired_bootstrap(
+        samples,
+        n_resamples=settings.n_bootstrap,
+        seed=settings.bootstrap_seed,
+        kinds=kinds,
+        workers=workers,
+        scheduler=scheduler,
+    )
+    write_table(paired, run_dir / "leaderboard_bootstrap.parquet")
+    summary = lb.seed_summary(results, kinds)
+    write_table(summary, run_dir / "leaderboard.csv")
+    per_study = lb.seed_summary(results, kinds, by_column=False)
+    write_table(per_study, run_dir / "leaderboard_studies.csv")
+    columns = lb.column_bootstrap(paired)
+    ranks = [lb.leaderboard_ranks(columns, m).assign(metric=m) for m in PAIRED_METRICS]
+    write_table(pd.concat(ranks, ignore_index=True), run_dir / "leaderboard_ranks.csv")
+    maps = [lb.leaderboard_significance(columns, m).assign(metric=m) for m in PAIRED_METRICS]
+    write_table(pd.concat(maps, ignore_index=True), run_dir / "leaderboard_significance.csv")
+    deltas = lb.paired_deltas(columns, reference=None, estimates=summary)
+    write_table(deltas, run_dir / "paired_deltas.csv")
 
 
 def _restricted(entry: StudyScores, csfs: set[str]) -> StudyScores:

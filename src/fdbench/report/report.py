@@ -18,6 +18,7 @@ import pandas as pd
 from fdbench.io import RUN_MARKER, verify_if_recorded, write_bytes, write_text
 from fdbench.report.gallery import OVERCONFIDENT_FAILURE, UNDERCONFIDENT_SUCCESS, Gallery
 from fdbench.report.html import image_html, page_html, table_html
+from fdbench.report.leaderboard import leaderboard_section
 from fdbench.report.tables import (
     ReportTable,
     _run_groups,
@@ -683,6 +684,7 @@ def write_report(
     )
     _check_inputs(inputs)
     b = _Builder(run_dir)
+    b.sections.extend(leaderboard_section(b, run_dir))
     if inputs.results is not None and not inputs.results.empty:
         body = _metrics_section(b, inputs.results)
         if body:

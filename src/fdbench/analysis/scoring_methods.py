@@ -1,0 +1,121 @@
+"""Scoring methods: a (training method, CSF) pair under the name the papers give it."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import pandas as pd
+
+from fdbench.analysis._validation import require_columns
+
+__all__ = [
+    "BASELINE",
+    "METHOD_PREFIXES",
+    "add_scoring_method",
+    "method_kind",
+    "scoring_method_name",
+]
+
+#: The prefix of each training-method kind (``fdbench.training.methods``); the baseline
+#: (cross-entropy, ``ce``) has none, so its CSFs keep their plain names (MSR, MCD-PE, ...).
+#: "DG" is FD-Shifts' DeepGamblers prefix (``fd_shifts/reporting/__init__.py``,
+#: ``_confid_string_to_name``: "DG-MCD-MSR", "DG-PE"); the others follow the same pattern.
+METHOD_PREFIXES: dict[str, str] = {
+    "ce": "",
+    "deepgamblers": "DG",
+    "devries": "DeVries",
+    "confidnet": "ConfidNet",
+    "duq": "DUQ",
+    "edl": "EDL",
+    "odin": "ODIN",
+    "augmix": "AugMix",
+    "crl": "CRL",
+    "laplace": "Laplace",
+    "outlier_exposure": "OE",
+    "swag": "SWAG",
+}
+
+#: CSFs read from a method's own head: their name already names the method (DG-Res is
+#: DeepGamblers' reservation score, "DG-Res" in FD-Shifts; ConfidNet, DeVries likewise).
+OWN_NAMED_CSFS = frozenset(
+    {
+        "DeVries",
+        "DG-Res",
+        "ConfidNet",
+        "DUQ",
+        "DeVries-MCD",
+        "DG-Res-MCD",
+        "ConfidNet-MCD",
+        "EDL-MSR",
+        "EDL-Unc",
+        "ODIN",
+    }
+)
+
+#: The reference scoring method of paired differences: MSR of the cross-entropy baseline.
+BASELINE = "MSR"
+
+
+def method_kind(method: str, kinds: Mapping[str, str] | None = None) -> str:
+    """The training-method kind of the ``method`` column's value.
+
+    ``kinds`` maps configured method names to their kind (``BenchmarkConfig.methods``: name →
+    kind); without an entry the kind is the name itself if it is a known kind, else the part
+    before the first underscore if that is one (``ce_dropout`` → ``ce``), else the name. An
+    ensemble ``ensemble(<method>)`` has the kind of its members.
+    """
+    if not isinstance(method, str):
+        raise TypeError(f"method: expected a string, got {type(method).__name__}")
+    if method.startswith("ensemble(") and method.endswith(")"):
+        return method_kind(method[len("ensemble(") : -1], kinds)
+    if kinds is not None and method in kinds:
+        return kinds[method]
+    if method in METHOD_PREFIXES:
+        return method
+    head = method.split("_", 1)[0]
+    return head if head in METHOD_PREFIXES else method
+
+
+def scoring_method_name(method: str, csf: str, kinds: Mapping[str, str] | None = None) -> str:
+    """The paper name of the scoring method ``csf`` of the classifier trained by ``method``.
+
+    Follows FD-Shifts (``_confid_string_to_name`` of ``fd_shifts/reporting/__init__.py``) and
+    the AUGRC paper's Tables 3-4: the baseline's CSFs keep their names (MSR, MLS, PE, MCD-PE,
+    TEMP-MLS, Mahalanobis, ENS-MSR of a CE ensemble); a CSF read from a method's own head keeps
+    its name (DG-Res, ConfidNet, DeVries); any other CSF of another method gets the method's
+    prefix (:data:`METHOD_PREFIXES`; an unknown kind is its own prefix): DG-MSR, DG-PE,
+    DG-MCD-MSR, DeVries-MSR. A CSF of an ensemble ``ensemble(<method>)`` is an ENS-* one
+    ("ENS-" is added where the CSF lacks it: Mahalanobis of a CE ensemble is ENS-Mahalanobis).
+    The kind of ``method`` is :func:`method_kind` (``kinds``).
+    """
+    if not isinstance(csf, str) or not csf:
+        raise ValueError(f"csf: expected a non-empty string, got {csf!r}")
+    if method.startswith("ensemble(") and not csf.startswith("ENS-"):
+        csf = f"ENS-{csf}"
+    if csf in OWN_NAMED_CSFS:
+        return csf
+    kind = method_kind(method, kinds)
+    prefix = METHOD_PREFIXES.get(kind, kind)
+    return f"{prefix}-{csf}" if prefix else csf
+
+
+def add_scoring_method(
+    results: pd.DataFrame, kinds: Mapping[str, str] | None = None
+) -> pd.DataFrame:
+    """``results`` with a ``scoring_method`` column (:func:`scoring_method_name` of each row).
+
+    Where two different (method, CSF) pairs of the table would get the same name (e.g. two
+    configured CE variants), each of them is named ``<name> (<method>)`` instead, so that a
+    scoring method always stands for one (method, CSF) pair.
+    """
+    require_columns(results, ("method", "csf"), "results")
+    pairs = results[["method", "csf"]].drop_duplicates()
+    names = [scoring_method_name(m, c, kinds) for m, c in pairs.itertuples(index=False)]
+    pairs = pairs.assign(scoring_method=names)
+    clash = pairs["scoring_method"].duplicated(keep=False)
+    pairs.loc[clash, "scoring_method"] = (
+        pairs.loc[clash, "scoring_method"] + " (" + pairs.loc[clash, "method"] + ")"
+    )
+    lookup = pd.MultiIndex.from_frame(pairs[["method", "csf"]])
+    position = lookup.get_indexer(pd.MultiIndex.from_frame(results[["method", "csf"]]))
+    return results.assign(scoring_method=pairs["scoring_method"].to_numpy()[position])
