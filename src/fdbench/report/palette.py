@@ -32,15 +32,15 @@ CSF_COLOURS: dict[str, str] = {
     "energy": "#CC79A7",
     "DOCTOR": "#D55E00",
     "TEMP-MLS": "#56B4E9",
-    "Mahalanobis": "#999933",
+    "Mahalanobis": "#F0E442",
     "DKNN": "#44AA99",
-    "TrustScore": "#117733",
+    "TrustScore": "#999933",
     "ViM": "#88CCEE",
     "MCD-MSR": "#332288",
     "MCD-PE": "#DDCC77",
     "MCD-EE": "#117733",
     "MCD-MI": "#AA4499",
-    "MCD-MLS": "#999933",
+    "MCD-MLS": "#E69F00",
     "DG-Res": "#882255",
     "DG-Res-MCD": "#CC6677",
     "DeVries": "#AA4499",
@@ -49,8 +49,8 @@ CSF_COLOURS: dict[str, str] = {
     "ConfidNet-MCD": "#DDCC77",
     "ENS-MSR": "#0072B2",
     "ENS-PE": "#009E73",
-    "ENS-EE": "#E69F00",
-    "ENS-MI": "#CC79A7",
+    "ENS-EE": "#117733",
+    "ENS-MI": "#AA4499",
     "EDL-MSR": "#882255",
     "EDL-Unc": "#332288",
     "ODIN": "#D55E00",
@@ -59,8 +59,12 @@ CSF_COLOURS: dict[str, str] = {
     "MaxLogit-pNorm": "#E69F00",
     "pNormSoftmax": "#56B4E9",
 }
-"""The fixed colour of every CSF fdbench computes (names of ``fdbench.csf``); the ensemble
-CSFs share their single-network counterpart's colour (they never share a run's figure)."""
+"""The fixed colour of every CSF fdbench computes (names of ``fdbench.csf``). The 16
+colour-blind-safe colours cannot tell 30 CSFs apart: the common ones (MSR, MLS, PE, energy,
+DOCTOR, TEMP-MLS, the feature CSFs, MCD-MSR/PE/EE, the learned heads) are all distinct; the
+ensemble CSFs share their single-network counterpart's colour (an ensemble run draws no other),
+and a figure that draws two CSFs of one colour tells them apart by the line style
+(:func:`line_styles`)."""
 
 OPTIMAL_COLOUR = "#000000"
 """The optimal (oracle) reference curve: black, solid."""
@@ -91,6 +95,19 @@ def csf_colour(name: str) -> str:
 def csf_colours(names: Iterable[str]) -> dict[str, str]:
     """:func:`csf_colour` of each of ``names``, in their order."""
     return {name: csf_colour(name) for name in names}
+
+
+def line_styles(names: Iterable[str]) -> dict[str, str]:
+    """A matplotlib line style for each of ``names``: solid, and dotted / dash-dotted for the
+    second / third CSF of a figure that has the :func:`csf_colour` of an earlier one."""
+    styles = ("-", ":", "-.", (0, (5, 1, 1, 1, 1, 1)))
+    seen: dict[str, int] = {}
+    out = {}
+    for name in names:
+        colour = csf_colour(name)
+        out[name] = styles[min(seen.get(colour, 0), len(styles) - 1)]
+        seen[colour] = seen.get(colour, 0) + 1
+    return out
 
 
 def sequence_colours(n: int) -> list[str]:

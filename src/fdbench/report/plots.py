@@ -104,11 +104,12 @@ def curves_figure(
     c · e), from the error rate e of the ``reference`` CSF's classifier (its risk at coverage 1;
     default the first of ``csfs``). The legend stands beside the panels.
     """
-    from fdbench.report.palette import OPTIMAL_COLOUR, RANDOM_COLOUR, csf_colours
+    from fdbench.report.palette import OPTIMAL_COLOUR, RANDOM_COLOUR, csf_colours, line_styles
 
     studies = list(dict.fromkeys(curves["study"]))
     fig, axes = _grid(2 * len(studies), columns=4, width=2.9, height=2.45)
     colours = csf_colours(csfs)
+    styles = line_styles(csfs)
     reference = reference if reference in csfs else csfs[0]
     grid = np.linspace(0.0, 1.0, 201)
     for i, study in enumerate(studies):
@@ -128,8 +129,9 @@ def curves_figure(
             line = part[part["csf"] == csf]
             if line.empty:
                 continue
-            pair[0].plot(line["coverage"], line["selective_risk"], lw=1.2, color=colours[csf])
-            pair[1].plot(line["coverage"], line["generalized_risk"], lw=1.2, color=colours[csf])
+            style = {"lw": 1.2, "color": colours[csf], "ls": styles[csf]}
+            pair[0].plot(line["coverage"], line["selective_risk"], **style)
+            pair[1].plot(line["coverage"], line["generalized_risk"], **style)
         for ax, risk in zip(pair, ("selective risk", "generalized risk"), strict=True):
             ax.set_title(_wrapped(study, 34), fontsize=8.5)
             ax.set_xlabel("coverage", fontsize=8)
@@ -140,7 +142,8 @@ def curves_figure(
             ax.grid(alpha=0.3)
     labels = [*csfs, "optimal", "random"]
     handles = _legend_handles(labels, [*colours.values(), OPTIMAL_COLOUR, RANDOM_COLOUR])
-    handles[-1].set_linestyle("--")
+    for handle, style in zip(handles, [*styles.values(), "-", "--"], strict=True):
+        handle.set_linestyle(style)
     fig.legend(handles=handles, loc="outside right upper", fontsize=8.5, frameon=False)
     fig.suptitle(_wrapped(title, 110), fontsize=10.5)
     return figure_png(fig)
