@@ -36,8 +36,10 @@ td.label, th.label { text-align: left; white-space: nowrap; }
 td { white-space: nowrap; } td.text { white-space: normal; max-width: 14em; text-align: left;
   color: #555; font-size: 0.92em; }
 td.best { font-weight: bold; outline: 2px solid #333; outline-offset: -2px; }
-table.run { font-size: 0.9em; } table.run th { text-align: left; max-width: none; }
-table.run td { text-align: left; white-space: normal; }
+dl.run { display: grid; grid-template-columns: max-content minmax(0, 1fr); gap: 0.3em 1.2em;
+  font-size: 0.9em; max-width: 75em; }
+dl.run dt { font-weight: 600; } dl.run dd { margin: 0; }
+dl.run details { border: none; padding: 0; margin: 0.2em 0 0; }
 .scroll { overflow-x: auto; } img.figure { max-width: 100%; display: block; margin: 0.5em 0 1.5em; }
 .gallery-grid { display: grid; grid-template-columns: max-content 1fr 1fr; gap: 4px 18px;
   align-items: start; margin-bottom: 1em; }
@@ -47,7 +49,7 @@ table.run td { text-align: left; white-space: normal; }
 .gallery figure { margin: 0; text-align: center; font-size: 0.7em; width: 72px; }
 .gallery img { width: 64px; height: 64px; image-rendering: pixelated; border: 1px solid #bbb; }
 .note { color: #555; font-size: 0.85em; max-width: 75em; }
-.slot { color: #777; font-style: italic; }
+.ci { font-size: 0.8em; color: #444; font-weight: normal; }
 """
 
 def _breakable(text: str) -> str:
@@ -81,6 +83,8 @@ def table_html(table: ReportTable) -> str:
         cells = [f'<td class="label">{html.escape(str(label))}</td>']
         for j in range(frame.shape[1]):
             text = _cell_text(frame.iat[i, j], table.digits)
+            if table.intervals is not None and table.intervals.iat[i, j]:
+                text += f'<br><span class="ci">{html.escape(str(table.intervals.iat[i, j]))}</span>'
             attributes = ""
             if not math.isnan(heat[i, j]):
                 attributes += f' style="background:{heat_colour(float(heat[i, j]))}"'

@@ -744,9 +744,10 @@ def _run_section(b: _Builder, context: ReportContext) -> str:
     if results is not None and not results.empty:
         for column, label in (("dataset", "data sets"), ("study", "studies")):
             if column in results.columns:
-                values = [str(v) for v in dict.fromkeys(results[column])]
-                rows.append((f"{label} ({len(values)})", _listing(values)))
-        if "method" in results.columns:
+                values = [str(v) for v in dict.fromkeys(results[column]) if str(v)]
+                if values:
+                    rows.append((f"{label} ({len(values)})", _listing(values)))
+        if "method" in results.columns and (results["method"].astype(str) != "").any():
             methods = []
             for method, part in results.groupby("method", sort=False):
                 seeds = sorted(part["seed"].unique()) if "seed" in part.columns else []
@@ -768,8 +769,8 @@ def _run_section(b: _Builder, context: ReportContext) -> str:
         )
         rows.append(("wall time", f"{_duration(sum(context.times.values()))} ({stages})"))
     rows.append(("fdbench version", html.escape(__version__)))
-    body = "".join(f"<tr><th>{k}</th><td>{v}</td></tr>" for k, v in rows)
-    return f'<table class="run" id="table-run"><tbody>{body}</tbody></table>'
+    body = "".join(f"<dt>{k}</dt><dd>{v}</dd>" for k, v in rows)
+    return f'<dl class="run">{body}</dl>'
 
 
 def _metrics(b: _Builder, context: ReportContext) -> str:
@@ -790,10 +791,43 @@ def _seed_boxplots(b: _Builder, context: ReportContext) -> str:
 
 
 def _rankings(b: _Builder, context: ReportContext) -> str:
-    bootstrap = context.inputs.bootstrap
-    if bootstrap is None or bootstrap.empty:
+    bootstrap, results = context.inputs.bootstrap, context.inputs.results
+    if bootstrap is not None and not bootstrap.empty:
+        return _ranking_section(b, bootstrap, results)
+    if results is not None and not results.empty:
+        return _value_ranking_section(b, results)
+    return ""
+
+
+def _value_ranking_section(b: _Builder, results: pd.DataFrame) -> str:
+    """Without bootstrap resamples (e.g. the results of ``fdbench evaluate``): the CSFs ranked
+    by their (seed-mean) values per study, and their mean rank over the studies."""
+    from fdbench.analysis import rank_csfs
+
+    parts = []
+    for metric in RANKING_METRICS:
+        rows = results[results["metric"] == metric]
+        if rows.empty or rows["csf"].nunique() < 2:
+            continue
+        ranks = rank_csfs(rows, metric)
+        for label, part in _run_groups(ranks):
+            frame = part.pivot_table(index="csf", columns="study", values="rank", sort=False)
+            frame = frame.assign(**{"mean rank": frame.mean(axis=1)})
+            frame = frame.sort_values("mean rank", kind="stable")
+            frame.index.name = "CSF"
+            frame.columns.name = None
+            title = f"Rank by {metric.upper()} (1 = best)" + _suffix(label)
+            table = ReportTable(_stem("rank", metric, label), title, frame, 2, False)
+            parts.append(b.group(f"{metric.upper()}{_suffix(label)}", b.table(table)))
+    if not parts:
         return ""
-    return _ranking_section(b, bootstrap, context.inputs.results)
+    note = (
+        '<p class="note">The CSFs ranked by their values per study (rank 1 = best; ties share '
+        "the average rank) and their mean rank over the studies. This folder has no bootstrap "
+        "resamples (bootstrap.parquet), so there is no rank-then-aggregate and no significance "
+        "test.</p>"
+    )
+    return note + "".join(parts)
 
 
 def _curves(b: _Builder, context: ReportContext) -> str:
@@ -833,7 +867,7 @@ SECTIONS: list[tuple[str, str, SectionFunction]] = [
     ("metrics", "Metrics per study and CSF (seed means)", _metrics),
     ("unknown-detection", "Unknown detection (Kim et al.)", _unknown_detection),
     ("seeds", "Scores over seeds (medical testbed)", _seed_boxplots),
-    ("rankings", "Bootstrap rankings and significance", _rankings),
+    ("rankings", "Rankings and significance", _rankings),
     ("curves", "Risk-coverage and generalized-risk curves", _curves),
     ("calibration", "CSF calibration", _calibration),
     ("gallery", "Failure gallery", _gallery),
