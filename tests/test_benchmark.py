@@ -383,3 +383,21 @@ def test_cor_is_the_mean_over_the_pooled_levels_not_over_the_types():
     assert table.loc["cor", "value"] == pytest.approx((0.1 + 0.4) / 2, abs=1e-15)
     assert table.loc["cor", "n_samples"] == 80
     assert table.loc["iid", "value"] == 0.05
+
+
+def test_gallery_shows_true_and_predicted_class(sequential):
+    from fdbench.report import OVERCONFIDENT_FAILURE, Gallery
+
+    run_dir, _ = sequential
+    gallery = Gallery.load(run_dir / "gallery.npz")
+    assert gallery.label is not None and len(gallery)
+    failure = gallery.kind == OVERCONFIDENT_FAILURE
+    new = gallery.label == "new class"
+    # a new-class sample is always a failure; an inlier fails where the classes differ
+    assert failure[new].all()
+    inlier = ~new
+    assert (gallery.label[inlier] != gallery.prediction[inlier])[failure[inlier]].all()
+    assert (gallery.label[inlier] == gallery.prediction[inlier])[~failure[inlier]].all()
+    assert "new class" not in set(gallery.prediction)
+    page = (run_dir / "report.html").read_text(encoding="utf-8")
+    assert f"true {gallery.label[0]}<br>pred {gallery.prediction[0]}<br>" in page

@@ -60,7 +60,7 @@ def test_full_report_has_every_section_table_and_image(full_report):
     runs = ("cifar10-ce", "cifar10-dg")
     per_run = [
         *(f"{m}_{r}" for r in runs for m in ("accuracy", "aurc", "augrc", "auroc_f", "ece")),
-        *(f"rank_{m}_{r}" for m in ("aurc", "augrc") for r in runs),
+        *(f"rank_{m}_{r}" for r in runs for m in ("aurc", "augrc")),
         "kendall_tau_aurc_augrc",
         *(f"ece_after_scaling_{r}" for r in runs),
         "float_precision",
@@ -73,8 +73,8 @@ def test_full_report_has_every_section_table_and_image(full_report):
     assert figures == [
         *(
             f"{kind}_{m}_{r}"
-            for m in ("aurc", "augrc")
             for r in runs
+            for m in ("aurc", "augrc")
             for kind in ("rank_distribution", "significance")
         ),
         *(f"curves_{r}" for r in runs),

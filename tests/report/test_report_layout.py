@@ -38,6 +38,8 @@ def test_optimal_curve_by_hand():
     selective, generalized = optimal_risks(0.2, coverage)
     np.testing.assert_allclose(generalized, [0, 0, 0, 0.1, 0.2], atol=1e-15)
     np.testing.assert_allclose(selective, [0, 0, 0, 0.1 / 0.9, 0.2], atol=1e-15)
+    with pytest.raises(ValueError, match="error_rate"):
+        optimal_risks(1.5, coverage)
 
 
 def test_curves_always_draw_the_own_csf_and_the_msr_baseline(tmp_path, report_inputs):

@@ -23,6 +23,7 @@ nav.toc { position: sticky; top: 0; align-self: start; max-height: 100vh; overfl
   box-sizing: border-box; }
 nav.toc ul { list-style: none; padding-left: 0; margin: 0.2em 0; }
 nav.toc ul ul { padding-left: 1em; font-size: 0.92em; } nav.toc li { margin: 0.15em 0; }
+nav.toc ul ul li { white-space: nowrap; overflow: hidden; text-overflow: ellipsis; }
 nav.toc a { color: #0b4f8a; text-decoration: none; } nav.toc a:hover { text-decoration: underline; }
 main { padding: 1em 2em 4em; max-width: 1500px; }
 h1 { font-size: 1.6em; } h2 { border-bottom: 1px solid #ccc; margin-top: 2em; }
@@ -90,7 +91,7 @@ def table_html(table: ReportTable) -> str:
                 attributes += f' style="background:{heat_colour(float(heat[i, j]))}"'
             if (i, j) in best:
                 attributes += ' class="best"'
-            elif isinstance(frame.iat[i, j], str) and len(frame.iat[i, j]) > 12:
+            elif isinstance(frame.iat[i, j], str) and len(frame.iat[i, j].split()) > 3:
                 attributes += ' class="text"'
             cells.append(f"<td{attributes}>{text}</td>")
         rows.append("<tr>" + "".join(cells) + "</tr>")

@@ -84,6 +84,8 @@ def optimal_risks(error_rate: float, coverage: np.ndarray) -> tuple[np.ndarray, 
     (Geifman et al., ICLR 2019, "optimal" curve of E-AURC; Traub et al., NeurIPS 2024, the
     optimal AUGRC).
     """
+    if not 0.0 <= error_rate <= 1.0:
+        raise ValueError(f"error_rate must be in [0, 1]; got {error_rate!r}")
     coverage = np.asarray(coverage, dtype=np.float64)
     generalized = np.maximum(0.0, coverage - (1.0 - error_rate))
     with np.errstate(divide="ignore", invalid="ignore"):

@@ -285,17 +285,25 @@ def _ranking_section(b: _Builder, bootstrap: pd.DataFrame, results: pd.DataFrame
         "better than CSF b by a one-sided Wilcoxon signed-rank test over the paired resamples, "
         "Holm-corrected over all ordered pairs of a study (α = 0.05).</p>"
     ]
+    analyses = {}
     for metric in RANKING_METRICS:
         if not (bootstrap["metric"] == metric).any():
             continue
         ranks = bootstrap_ranks(bootstrap, metric)
-        overall = overall_bootstrap_ranks(ranks)
         per_study = rank_then_aggregate(bootstrap, metric)
         significance = significance_matrix(bootstrap, metric)
         b.csv(per_study, f"rank_then_aggregate_{metric}")
         b.csv(significance, f"significance_{metric}")
-        for label, part in _run_groups(ranks):
-            group = []
+        analyses[metric] = ranks, overall_bootstrap_ranks(ranks), per_study, significance
+    labels = dict.fromkeys(
+        label for ranks, *_ in analyses.values() for label, _ in _run_groups(ranks)
+    )
+    for label in labels:
+        group = []
+        for metric, (ranks, overall, per_study, significance) in analyses.items():
+            part = dict(_run_groups(ranks)).get(label)
+            if part is None:
+                continue
             summary = _select(per_study, part)
             table = ranking_table(summary, metric, label)
             studies = [s for s in dict.fromkeys(bootstrap["study"]) if s in table.frame.columns]
@@ -332,7 +340,7 @@ def _ranking_section(b: _Builder, bootstrap: pd.DataFrame, results: pd.DataFrame
                     f"significance maps by {metric}",
                 )
             )
-            parts.append(b.group(f"{metric.upper()}{_suffix(label)}", "".join(group)))
+        parts.append(b.group(label, "".join(group)))
     if results is not None and {"aurc", "augrc"} <= set(results["metric"]):
         parts.append(_kendall_table(b, results))
     return "".join(parts)
@@ -804,13 +812,18 @@ def _value_ranking_section(b: _Builder, results: pd.DataFrame) -> str:
     by their (seed-mean) values per study, and their mean rank over the studies."""
     from fdbench.analysis import rank_csfs
 
-    parts = []
+    ranked = {}
     for metric in RANKING_METRICS:
         rows = results[results["metric"] == metric]
-        if rows.empty or rows["csf"].nunique() < 2:
-            continue
-        ranks = rank_csfs(rows, metric)
-        for label, part in _run_groups(ranks):
+        if not rows.empty and rows["csf"].nunique() >= 2:
+            ranked[metric] = dict(_run_groups(rank_csfs(rows, metric)))
+    parts = []
+    for label in dict.fromkeys(label for groups in ranked.values() for label in groups):
+        tables = []
+        for metric, groups in ranked.items():
+            if label not in groups:
+                continue
+            part = groups[label]
             frame = part.pivot_table(index="csf", columns="study", values="rank", sort=False)
             frame = frame.assign(**{"mean rank": frame.mean(axis=1)})
             frame = frame.sort_values("mean rank", kind="stable")
@@ -818,7 +831,8 @@ def _value_ranking_section(b: _Builder, results: pd.DataFrame) -> str:
             frame.columns.name = None
             title = f"Rank by {metric.upper()} (1 = best)" + _suffix(label)
             table = ReportTable(_stem("rank", metric, label), title, frame, 2, False)
-            parts.append(b.group(f"{metric.upper()}{_suffix(label)}", b.table(table)))
+            tables.append(b.table(table))
+        parts.append(b.group(label, "".join(tables)))
     if not parts:
         return ""
     note = (
