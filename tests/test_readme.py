@@ -43,7 +43,16 @@ def test_the_readme_has_the_blocks_this_test_knows():
     assert languages.count("python") == 1 and languages.count("bash") >= 4
     left_out = [code for _, code in BLOCKS if _left_out(code)]
     assert len(left_out) == len(LONG), "a block named in LONG is no longer in the README"
-    assert all("fdbench" in code or "python" in code for _, code in BLOCKS)
+    # a bare `fdbench` or `python` needs the environment activated first in a fresh shell
+    for language, code in BLOCKS:
+        if language == "python":
+            continue
+        commands = [line.split("#")[0].strip() for line in code.splitlines()]
+        activated = False
+        for command in filter(None, commands):
+            activated |= command == ". .venv/bin/activate"
+            if command.split()[0] in {"fdbench", "python"}:
+                assert activated, f"{command!r} runs before the environment is activated"
 
 
 @pytest.fixture(scope="module")

@@ -32,7 +32,7 @@ details { margin: 0.4em 0; border: 1px solid #e3e3e3; border-radius: 4px; paddin
 details > summary { cursor: pointer; font-weight: 600; padding: 0.3em 0; }
 table { border-collapse: collapse; font-size: 0.85em; margin: 0.5em 0 1.2em 0; }
 th, td { padding: 0.25em 0.5em; border: 1px solid #ddd; text-align: right; }
-th { background: #f3f3f3; vertical-align: bottom; max-width: 8em; overflow-wrap: anywhere; }
+th { background: #f3f3f3; vertical-align: bottom; max-width: 9em; }
 td.label, th.label { text-align: left; white-space: nowrap; }
 td { white-space: nowrap; } td.text { white-space: normal; max-width: 14em; text-align: left;
   color: #555; font-size: 0.92em; }
