@@ -6,7 +6,7 @@ import base64
 import html
 import json
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 
@@ -133,12 +133,13 @@ def details_html(anchor: str, summary: str, body: str) -> str:
 
 def page_html(
     title: str,
-    sections: list[tuple[str, str, str, list[tuple[str, str]]]],
+    sections: Sequence[tuple[str, str, str] | tuple[str, str, str, list[tuple[str, str]]]],
     note: str,
 ) -> str:
     """The whole page: a sticky table of contents beside the title, ``note`` and the
-    sections (anchor, heading, body, sub-entries (anchor, label) listed under it in the table
-    of contents). Self-contained: no script, no external resource."""
+    sections (anchor, heading, body[, sub-entries (anchor, label) listed under it in the table
+    of contents]). Self-contained: no script, no external resource."""
+    sections = [(a, h, b, list(rest[0]) if rest else []) for a, h, b, *rest in sections]
     entries = []
     for anchor, heading, _, subs in sections:
         inner = "".join(f'<li><a href="#{a}">{html.escape(label)}</a></li>' for a, label in subs)
