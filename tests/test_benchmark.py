@@ -452,3 +452,21 @@ def test_leaderboard_lists_every_pair_and_its_augrc_ranks_match_brute_force(conf
         assert set(got.index) == set(expected)
         for name, rank in expected.items():
             assert got[name] == pytest.approx(rank, abs=1e-9), (study, name)
+
+
+def test_gallery_shows_true_and_predicted_class(sequential):
+    from fdbench.report import OVERCONFIDENT_FAILURE, Gallery
+
+    run_dir, _ = sequential
+    gallery = Gallery.load(run_dir / "gallery.npz")
+    assert gallery.label is not None and len(gallery)
+    failure = gallery.kind == OVERCONFIDENT_FAILURE
+    new = gallery.label == "new class"
+    # a new-class sample is always a failure; an inlier fails where the classes differ
+    assert failure[new].all()
+    inlier = ~new
+    assert (gallery.label[inlier] != gallery.prediction[inlier])[failure[inlier]].all()
+    assert (gallery.label[inlier] == gallery.prediction[inlier])[~failure[inlier]].all()
+    assert "new class" not in set(gallery.prediction)
+    page = (run_dir / "report.html").read_text(encoding="utf-8")
+    assert f"true {gallery.label[0]}<br>pred {gallery.prediction[0]}<br>" in page

@@ -203,6 +203,14 @@ def evaluate(
             "logits.",
         ),
     ] = False,
+    name: Annotated[
+        str | None,
+        typer.Option(
+            "--name",
+            help="Name of the outputs (e.g. the data set): the dataset column of the results, "
+            "and the title of their report.",
+        ),
+    ] = None,
     force: Annotated[bool, typer.Option("--force", help=FORCE_HELP)] = False,
 ) -> None:
     """Evaluate every CSF on every study of saved outputs and print the metric tables.
@@ -221,6 +229,7 @@ def evaluate(
             precision_report,
             openmax,
             binary_fpr,
+            name,
         )
 
 
@@ -235,6 +244,7 @@ def _evaluate(
     precision_report: bool,
     openmax: bool,
     binary_fpr: float | None = None,
+    name: str | None = None,
 ) -> None:
     from fdbench.io import check_output_file, verify_if_recorded
     from fdbench.jobs.evaluate import evaluate_run, evaluate_table, read_confidence_table
@@ -243,6 +253,8 @@ def _evaluate(
         check_output_file(out, "--out", TABLE_SUFFIXES)
     if bootstrap < 0:
         raise ValueError(f"--bootstrap must be >= 0; got {bootstrap}")
+    if name is not None and not name.strip():
+        raise ValueError("--name must not be empty")
     _check_bootstrap_fits(bootstrap, "--bootstrap")
     check_outputs({"--out": out}, [path])
     if path.is_file():
@@ -281,6 +293,8 @@ def _evaluate(
         )
         if precision_report:
             _print_precision_report(run)
+    if name is not None:
+        results["dataset"] = name
     print_results(results)
     print_unknown_detection(results, iid_study=iid_study)
     if out is not None:

@@ -78,9 +78,9 @@ def test_a_column_of_equal_values_gets_no_colours():
     html = _table(table_html(table), "t")
     assert all(style == "" and css == "" for _, style, css in _column(html, 0))
     assert [style for _, style, _ in _column(html, 1)] == [
-        "background:#f8696b",
-        "background:#63be7b",
-        "background:#ffeb84",
+        "background:#8091a6",
+        "background:#fef39b",
+        "background:#bebdbc",
     ]
 
 

@@ -46,6 +46,7 @@ def test_full_report_has_every_section_table_and_image(full_report):
     folder, path, manifest = full_report
     page = _parse(path)
     assert page.sections == [
+        "run",
         "metrics",
         "rankings",
         "curves",
@@ -59,7 +60,7 @@ def test_full_report_has_every_section_table_and_image(full_report):
     runs = ("cifar10-ce", "cifar10-dg")
     per_run = [
         *(f"{m}_{r}" for r in runs for m in ("accuracy", "aurc", "augrc", "auroc_f", "ece")),
-        *(f"rank_{m}_{r}" for m in ("aurc", "augrc") for r in runs),
+        *(f"rank_{m}_{r}" for r in runs for m in ("aurc", "augrc")),
         "kendall_tau_aurc_augrc",
         *(f"ece_after_scaling_{r}" for r in runs),
         "float_precision",
@@ -72,8 +73,8 @@ def test_full_report_has_every_section_table_and_image(full_report):
     assert figures == [
         *(
             f"{kind}_{m}_{r}"
-            for m in ("aurc", "augrc")
             for r in runs
+            for m in ("aurc", "augrc")
             for kind in ("rank_distribution", "significance")
         ),
         *(f"curves_{r}" for r in runs),
@@ -226,7 +227,8 @@ def test_heat_normalised_per_column():
     lower = ReportTable("t", "t", frame, 2, higher_is_better=False)
     np.testing.assert_allclose(lower.heat(), 1 - heat)
     assert lower.best_cells() == {(0, 0), (2, 1)}
-    assert heat_colour(1.0) == "#63be7b" and heat_colour(0.0) == "#f8696b"
+    # cividis, lightened half-way to white: light yellow (best) to greyish blue (worst)
+    assert heat_colour(1.0) == "#fef39b" and heat_colour(0.0) == "#8091a6"
 
 
 def test_values_shown_alike_share_colour_and_best_mark():
@@ -242,14 +244,16 @@ def test_values_shown_alike_share_colour_and_best_mark():
 def test_report_degrades_without_inputs(tmp_path, report_inputs):
     only_results = write_report(tmp_path / "a", report_inputs["results"])
     page = _parse(only_results)
-    assert page.sections == ["metrics"] and not page.images
+    # without bootstrap resamples the CSFs are ranked by their values
+    assert page.sections == ["run", "metrics", "rankings"] and not page.images
+    assert "rank_aurc_cifar10-ce" in page.tables
     empty = write_report(tmp_path / "b")
     page = _parse(empty)
-    assert page.sections == [] and page.tables == []
+    assert page.sections == ["run"] and page.tables == []
     assert "No report inputs were found" in empty.read_text()
     reliability_only = write_report(tmp_path / "c", reliability=report_inputs["reliability"])
     page = _parse(reliability_only)
-    assert page.sections == ["calibration"]
+    assert page.sections == ["run", "calibration"]
     manifest = json.loads((tmp_path / "c" / "report_manifest.json").read_text())
     assert manifest["tables"] == ["ece_after_scaling_cifar10-ce", "ece_after_scaling_cifar10-dg"]
     bare = report_inputs["reliability"].drop(columns=["dataset", "method", "seed"])

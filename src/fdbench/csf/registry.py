@@ -232,6 +232,13 @@ _HEAD_CSFS: dict[str, tuple[str, ...]] = {
 _FIT_CACHE: dict[int, dict[str, Any]] = {}
 
 
+def head_csf_names() -> tuple[str, ...]:
+    """The CSFs computed from a learned confidence head (a training method's own confidence,
+    e.g. DG-Res of DeepGamblers), without their MC-dropout variants (``*-MCD``)."""
+    names = (name for head in _HEAD_CSFS.values() for name in head)
+    return tuple(name for name in names if not name.endswith("-MCD"))
+
+
 def clear_fit_cache() -> None:
     """Forget every cached fit (temperature, feature models)."""
     _FIT_CACHE.clear()

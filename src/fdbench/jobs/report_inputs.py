@@ -26,6 +26,43 @@ def _selected(study: str, patterns: Sequence[str]) -> bool:
     return any(fnmatch.fnmatchcase(study, p) for p in patterns)
 
 
+def _gallery_labels(
+    store: Path | None, parts: Sequence[tuple[str, np.ndarray]], csf: str, classes: list[str]
+) -> dict[str, np.ndarray]:
+    """The true and the predicted class (names; ``"new class"`` for label −1) of the samples
+    ``parts`` of a study, for the gallery of ``csf``: the prediction of the classifier the CSF
+    is judged with (:func:`fdbench.evaluation.csf_prediction_source`), read from the run's
+    outputs store. Empty when the run has no single store (an ensemble)."""
+    from fdbench.jobs.evaluate import csf_prediction_source
+    from fdbench.outputs import read_outputs
+
+    if store is None:
+        return {}
+    run = read_outputs(store, lazy=True)
+    classes = [str(c) for c in run.meta.get("classes", classes)]
+    labels, predictions = [], []
+    for name, idx in parts:
+        split = run.splits[name]
+        if csf_prediction_source(csf) == "mcd" and split.mcd_logits is not None:
+            mcd = np.asarray(split.mcd_logits)[idx]
+            softmax = np.exp(mcd - mcd.max(axis=2, keepdims=True))
+            scores = (softmax / softmax.sum(axis=2, keepdims=True)).mean(axis=1)
+        else:
+            scores = np.asarray(split.logits)[idx]
+        labels.append(np.asarray(split.labels)[idx])
+        predictions.append(scores.argmax(axis=1))
+
+    def text(values: np.ndarray) -> np.ndarray:
+        return np.array(
+            ["new class" if v < 0 else classes[v] if v < len(classes) else str(v) for v in values]
+        )
+
+    return {
+        "labels": text(np.concatenate(labels)),
+        "predictions": text(np.concatenate(predictions)),
+    }
+
+
 def write_report_inputs(
     config: BenchmarkConfig,
     experiments: Sequence[Experiment],
@@ -57,6 +94,7 @@ def write_report_inputs(
     images = {e.name: {s.name: s.images for s in e.studies} for e in experiments}
     kinds = {e.name: {s.name: s.kind.value for s in e.studies} for e in experiments}
     sizes = {e.name: {s.name: len(s.images) for s in e.studies} for e in experiments}
+    class_names = {e.name: list(e.class_names) for e in experiments}
     tasks, curves, reliability, sgr, galleries, leaderboard = [], [], [], [], [], []
     lowest: dict[tuple[str, str], int] = {}
     runs = []
@@ -68,10 +106,12 @@ def write_report_inputs(
         csfs = kept.get((*run, int(head["candidate"])))
         if csfs is None:
             continue
-        runs.append((run, job.output.parent / SCORES_FILE, set(csfs)))
+        stores = job.args[0]
+        store = stores[0] if len(stores) == 1 else None
+        runs.append((run, job.output.parent / SCORES_FILE, set(csfs), store))
         key = run[:2]
         lowest[key] = min(lowest.get(key, run[2]), run[2])
-    for (dataset, method, seed), path, csfs in runs:
+    for (dataset, method, seed), path, csfs, store in runs:
         entries = [r for r in (_restricted(e, csfs) for e in load_scores(path)) if r.confidences]
         leaderboard.extend(_paired_samples(dataset, method, seed, entries, sizes[dataset]))
         val = {e.source: e for e in entries if e.study == "val"}
@@ -119,6 +159,7 @@ def write_report_inputs(
             pictures = np.concatenate([images[dataset][name][idx] for name, idx in e.parts])
             for csf in settings.gallery_csfs:
                 if csf in e.confidences:
+                    named = _gallery_labels(store, e.parts, csf, class_names[dataset])
                     galleries.append(
                         select_gallery(
                             pictures,
@@ -127,6 +168,7 @@ def write_report_inputs(
                             study=f"{dataset}: {e.study}",
                             csf=csf,
                             k=settings.gallery_k,
+                            **named,
                         )
                     )
     if tasks and settings.n_bootstrap:

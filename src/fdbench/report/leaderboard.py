@@ -165,16 +165,17 @@ def _note(datasets: list[str]) -> str:
     )
 
 
-def leaderboard_section(builder: Any, run_dir: str | Path) -> list[tuple[str, str, str]]:
-    """The leaderboard section of the report of ``run_dir`` (empty if it has no leaderboard
-    files): per data set the leaderboard tables by AUGRC, AURC and AUROC_f, the column ranks,
-    the forest plot of paired Δ against the baseline and the significance maps by AUGRC.
-    ``builder`` is the report's builder (its ``table``, ``figure`` and ``csv`` methods)."""
+def leaderboard_section(builder: Any, run_dir: str | Path) -> str:
+    """The body of the leaderboard section of the report of ``run_dir`` ("" if it has no
+    leaderboard files): per data set the leaderboard tables by AUGRC, AURC and AUROC_f, the
+    column ranks, the forest plot of paired Δ against the baseline and the significance maps by
+    AUGRC (rows and columns in the leaderboard's order in every panel). ``builder`` is the
+    report's builder (its ``table``, ``figure`` and ``csv`` methods)."""
     from fdbench.report.plots import significance_figure
 
     tables = read_leaderboard(run_dir)
     if tables is None:
-        return []
+        return ""
     summary, ranks = tables["summary"], tables["ranks"]
     datasets = list(dict.fromkeys(ranks["dataset"]))
     parts = [_note(datasets)]
@@ -212,18 +213,19 @@ def leaderboard_section(builder: Any, run_dir: str | Path) -> list[tuple[str, st
             mine = significance[
                 (significance["dataset"] == dataset) & (significance["metric"] == "augrc")
             ].rename(columns={"scoring_method_a": "csf_a", "scoring_method_b": "csf_b"})
-            orders = {}
             by_rank = ranks[(ranks["dataset"] == dataset) & (ranks["metric"] == "augrc")]
-            for column in _columns(by_rank):
-                means = by_rank[by_rank["study"] == column].sort_values("mean_rank")
-                orders[column] = list(means["scoring_method"])
             if not mine.empty:
                 parts.append(
                     builder.figure(
                         significance_figure,
-                        (mine, orders, f"AUGRC significance maps, all scoring methods — {dataset}"),
+                        (
+                            mine,
+                            order,
+                            _columns(by_rank),
+                            f"AUGRC significance maps, all scoring methods — {dataset}",
+                        ),
                         f"leaderboard_significance_{dataset}",
                         "significance maps over all scoring methods by AUGRC",
                     )
                 )
-    return [("leaderboard", "Leaderboard of scoring methods", "".join(parts))]
+    return "".join(parts)

@@ -63,6 +63,7 @@ def seed_boxplot_figure(
     and its median drawn across the panel as a dashed line (the first score named
     ``baseline`` or ``baseline (<method>)``). ``rows``: :func:`score_rows` of one
     data set."""
+    from fdbench.report.palette import csf_colour
     from fdbench.report.plots import _grid, figure_png
 
     require_columns(rows, ("score", "metric", "value"), "rows")
@@ -73,16 +74,17 @@ def seed_boxplot_figure(
     columns = 1 if len(scores) > 12 else 2
     fig, axes = _grid(len(metrics), columns, max(4.0, 0.4 * len(scores) + 1.5), 2.8)
     base = [s for s in scores if s == baseline or s.startswith(f"{baseline} (")][:1]
+    colour = csf_colour(baseline)
     for ax, metric in zip(axes, metrics, strict=True):
         part = rows[rows["metric"] == metric]
         data = [part.loc[part["score"] == s, "value"].to_numpy(dtype=float) for s in scores]
         data = [d[np.isfinite(d)] for d in data]
         boxes = ax.boxplot(data, whis=(0, 100), patch_artist=True, widths=0.6)
         for score, patch in zip(scores, boxes["boxes"], strict=True):
-            patch.set_facecolor("tab:orange" if score in base else "white")
+            patch.set_facecolor(colour if score in base else "white")
         for score, values in zip(scores, data, strict=True):
             if score in base and values.size:
-                ax.axhline(float(np.median(values)), color="tab:orange", ls="--", lw=1)
+                ax.axhline(float(np.median(values)), color=colour, ls="--", lw=1)
         ax.set_xticks(range(1, len(scores) + 1), scores, rotation=60, ha="right", fontsize=8)
         ax.set_title(_LABELS[metric], fontsize=9)
     fig.suptitle(f"{title} (baseline {baseline} filled, its median dashed)", fontsize=10)

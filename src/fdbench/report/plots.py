@@ -19,17 +19,26 @@ def _pyplot():
     return plt
 
 
-def figure_png(fig) -> bytes:
-    """PNG bytes of a matplotlib figure (closed afterwards).
+def figure_png(fig, dpi: int = 100) -> bytes:
+    """PNG bytes of a matplotlib figure (closed afterwards), as an 8-bit palette image.
 
     The figures of this module use the constrained layout, which already fits titles, labels
     and outside legends into the figure (a tight bounding box would draw everything twice).
+    Plots are flat colours and their anti-aliased edges: 256 colours chosen by median cut
+    (no dithering) keep them sharp at about a third of the size of a true-colour PNG, which
+    keeps the report page small.
     """
+    from PIL import Image
+
     plt = _pyplot()
     buffer = io.BytesIO()
-    fig.savefig(buffer, format="png", dpi=100)
+    fig.savefig(buffer, format="png", dpi=dpi, facecolor="white")
     plt.close(fig)
-    return buffer.getvalue()
+    image = Image.open(io.BytesIO(buffer.getvalue())).convert("RGB")
+    palette = image.quantize(256, method=Image.Quantize.MEDIANCUT, dither=Image.Dither.NONE)
+    out = io.BytesIO()
+    palette.save(out, format="PNG", optimize=True)
+    return out.getvalue()
 
 
 def image_png(image: np.ndarray) -> bytes:
@@ -59,55 +68,96 @@ def _grid(n: int, columns: int, width: float, height: float):
     return fig, list(axes.flat[:n])
 
 
-def _colours(n: int) -> list[tuple[float, ...]]:
-    cmap = _pyplot().get_cmap("tab10" if n <= 10 else "tab20")
-    return [cmap(i % cmap.N) for i in range(n)]
-
-
-def _legend_handles(labels: Sequence[str], colours: Sequence[tuple[float, ...]]) -> list:
+def _legend_handles(labels: Sequence[str], colours: Sequence[str]) -> list:
     from matplotlib.lines import Line2D
 
     pairs = zip(labels, colours, strict=True)
     return [Line2D([], [], color=colour, lw=2.5, label=str(label)) for label, colour in pairs]
 
 
-def curves_figure(curves: pd.DataFrame, csfs: Sequence[str], title: str) -> bytes:
+def optimal_risks(error_rate: float, coverage: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Selective and generalized risk of the optimal CSF (every failure ranked below every
+    success) at ``coverage``, for a test set with failure share ``error_rate``.
+
+    Accepting a share c of the samples, the optimal CSF accepts failures only once every
+    success is in: generalized risk max(0, c − (1 − e)), selective risk that divided by c
+    (Geifman et al., ICLR 2019, "optimal" curve of E-AURC; Traub et al., NeurIPS 2024, the
+    optimal AUGRC).
+    """
+    if not 0.0 <= error_rate <= 1.0:
+        raise ValueError(f"error_rate must be in [0, 1]; got {error_rate!r}")
+    coverage = np.asarray(coverage, dtype=np.float64)
+    generalized = np.maximum(0.0, coverage - (1.0 - error_rate))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        selective = np.where(coverage > 0, generalized / coverage, 0.0)
+    return selective, generalized
+
+
+def curves_figure(
+    curves: pd.DataFrame, csfs: Sequence[str], title: str, reference: str | None = None
+) -> bytes:
     """Risk-coverage and generalized-risk-coverage curves of ``csfs`` on every study of one run.
 
     ``curves`` holds the curves of one run (one dataset, method and seed) with columns study,
     csf, coverage, selective_risk, generalized_risk (the arrays of
     ``fdbench.metrics.risk_coverage_curve``). Each study gets two panels side by side; a CSF
-    has the same colour in every panel.
+    has its fixed colour (:func:`fdbench.report.palette.csf_colour`) in every panel. Every panel
+    also shows the optimal curve (black) and the random reference (grey, dashed: risk e, or
+    c · e), from the error rate e of the ``reference`` CSF's classifier (its risk at coverage 1;
+    default the first of ``csfs``). The legend stands beside the panels.
     """
+    from fdbench.report.palette import OPTIMAL_COLOUR, RANDOM_COLOUR, csf_colours, line_styles
+
     studies = list(dict.fromkeys(curves["study"]))
-    fig, axes = _grid(2 * len(studies), columns=4, width=3.25, height=2.75)
-    colours = _colours(len(csfs))
+    fig, axes = _grid(2 * len(studies), columns=4, width=2.9, height=2.45)
+    colours = csf_colours(csfs)
+    styles = line_styles(csfs)
+    reference = reference if reference in csfs else csfs[0]
+    grid = np.linspace(0.0, 1.0, 201)
     for i, study in enumerate(studies):
         pair = axes[2 * i], axes[2 * i + 1]
         part = curves[curves["study"] == study]
-        for csf, colour in zip(csfs, colours, strict=True):
+        base = part[part["csf"] == reference]
+        if not base.empty:
+            error_rate = float(base.loc[base["coverage"].idxmax(), "selective_risk"])
+            selective, generalized = optimal_risks(error_rate, grid)
+            for ax, optimal, random in (
+                (pair[0], selective, np.full_like(grid, error_rate)),
+                (pair[1], generalized, grid * error_rate),
+            ):
+                ax.plot(grid, random, lw=1.0, ls="--", color=RANDOM_COLOUR)
+                ax.plot(grid, optimal, lw=1.0, color=OPTIMAL_COLOUR)
+        for csf in csfs:
             line = part[part["csf"] == csf]
             if line.empty:
                 continue
-            pair[0].plot(line["coverage"], line["selective_risk"], lw=1.2, color=colour)
-            pair[1].plot(line["coverage"], line["generalized_risk"], lw=1.2, color=colour)
+            style = {"lw": 1.2, "color": colours[csf], "ls": styles[csf]}
+            pair[0].plot(line["coverage"], line["selective_risk"], **style)
+            pair[1].plot(line["coverage"], line["generalized_risk"], **style)
         for ax, risk in zip(pair, ("selective risk", "generalized risk"), strict=True):
-            ax.set_title(f"{study}: {risk}", fontsize=9)
+            ax.set_title(_wrapped(study, 34), fontsize=8.5)
             ax.set_xlabel("coverage", fontsize=8)
             ax.set_ylabel(risk, fontsize=8)
             ax.set_xlim(0, 1)
             ax.set_ylim(bottom=0)
             ax.tick_params(labelsize=7)
             ax.grid(alpha=0.3)
-    fig.legend(
-        handles=_legend_handles(csfs, colours),
-        loc="outside lower center",
-        ncol=min(len(csfs), 6),
-        fontsize=9,
-        frameon=False,
-    )
-    fig.suptitle(title, fontsize=11)
+    labels = [*csfs, "optimal", "random"]
+    handles = _legend_handles(labels, [*colours.values(), OPTIMAL_COLOUR, RANDOM_COLOUR])
+    for handle, style in zip(handles, [*styles.values(), "-", "--"], strict=True):
+        handle.set_linestyle(style)
+    fig.legend(handles=handles, loc="outside right upper", fontsize=8.5, frameon=False)
+    fig.suptitle(_wrapped(title, 110), fontsize=10.5)
     return figure_png(fig)
+
+
+def _wrapped(text: str, width: int) -> str:
+    """``text`` broken into lines of at most ``width`` characters (at spaces and slashes), so
+    that no title runs past its panel."""
+    import textwrap
+
+    lines = textwrap.wrap(text.replace("/", "/ "), width, break_on_hyphens=False)
+    return "\n".join(lines).replace("/ ", "/")
 
 
 def rank_distribution_figure(ranks: pd.DataFrame, order: Sequence[str], title: str) -> bytes:
@@ -135,7 +185,9 @@ def rank_distribution_figure(ranks: pd.DataFrame, order: Sequence[str], title: s
             share[position[csf], high - 1] += weight
     share /= max(n_resamples, 1)
     fig, ax = plt.subplots(figsize=(2.2 + 0.42 * k, 1.0 + 0.3 * k), layout="constrained")
-    image = ax.imshow(share, cmap="Blues", vmin=0, vmax=1, aspect="auto")
+    from fdbench.report.palette import HEAT_COLORMAP
+
+    image = ax.imshow(share, cmap=f"{HEAT_COLORMAP}_r", vmin=0, vmax=1, aspect="auto")
     for i in range(k):
         for j in range(k):
             if share[i, j] >= 0.05:
@@ -148,41 +200,50 @@ def rank_distribution_figure(ranks: pd.DataFrame, order: Sequence[str], title: s
     ax.set_yticks(range(k), labels, fontsize=8)
     ax.set_xlabel("overall rank (1 = best)", fontsize=9)
     ax.set_ylabel("CSF (mean rank)", fontsize=9)
-    ax.set_title(title, fontsize=10)
+    ax.set_title(_wrapped(title, 60), fontsize=10)
     fig.colorbar(image, ax=ax, label="share of bootstrap resamples", fraction=0.04)
     return figure_png(fig)
 
 
 def significance_figure(
-    significance: pd.DataFrame, orders: dict[str, list[str]], title: str
+    significance: pd.DataFrame, order: Sequence[str], studies: Sequence[str], title: str
 ) -> bytes:
     """Per-study significance maps: cell (a, b) filled where CSF a is significantly better than b.
 
-    ``significance`` is the output of ``fdbench.analysis.significance_matrix``; ``orders`` maps
-    each study to its CSFs sorted by mean rank (best first, top and left).
+    ``significance`` is the output of ``fdbench.analysis.significance_matrix``; every panel
+    (one per study of ``studies``) has the rows and columns in the one ``order`` (e.g. the
+    CSFs by overall mean rank, best first, top and left), so a CSF sits in the same row of
+    every panel. Filled cells are dark blue (the colormap's dark end), empty ones light grey.
     """
+    from matplotlib import colormaps
     from matplotlib.colors import ListedColormap
 
-    studies = list(orders)
-    k = max((len(v) for v in orders.values()), default=1)
+    from fdbench.report.palette import HEAT_COLORMAP
+
+    csfs = list(order)
+    k = max(len(csfs), 1)
     size = max(3.0, 1.3 + 0.14 * k)
     fig, axes = _grid(len(studies), columns=max(1, int(13.5 // size)), width=size, height=size)
-    cmap = ListedColormap(["#f2f2f2", "#2b8a3e"]).with_extremes(bad="#bdbdbd")
-    for ax, study in zip(axes, studies, strict=True):
-        csfs = orders[study]
+    cmap = ListedColormap(["#f2f2f2", colormaps[HEAT_COLORMAP](0.0)]).with_extremes(bad="#bdbdbd")
+    position = {c: i for i, c in enumerate(csfs)}
+    for n, (ax, study) in enumerate(zip(axes, studies, strict=True)):
         part = significance[significance["study"] == study]
         matrix = np.full((len(csfs), len(csfs)), np.nan)
-        position = {c: i for i, c in enumerate(csfs)}
         for a, b, s in zip(part["csf_a"], part["csf_b"], part["significant"], strict=True):
             if a in position and b in position:
                 matrix[position[a], position[b]] = float(s)
         ax.imshow(np.ma.masked_invalid(matrix), cmap=cmap, vmin=0, vmax=1)
         ax.set_xticks(range(len(csfs)), csfs, rotation=90, fontsize=6.5)
-        ax.set_yticks(range(len(csfs)), csfs, fontsize=6.5)
-        ax.set_title(study, fontsize=9)
+        ax.set_yticks(range(len(csfs)), csfs if n % max(1, int(13.5 // size)) == 0 else [],
+                      fontsize=6.5)
+        ax.set_title(_wrapped(study, 30), fontsize=9)
     fig.supxlabel("CSF b (column)", fontsize=9)
     fig.supylabel("CSF a (row)", fontsize=9)
-    fig.suptitle(f"{title}\ngreen: a significantly better than b (Holm-corrected)", fontsize=10)
+    fig.suptitle(
+        f"{_wrapped(title, 90)}\ndark: a significantly better than b (Holm-corrected); "
+        "rows and columns in one order, by overall mean rank",
+        fontsize=10,
+    )
     return figure_png(fig)
 
 
@@ -193,11 +254,13 @@ def reliability_figure(reliability: pd.DataFrame, title: str) -> bytes:
     ``fdbench.analysis.reliability_table``). One panel per CSF, one line per study (empty bins
     left out); the dashed diagonal is perfect calibration.
     """
+    from fdbench.report.palette import sequence_colours
+
     csfs = list(dict.fromkeys(reliability["csf"]))
     studies = list(dict.fromkeys(reliability["study"]))
-    fig, axes = _grid(len(csfs), columns=5, width=2.6, height=2.5)
-    colours = _colours(len(studies))
-    columns = min(5, len(csfs))
+    fig, axes = _grid(len(csfs), columns=6, width=2.15, height=2.05)
+    colours = sequence_colours(len(studies))
+    columns = min(6, len(csfs))
     for i, (ax, csf) in enumerate(zip(axes, csfs, strict=True)):
         part = reliability[(reliability["csf"] == csf) & (reliability["count"] > 0)]
         for study, colour in zip(studies, colours, strict=True):
@@ -231,12 +294,14 @@ def sgr_figure(sgr: pd.DataFrame, title: str) -> bytes:
     the CSFs with a feasible threshold (their values as dots); above the zero line the risk
     guarantee fitted on validation is broken.
     """
+    from fdbench.report.palette import sequence_colours
+
     plt = _pyplot()
     studies = list(dict.fromkeys(sgr["study"]))
     targets = sorted(sgr["target_risk"].unique())
     if "feasible" in sgr.columns:
         sgr = sgr[sgr["feasible"].astype(bool)]
-    colours = _colours(len(targets))
+    colours = sequence_colours(len(targets))
     width = 0.8 / max(len(targets), 1)
     fig, axes = plt.subplots(
         2, 1, figsize=(max(6.0, min(13.0, 1.0 + 1.1 * len(studies))), 6.5),

@@ -17,8 +17,9 @@ import pandas as pd
 
 from fdbench.io import RUN_MARKER, verify_if_recorded, write_bytes, write_text
 from fdbench.report.gallery import OVERCONFIDENT_FAILURE, UNDERCONFIDENT_SUCCESS, Gallery
-from fdbench.report.html import image_html, page_html, table_html
+from fdbench.report.html import details_html, image_html, page_html, table_html
 from fdbench.report.leaderboard import leaderboard_section
+from fdbench.report.palette import HEAT_COLORMAP, csf_colours
 from fdbench.report.tables import (
     ReportTable,
     _run_groups,
@@ -122,20 +123,42 @@ class _Builder:
 
     def __init__(self, run_dir: Path) -> None:
         self.run_dir = run_dir
-        self.sections: list[tuple[str, str, str]] = []
+        self.sections: list[tuple[str, str, str, list[tuple[str, str]]]] = []
         self.tables: list[str] = []
         self.figures: list[str] = []
+        self.colours: dict[str, dict[str, str]] = {}
+        self.section = ""
+        self.subs: list[tuple[str, str]] = []
         self._pending: list[tuple[Callable[..., bytes], tuple[Any, ...], str, str]] = []
+
+    def group(self, label: str, body: str) -> str:
+        """``body`` (the part of the current section about one dataset × method, study, …
+        ``label``) as a collapsed ``<details>`` block, listed in the table of contents."""
+        if not label:
+            return body
+        anchor = _stem(self.section, label)
+        self.subs.append((anchor, label))
+        return details_html(anchor, label, body)
 
     def table(self, table: ReportTable) -> str:
         table.export(self.run_dir / TABLES_DIR)
         self.tables.append(table.name)
         return table_html(table)
 
-    def figure(self, draw: Callable[..., bytes], args: tuple[Any, ...], name: str, alt: str) -> str:
-        """Queue the figure ``draw(*args)`` (PNG bytes); return its placeholder."""
+    def figure(
+        self,
+        draw: Callable[..., bytes],
+        args: tuple[Any, ...],
+        name: str,
+        alt: str,
+        colours: dict[str, str] | None = None,
+    ) -> str:
+        """Queue the figure ``draw(*args)`` (PNG bytes); return its placeholder. ``colours``:
+        the colour of each CSF it draws, kept in the manifest and on the ``<img>``."""
         name = _stem(name)
         self.figures.append(name)
+        if colours:
+            self.colours[name] = dict(colours)
         self._pending.append((draw, args, name, alt))
         return _placeholder(name)
 
@@ -152,7 +175,7 @@ class _Builder:
         images = {}
         for (_, _, name, alt), png in zip(jobs, pngs, strict=True):
             write_bytes(self.run_dir / FIGURES_DIR / f"{name}.png", png)
-            images[_placeholder(name)] = image_html(png, name, alt)
+            images[_placeholder(name)] = image_html(png, name, alt, colours=self.colours.get(name))
         self._pending = []
         return images
 
@@ -202,8 +225,9 @@ def _suffix(label: str) -> str:
 
 
 def _metrics_section(b: _Builder, results: pd.DataFrame) -> str:
-    tables = metric_tables(results)
-    if not tables:
+    groups = [(label, metric_tables(part)) for label, part in _run_groups(results)]
+    groups = [(label, tables) for label, tables in groups if tables]
+    if not groups:
         return ""
     note = (
         '<p class="note">Means over seeds; one column per study. Accuracy belongs to the '
@@ -212,14 +236,17 @@ def _metrics_section(b: _Builder, results: pd.DataFrame) -> str:
         "softmax), every other CSF with the network. On a new-class study (failure-detection "
         "protocol: misclassified inliers removed, every new-class sample a failure) the value "
         "is the share of retained inliers: correctly classified inliers / (those + new-class "
-        "samples). In the CSF tables colours are normalised per column, from the worst value "
-        "(red) to the best (green), and the best value of a column is bold and outlined; a "
+        "samples). In the CSF tables colours are normalised per column on the colour-blind-safe "
+        "cividis scale, from the worst value (dark blue) to the best (light yellow), and the "
+        "best value of a column is bold and outlined; a "
         "column whose values all print alike has neither. AURC and AUGRC are shown ×1000, lower "
         "is better; AUROC_f higher is better; ECE of the raw confidence, lower is better (– "
         "where a CSF's confidence is not a probability; see CSF calibration for ECE after Platt "
         "scaling).</p>"
     )
-    return note + "".join(b.table(t) for t in tables)
+    return note + "".join(
+        b.group(label, "".join(b.table(t) for t in tables)) for label, tables in groups
+    )
 
 
 def _unknown_detection_section(b: _Builder, summary: pd.DataFrame) -> str:
@@ -255,20 +282,29 @@ def _ranking_section(b: _Builder, bootstrap: pd.DataFrame, results: pd.DataFrame
         "(rank 1 = best; ties share the average rank) and the ranks are averaged over "
         "resamples. <i>all studies</i>: on every resample the mean rank over the studies is "
         "ranked again, then averaged; the rank-distribution plot shows how often each CSF takes "
-        "each of these overall ranks. Significance maps: cell (a, b) is green where CSF a is "
+        "each of these overall ranks. Significance maps: cell (a, b) is dark where CSF a is "
         "better than CSF b by a one-sided Wilcoxon signed-rank test over the paired resamples, "
         "Holm-corrected over all ordered pairs of a study (α = 0.05).</p>"
     ]
+    analyses = {}
     for metric in RANKING_METRICS:
         if not (bootstrap["metric"] == metric).any():
             continue
         ranks = bootstrap_ranks(bootstrap, metric)
-        overall = overall_bootstrap_ranks(ranks)
         per_study = rank_then_aggregate(bootstrap, metric)
         significance = significance_matrix(bootstrap, metric)
         b.csv(per_study, f"rank_then_aggregate_{metric}")
         b.csv(significance, f"significance_{metric}")
-        for label, part in _run_groups(ranks):
+        analyses[metric] = ranks, overall_bootstrap_ranks(ranks), per_study, significance
+    labels = dict.fromkeys(
+        label for ranks, *_ in analyses.values() for label, _ in _run_groups(ranks)
+    )
+    for label in labels:
+        group = []
+        for metric, (ranks, overall, per_study, significance) in analyses.items():
+            part = dict(_run_groups(ranks)).get(label)
+            if part is None:
+                continue
             summary = _select(per_study, part)
             table = ranking_table(summary, metric, label)
             studies = [s for s in dict.fromkeys(bootstrap["study"]) if s in table.frame.columns]
@@ -277,8 +313,8 @@ def _ranking_section(b: _Builder, bootstrap: pd.DataFrame, results: pd.DataFrame
             order = list(mean_rank.index)
             frame = table.frame[studies].assign(**{"all studies": mean_rank})
             table = ReportTable(table.name, table.title, frame.loc[order], 2, False)
-            parts.append(b.table(table))
-            parts.append(
+            group.append(b.table(table))
+            group.append(
                 b.figure(
                     rank_distribution_figure,
                     (
@@ -291,23 +327,21 @@ def _ranking_section(b: _Builder, bootstrap: pd.DataFrame, results: pd.DataFrame
                     f"rank distribution by {metric}",
                 )
             )
-            orders = {}
-            for study in studies:
-                means = summary[summary["study"] == study].set_index("csf")["mean_rank"]
-                orders[study] = list(means.sort_values(kind="stable").index)
             keys = [c for c in GROUP_COLUMNS if c != "study"]
-            parts.append(
+            group.append(
                 b.figure(
                     significance_figure,
                     (
                         _select(significance, part, keys),
-                        orders,
+                        order,
+                        studies,
                         f"{metric.upper()} significance maps" + _suffix(label),
                     ),
                     f"significance_{metric}_{label}",
                     f"significance maps by {metric}",
                 )
             )
+        parts.append(b.group(label, "".join(group)))
     if results is not None and {"aurc", "augrc"} <= set(results["metric"]):
         parts.append(_kendall_table(b, results))
     return "".join(parts)
@@ -346,7 +380,12 @@ def _select(table: pd.DataFrame, like: pd.DataFrame, keys=("dataset", "method"))
     return table[mask]
 
 
-def _curve_csfs(curves: pd.DataFrame, results: pd.DataFrame | None, limit: int = 6) -> list[str]:
+BASELINE_CSFS = ("MSR", "ENS-MSR")
+"""The baseline drawn in every curve figure: the softmax response (of the ensemble for an
+ensemble run)."""
+
+
+def _curve_csfs(curves: pd.DataFrame, results: pd.DataFrame | None, limit: int = 4) -> list[str]:
     """The ``limit`` CSFs of ``curves`` with the lowest mean AURC in ``results`` (else the
     first ones)."""
     available = list(dict.fromkeys(curves["csf"]))
@@ -361,30 +400,45 @@ def _curve_csfs(curves: pd.DataFrame, results: pd.DataFrame | None, limit: int =
 def _curves_section(
     b: _Builder, curves: pd.DataFrame, csfs: Sequence[str] | None, results: pd.DataFrame | None
 ) -> str:
+    from fdbench.csf.registry import head_csf_names
     from fdbench.report.plots import curves_figure
 
     how = (
         "the CSFs asked for"
         if csfs is not None
-        else "the six CSFs with the lowest mean AURC of each dataset × method"
+        else "the CSFs with the lowest mean AURC of each dataset × method"
     )
     parts = [
-        f'<p class="note">One training run (the lowest seed) per dataset × method; {how}. '
-        "Selective risk: error rate among the accepted samples; generalized risk: share of all "
-        "samples that are accepted and wrong (the curve AUGRC integrates).</p>"
+        f'<p class="note">One training run (the lowest seed) per dataset × method: the '
+        "method's own confidence (a learned head such as DG-Res, DeVries or ConfidNet, where "
+        f"it has one), the MSR baseline (ENS-MSR for an ensemble) and {how}; every CSF has one "
+        "fixed colour on the whole page. Black: the optimal CSF (every failure ranked below "
+        "every success); grey, dashed: a random CSF (risk = the error rate e, generalized risk "
+        "= coverage × e). Selective risk: error rate among the accepted samples; generalized "
+        "risk: share of all samples that are accepted and wrong (the curve AUGRC "
+        "integrates).</p>"
     ]
     for label, part in _run_groups(_lowest_seed(curves)):
+        available = list(dict.fromkeys(part["csf"]))
         if csfs is not None:
-            chosen = [c for c in csfs if c in set(part["csf"])]
+            asked = [c for c in csfs if c in available]
         else:
             mine = None if results is None else _select(results, part)
-            chosen = _curve_csfs(part, mine)
-        if not chosen:
+            asked = _curve_csfs(part, mine)
+        if not asked:
             continue
+        baseline = next((c for c in BASELINE_CSFS if c in available), None)
+        own = [c for c in head_csf_names() if c in available]
+        chosen = list(dict.fromkeys([*own, *([baseline] if baseline else []), *asked]))
         title = "Risk-coverage curves" + _suffix(label) + _seed_note(part)
-        parts.append(
-            b.figure(curves_figure, (part, chosen, title), _stem("curves", label), title)
+        figure = b.figure(
+            curves_figure,
+            (part, chosen, title, baseline),
+            _stem("curves", label),
+            title,
+            csf_colours(chosen),
         )
+        parts.append(b.group(label, figure))
     return "".join(parts)
 
 
@@ -464,18 +518,27 @@ def _calibration_section(b: _Builder, reliability: pd.DataFrame) -> str:
             4,
             False,
         )
-        parts.append(b.table(table))
         lowest = _lowest_seed(part)
         title = "Reliability after calibration on validation" + _suffix(label)
-        parts.append(
-            b.figure(
-                reliability_figure,
-                (lowest, title + _seed_note(lowest)),
-                _stem("reliability", label),
-                title,
-            )
+        figure = b.figure(
+            reliability_figure,
+            (lowest, title + _seed_note(lowest)),
+            _stem("reliability", label),
+            title,
         )
+        parts.append(b.group(label, b.table(table) + figure))
     return "".join(parts)
+
+
+def _caption(gallery: Gallery, i: int) -> str:
+    """The caption of gallery image ``i``: true and predicted class if known, confidence."""
+    confidence = f"conf {gallery.confidence[i]:.3g}"
+    if gallery.label is None or gallery.prediction is None:
+        return confidence
+    return (
+        f"true {html.escape(str(gallery.label[i]))}<br>"
+        f"pred {html.escape(str(gallery.prediction[i]))}<br>{confidence}"
+    )
 
 
 def _gallery_section(b: _Builder, gallery: Gallery) -> str:
@@ -488,7 +551,8 @@ def _gallery_section(b: _Builder, gallery: Gallery) -> str:
     parts = [
         '<p class="note">Per study and CSF: the wrong predictions the CSF trusts most (the '
         "silent failures it lets through first) and the correct predictions it trusts least "
-        "(the first it would reject). Under each image: the CSF's confidence.</p>"
+        "(the first it would reject). Under each image: the true class, the predicted class "
+        "(where the run folder records them) and the CSF's confidence.</p>"
     ]
     study = np.asarray(gallery.study)
     csf = np.asarray(gallery.csf)
@@ -503,20 +567,21 @@ def _gallery_section(b: _Builder, gallery: Gallery) -> str:
                     name = _stem("gallery", s, c, k, str(i))
                     img = image_html(image_png(gallery.images[i]), name, f"{title} {i}", "tile")
                     b.figures.append(name)
-                    items.append(
-                        f"<figure>{img}<figcaption>{gallery.confidence[i]:.3g}</figcaption>"
-                        "</figure>"
-                    )
+                    caption = _caption(gallery, i)
+                    items.append(f"<figure>{img}<figcaption>{caption}</figcaption></figure>")
                 cells.append(f'<div class="gallery">{"".join(items) or "–"}</div>')
             rows.append(f'<div class="gallery-csf">{html.escape(c)}</div>{"".join(cells)}')
         head = "".join(
             f'<div class="gallery-head">{h}</div>' for h in ("CSF", *titles.values())
         )
-        parts.append(
-            f"<h3>{html.escape(s)}</h3>"
-            f'<div class="gallery-grid">{head}{"".join(rows)}</div>'
-        )
+        parts.append(b.group(s, f'<div class="gallery-grid">{head}{"".join(rows)}</div>'))
     return "".join(parts)
+
+
+def _is_aurc(column: str) -> bool:
+    """Whether a column holds an AURC-type value (AURC, AUGRC, E-AURC, …), shown ×1000."""
+    name = column.lower()
+    return "aurc" in name or "augrc" in name
 
 
 def _rounding_section(b: _Builder, rounding: pd.DataFrame) -> str:
@@ -526,10 +591,14 @@ def _rounding_section(b: _Builder, rounding: pd.DataFrame) -> str:
     frame.index = frame[keys].astype(str).agg(" / ".join, axis=1)
     frame.index.name = " / ".join(map(str, keys))
     frame = frame.drop(columns=keys)
+    frame = frame.rename(columns={c: f"{c} ×1000" for c in frame.columns if _is_aurc(str(c))})
+    for column in frame.columns:
+        if str(column).endswith(" ×1000"):
+            frame[column] = frame[column] * 1000.0
     note = (
         '<p class="note">How storing or computing the outputs at lower float precision changes '
         "the metrics of the first method's lowest seed on the i.i.d. test set (FD-Shifts stored "
-        "float16 outputs; fdbench keeps float64).</p>"
+        "float16 outputs; fdbench keeps float64). AURC ×1000, as everywhere on this page.</p>"
     )
     return note + b.table(
         plain_table(frame, "float_precision", "Rounding of float16/32/64 outputs", 6)
@@ -555,7 +624,14 @@ def _sgr_summary(sgr: pd.DataFrame) -> pd.DataFrame:
         )
         frame[f"{head}: share exceeding"] = fitted.apply(lambda e: float((e > 0).mean()))
         frame[f"{head}: median excess"] = fitted.median()
+        none = frame[f"{head}: CSFs with a threshold"] == 0
+        for column in (f"{head}: share exceeding", f"{head}: median excess"):
+            frame[column] = frame[column].astype(object).where(~none, NO_THRESHOLD)
     return frame
+
+
+NO_THRESHOLD = "no CSF: r* below the risk the bound can certify on validation"
+"""The SGR table's cell where no CSF has a threshold for the target risk r*."""
 
 
 def _sgr_section(b: _Builder, sgr: pd.DataFrame) -> str:
@@ -575,16 +651,15 @@ def _sgr_section(b: _Builder, sgr: pd.DataFrame) -> str:
     b.csv(sgr, "sgr_thresholds")
     for label, part in _run_groups(_lowest_seed(sgr)):
         title = "SGR risk excess" + _suffix(label) + _seed_note(part)
-        parts.append(b.table(plain_table(_sgr_summary(part), _stem("sgr", label), title, 3)))
+        group = b.table(plain_table(_sgr_summary(part), _stem("sgr", label), title, 3))
         if "feasible" in part.columns and not part["feasible"].astype(bool).any():
-            parts.append(
+            group += (
                 '<p class="note">No CSF has a threshold whose risk bound meets any target on '
                 "the validation split: nothing to plot.</p>"
             )
-            continue
-        parts.append(
-            b.figure(sgr_figure, (part, title), _stem("sgr_risk_excess", label), title)
-        )
+        else:
+            group += b.figure(sgr_figure, (part, title), _stem("sgr_risk_excess", label), title)
+        parts.append(b.group(label, group))
     return "".join(parts)
 
 
@@ -614,6 +689,210 @@ def _seed_boxplot_section(b: _Builder, results: pd.DataFrame) -> str:
             b.table(plain_table(table, "classification_performance", "Classification performance"))
         )
     return "".join(body)
+
+
+@dataclass
+class ReportContext:
+    """What a section function of the report reads: the inputs and the options of
+    :func:`write_report`, and the stage times of the run folder (``times.json``) if any."""
+
+    inputs: RunInputs
+    curve_csfs: Sequence[str] | None = None
+    unknown_detection: pd.DataFrame | None = None
+    seed_boxplots: bool = False
+    times: dict[str, float] | None = None
+
+
+SectionFunction = Callable[[_Builder, ReportContext], str]
+"""A section of the page: its HTML body from the context ("" leaves the section out)."""
+
+
+def _read_times(run_dir: Path) -> dict[str, float] | None:
+    path = run_dir / "times.json"
+    if not path.exists():
+        return None
+    verify_if_recorded(path, required=(run_dir / RUN_MARKER).exists())
+    times = json.loads(path.read_text(encoding="utf-8"))
+    return {str(k): float(v) for k, v in times.items() if isinstance(v, int | float)}
+
+
+def _default_title(run_dir: Path, results: pd.DataFrame | None) -> str:
+    """"fdbench report — <data sets>" from the results, else the run folder's name."""
+    if results is not None and "dataset" in results.columns:
+        names = [str(d) for d in dict.fromkeys(results["dataset"]) if str(d)]
+        if names:
+            return "fdbench report — " + ", ".join(names)
+    return f"fdbench report — {run_dir.resolve().name}"
+
+
+def _duration(seconds: float) -> str:
+    minutes, rest = divmod(round(seconds), 60)
+    return f"{minutes} min {rest:02d} s" if minutes else f"{seconds:.1f} s"
+
+
+def _listing(values: Sequence[str], shown: int = 12) -> str:
+    """``values`` as escaped text: all of them if few, else the first ``shown`` and the rest in
+    a collapsed block."""
+    text = [html.escape(v) for v in values]
+    if len(text) <= shown:
+        return ", ".join(text) or "–"
+    rest = ", ".join(text[shown:])
+    return (
+        f"{', '.join(text[:shown])} <details><summary>and {len(text) - shown} more</summary>"
+        f"{rest}</details>"
+    )
+
+
+def _run_section(b: _Builder, context: ReportContext) -> str:
+    """What was run: data sets, methods with their seeds, studies, CSFs, protocols, the wall
+    time of each stage and the fdbench version."""
+    from fdbench import __version__
+
+    results = context.inputs.results
+    rows: list[tuple[str, str]] = []
+    if results is not None and not results.empty:
+        for column, label in (("dataset", "data sets"), ("study", "studies")):
+            if column in results.columns:
+                values = [str(v) for v in dict.fromkeys(results[column]) if str(v)]
+                if values:
+                    rows.append((f"{label} ({len(values)})", _listing(values)))
+        if "method" in results.columns and (results["method"].astype(str) != "").any():
+            methods = []
+            for method, part in results.groupby("method", sort=False):
+                seeds = sorted(part["seed"].unique()) if "seed" in part.columns else []
+                note = f" (seeds {', '.join(map(str, seeds))})" if len(seeds) else ""
+                methods.append(f"{method}{note}")
+            rows.insert(1, (f"methods ({len(methods)})", _listing(methods, 20)))
+        elif "seed" in results.columns:
+            rows.append(("seeds", ", ".join(map(str, sorted(results["seed"].unique())))))
+        csfs = [str(c) for c in dict.fromkeys(results["csf"])]
+        rows.append((f"CSFs ({len(csfs)})", _listing(csfs, 30)))
+        if "protocol" in results.columns:
+            protocols = [str(p) for p in dict.fromkeys(results["protocol"])]
+            rows.append(("protocols", _listing(protocols)))
+        metrics = [str(m) for m in dict.fromkeys(results["metric"])]
+        rows.append((f"metrics ({len(metrics)})", _listing(metrics, 30)))
+    if context.times:
+        stages = ", ".join(
+            f"{html.escape(k.removesuffix('_s'))} {_duration(v)}" for k, v in context.times.items()
+        )
+        rows.append(("wall time", f"{_duration(sum(context.times.values()))} ({stages})"))
+    rows.append(("fdbench version", html.escape(__version__)))
+    body = "".join(f"<dt>{k}</dt><dd>{v}</dd>" for k, v in rows)
+    return f'<dl class="run">{body}</dl>'
+
+
+def _metrics(b: _Builder, context: ReportContext) -> str:
+    results = context.inputs.results
+    return "" if results is None or results.empty else _metrics_section(b, results)
+
+
+def _unknown_detection(b: _Builder, context: ReportContext) -> str:
+    summary = context.unknown_detection
+    return "" if summary is None or summary.empty else _unknown_detection_section(b, summary)
+
+
+def _seed_boxplots(b: _Builder, context: ReportContext) -> str:
+    results = context.inputs.results
+    if not context.seed_boxplots or results is None or results.empty:
+        return ""
+    return _seed_boxplot_section(b, results)
+
+
+def _rankings(b: _Builder, context: ReportContext) -> str:
+    bootstrap, results = context.inputs.bootstrap, context.inputs.results
+    if bootstrap is not None and not bootstrap.empty:
+        return _ranking_section(b, bootstrap, results)
+    if results is not None and not results.empty:
+        return _value_ranking_section(b, results)
+    return ""
+
+
+def _value_ranking_section(b: _Builder, results: pd.DataFrame) -> str:
+    """Without bootstrap resamples (e.g. the results of ``fdbench evaluate``): the CSFs ranked
+    by their (seed-mean) values per study, and their mean rank over the studies."""
+    from fdbench.analysis import rank_csfs
+
+    ranked = {}
+    for metric in RANKING_METRICS:
+        rows = results[results["metric"] == metric]
+        if not rows.empty and rows["csf"].nunique() >= 2:
+            ranked[metric] = dict(_run_groups(rank_csfs(rows, metric)))
+    parts = []
+    for label in dict.fromkeys(label for groups in ranked.values() for label in groups):
+        tables = []
+        for metric, groups in ranked.items():
+            if label not in groups:
+                continue
+            part = groups[label]
+            frame = part.pivot_table(index="csf", columns="study", values="rank", sort=False)
+            frame = frame.assign(**{"mean rank": frame.mean(axis=1)})
+            frame = frame.sort_values("mean rank", kind="stable")
+            frame.index.name = "CSF"
+            frame.columns.name = None
+            title = f"Rank by {metric.upper()} (1 = best)" + _suffix(label)
+            table = ReportTable(_stem("rank", metric, label), title, frame, 2, False)
+            tables.append(b.table(table))
+        parts.append(b.group(label, "".join(tables)))
+    if not parts:
+        return ""
+    note = (
+        '<p class="note">The CSFs ranked by their values per study (rank 1 = best; ties share '
+        "the average rank) and their mean rank over the studies. This folder has no bootstrap "
+        "resamples (bootstrap.parquet), so there is no rank-then-aggregate and no significance "
+        "test.</p>"
+    )
+    return note + "".join(parts)
+
+
+def _curves(b: _Builder, context: ReportContext) -> str:
+    curves = context.inputs.curves
+    if curves is None or curves.empty:
+        return ""
+    return _curves_section(b, curves, context.curve_csfs, context.inputs.results)
+
+
+def _calibration(b: _Builder, context: ReportContext) -> str:
+    reliability = context.inputs.reliability
+    return "" if reliability is None or reliability.empty else _calibration_section(b, reliability)
+
+
+def _gallery(b: _Builder, context: ReportContext) -> str:
+    gallery = context.inputs.gallery
+    return "" if gallery is None or not len(gallery) else _gallery_section(b, gallery)
+
+
+def _precision(b: _Builder, context: ReportContext) -> str:
+    rounding = context.inputs.rounding
+    return "" if rounding is None or rounding.empty else _rounding_section(b, rounding)
+
+
+def _sgr(b: _Builder, context: ReportContext) -> str:
+    sgr = context.inputs.sgr
+    return "" if sgr is None or sgr.empty else _sgr_section(b, sgr)
+
+
+RUN_SECTION: tuple[str, str, SectionFunction] = ("run", "What was run", _run_section)
+"""The head of every report, before :data:`SECTIONS`."""
+
+def _leaderboard(b: _Builder, context: ReportContext) -> str:
+    return leaderboard_section(b, b.run_dir)
+
+
+# SECTIONS in page order: what was run, the cross-method leaderboard, then the detail.
+SECTIONS: list[tuple[str, str, SectionFunction]] = [
+    ("leaderboard", "Leaderboard of scoring methods", _leaderboard),
+    ("metrics", "Metrics per study and CSF (seed means)", _metrics),
+    ("unknown-detection", "Unknown detection (Kim et al.)", _unknown_detection),
+    ("seeds", "Scores over seeds (medical testbed)", _seed_boxplots),
+    ("rankings", "Rankings and significance", _rankings),
+    ("curves", "Risk-coverage and generalized-risk curves", _curves),
+    ("calibration", "CSF calibration", _calibration),
+    ("gallery", "Failure gallery", _gallery),
+    ("precision", "Float precision", _precision),
+    ("sgr", "Selective classification with guaranteed risk", _sgr),
+]
+"""The sections after :data:`RUN_SECTION`: (anchor, heading, section function)."""
 
 
 def write_report(
@@ -683,49 +962,33 @@ def write_report(
         }
     )
     _check_inputs(inputs)
+    context = ReportContext(
+        inputs, curve_csfs, unknown_detection, seed_boxplots, _read_times(run_dir)
+    )
     b = _Builder(run_dir)
-    b.sections.extend(leaderboard_section(b, run_dir))
-    if inputs.results is not None and not inputs.results.empty:
-        body = _metrics_section(b, inputs.results)
+    for anchor, heading, section in [RUN_SECTION, *SECTIONS]:
+        b.section, b.subs = anchor, []
+        body = section(b, context)
         if body:
-            b.sections.append(("metrics", "Metrics per study and CSF (seed means)", body))
-    if unknown_detection is not None and not unknown_detection.empty:
-        body = _unknown_detection_section(b, unknown_detection)
-        b.sections.append(("unknown-detection", "Unknown detection (Kim et al.)", body))
-    if seed_boxplots and inputs.results is not None and not inputs.results.empty:
-        body = _seed_boxplot_section(b, inputs.results)
-        b.sections.append(("seeds", "Scores over seeds (medical testbed)", body))
-    if inputs.bootstrap is not None and not inputs.bootstrap.empty:
-        body = _ranking_section(b, inputs.bootstrap, inputs.results)
-        b.sections.append(("rankings", "Bootstrap rankings and significance", body))
-    if inputs.curves is not None and not inputs.curves.empty:
-        body = _curves_section(b, inputs.curves, curve_csfs, inputs.results)
-        b.sections.append(("curves", "Risk-coverage and generalized-risk curves", body))
-    if inputs.reliability is not None and not inputs.reliability.empty:
-        b.sections.append(
-            ("calibration", "CSF calibration", _calibration_section(b, inputs.reliability))
-        )
-    if inputs.gallery is not None and len(inputs.gallery):
-        b.sections.append(("gallery", "Failure gallery", _gallery_section(b, inputs.gallery)))
-    if inputs.rounding is not None and not inputs.rounding.empty:
-        b.sections.append(("precision", "Float precision", _rounding_section(b, inputs.rounding)))
-    if inputs.sgr is not None and not inputs.sgr.empty:
-        b.sections.append(
-            ("sgr", "Selective classification with guaranteed risk", _sgr_section(b, inputs.sgr))
-        )
+            b.sections.append((anchor, heading, body, b.subs))
     images = b.render(processes)
-    b.sections = [
-        (anchor, heading, _fill(body, images)) for anchor, heading, body in b.sections
-    ]
-    note = f"Run folder {run_dir.resolve().name}. AURC-type metrics are shown ×1000."
-    if not b.sections:
+    b.sections = [(a, h, _fill(body, images), subs) for a, h, body, subs in b.sections]
+    note = (
+        f"Run folder {run_dir.resolve().name}. AURC-type metrics are shown ×1000 everywhere. "
+        "Each dataset × method is a collapsed block: click its name (or its entry in the "
+        "contents) to open it."
+    )
+    if len(b.sections) <= 1:
         note += " No report inputs were found."
-    page = page_html(title or f"fdbench report — {run_dir.resolve().name}", b.sections, note)
+    page = page_html(title or _default_title(run_dir, inputs.results), b.sections, note)
     path = write_text(run_dir / REPORT_FILE, page)
     manifest = {
-        "sections": [a for a, _, _ in b.sections],
+        "sections": [a for a, _, _, _ in b.sections],
+        "subsections": [a for _, _, _, subs in b.sections for a, _ in subs],
         "tables": b.tables,
         "figures": b.figures,
+        "figure_colours": b.colours,
+        "colormaps": {"heat": HEAT_COLORMAP, "tables": f"{HEAT_COLORMAP} (lightened)"},
     }
     write_text(run_dir / MANIFEST_FILE, json.dumps(manifest, indent=1))
     return path

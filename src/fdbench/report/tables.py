@@ -28,7 +28,8 @@ class ReportTable:
 
     ``higher_is_better`` says which end of each column is best (None: no heat map, no best
     mark); ``digits`` is the number of decimals in HTML and LaTeX; ``name`` is the file stem of
-    the CSV/LaTeX exports.
+    the CSV/LaTeX exports; ``intervals`` (optional, the shape of ``frame``) holds text shown
+    under each value in HTML, e.g. its bootstrap interval.
     """
 
     name: str
@@ -36,6 +37,7 @@ class ReportTable:
     frame: pd.DataFrame
     digits: int = 4
     higher_is_better: bool | None = None
+    intervals: pd.DataFrame | None = None
 
     def shown(self, j: int) -> np.ndarray:
         """Column ``j`` as numbers at the precision it is shown with (NaN where no number):
@@ -184,6 +186,33 @@ def classifier_accuracy(rows: pd.DataFrame, digits: int = 4) -> pd.DataFrame:
     return table
 
 
+def _interval_text(
+    rows: pd.DataFrame, frame: pd.DataFrame, scale: float, digits: int
+) -> pd.DataFrame | None:
+    """``"[lower, upper]"`` per cell of ``frame`` from the ``ci_lower``/``ci_upper`` columns of
+    ``rows`` (``fdbench evaluate --bootstrap``), scaled like the values; None when the rows
+    carry no intervals or hold several runs per cell (an interval of one run does not describe
+    a mean over seeds)."""
+    columns = ("ci_lower", "ci_upper")
+    if not set(columns) <= set(rows.columns) or rows[list(columns)].isna().all().all():
+        return None
+    if rows.groupby(["csf", "study"], sort=False).size().max() > 1:
+        return None
+    bounds = [
+        rows.pivot_table(index="csf", columns="study", values=c, aggfunc="first", sort=False)
+        .reindex(index=frame.index, columns=frame.columns)
+        .to_numpy(np.float64)
+        * scale
+        for c in columns
+    ]
+    text = np.full(frame.shape, "", dtype=object)
+    for (i, j), low in np.ndenumerate(bounds[0]):
+        high = bounds[1][i, j]
+        if np.isfinite(low) and np.isfinite(high):
+            text[i, j] = f"[{format_number(low, digits)}, {format_number(high, digits)}]"
+    return pd.DataFrame(text, index=frame.index, columns=frame.columns)
+
+
 def metric_tables(
     results: pd.DataFrame, metrics: Sequence[tuple[str, str, float, int]] = DISPLAY_METRICS
 ) -> list[ReportTable]:
@@ -192,7 +221,9 @@ def metric_tables(
     ``metrics`` holds (metric, title, display scale, decimals); AURC-type metrics are shown ×1000
     as in the papers. Metrics absent from ``results`` are skipped. Every metric but accuracy
     gets a CSF × study table; accuracy, shared by the CSFs of one classifier, gets a
-    classifier × study table without colours (:func:`classifier_accuracy`).
+    classifier × study table without colours (:func:`classifier_accuracy`). Results of one run
+    with bootstrap intervals (``ci_lower``, ``ci_upper``: ``fdbench evaluate --bootstrap``) show
+    each value's interval under it.
     """
     from fdbench.analysis import higher_is_better
 
@@ -213,13 +244,16 @@ def metric_tables(
             frame = frame * scale
             frame.index.name = "CSF"
             frame.columns.name = None
+            intervals = _interval_text(rows, frame, scale, digits)
             tables.append(
                 ReportTable(
                     name=_stem(metric, label),
-                    title=f"{title}" + (f" — {label}" if label else ""),
+                    title=f"{title}" + (f" — {label}" if label else "")
+                    + (" [95 % bootstrap interval]" if intervals is not None else ""),
                     frame=frame,
                     digits=digits,
                     higher_is_better=higher_is_better(metric),
+                    intervals=intervals,
                 )
             )
     return tables
