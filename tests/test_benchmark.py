@@ -114,8 +114,14 @@ def test_results_cover_methods_csfs_and_studies(sequential):
         "gallery.npz",
         "rounding.csv",
         "times.json",
+        "run_times.csv",
     ):
         assert (run_dir / name).exists(), name
+    run_times = pd.read_csv(run_dir / "run_times.csv")
+    trained = results[["dataset", "method", "seed"]].drop_duplicates()
+    trained = trained[~trained["method"].str.startswith("ensemble")]
+    assert len(run_times) == len(trained)
+    assert (run_times[["train_s", "inference_s"]] > 0).all().all()
 
 
 def test_new_class_failure_detection_drops_inlier_errors(sequential):

@@ -227,3 +227,30 @@ def test_configured_schedule_reaches_the_optimiser(experiment, make_config):
     with pytest.raises(ValueError, match="schedule"):
         OptimSettings(lr=0.2, momentum=0.9, nesterov=False, weight_decay=0.0,
                       schedule="linear")  # fmt: skip
+
+
+def test_timings_are_recorded_per_candidate_without_the_base(tmp_path, config, experiment):
+    import time
+
+    from fdbench.training.jobs import TIMING_FILE, collect_timings
+
+    start = time.perf_counter()
+    store = run_training_job(config, experiment, "cn", 0, tmp_path)
+    total = time.perf_counter() - start
+    base_s = load_checkpoint(run_dir(tmp_path, "tiny", "ce", 0) / "model.pt")[1]["train_s"]
+    run_training_job(config, experiment, "grid", 0, tmp_path)
+    table = collect_timings(tmp_path)
+    assert list(table.columns) == [
+        "dataset", "method", "seed", "candidate", "train_s", "inference_s"
+    ]
+    assert sorted(zip(table["method"], table["candidate"], strict=True)) == [
+        ("cn", 0), ("grid", 0), ("grid", 1)
+    ]
+    cn = table[table["method"] == "cn"].iloc[0]
+    assert 0 < cn["train_s"] and 0 < cn["inference_s"] and 0 < base_s
+    # the base ce was trained inside the cn job: its time is the base's, not ConfidNet's
+    assert cn["train_s"] + base_s + cn["inference_s"] <= total
+    timing = store.parent / TIMING_FILE
+    stamp = timing.stat().st_mtime_ns
+    run_training_job(config, experiment, "cn", 0, tmp_path)
+    assert timing.stat().st_mtime_ns == stamp

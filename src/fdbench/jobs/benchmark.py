@@ -24,6 +24,7 @@ from fdbench.jobs.plan import SCORES_FILE, BenchmarkPlan, StudyScores, save_scor
 from fdbench.jobs.report_inputs import write_report_inputs
 from fdbench.jobs.run_folder import (
     RESULTS_FILE,
+    RUN_TIMES_FILE,
     open_run_folder,
     write_results,
     write_times,
@@ -324,6 +325,7 @@ def run_benchmark(
     recorded SHA-256 before it is reused; a damaged one is recomputed with a warning naming it.
     """
     from fdbench.training.experiments import build_experiments
+    from fdbench.training.jobs import collect_timings
 
     workers = resolve_workers(workers, scheduler, config.workers)
     open_run_folder(run_dir, _settings(config))
@@ -337,6 +339,7 @@ def run_benchmark(
         run_stage(stage, jobs, workers=workers, scheduler=scheduler, progress=progress)
         times[f"{stage}_s"] = time.perf_counter() - start
     start = time.perf_counter()
+    write_table(collect_timings(run_dir / "runs"), run_dir / RUN_TIMES_FILE)
     results = collect_results(plan)
     write_results(results, run_dir)
     if report:

@@ -14,6 +14,8 @@ from fdbench.io import atomic_path, claim_run_folder, verify_file, write_table
 CONFIG_FILE = "config.json"
 RESULTS_FILE = "results.parquet"
 TIMES_FILE = "times.json"
+#: Per training run and grid candidate: seconds of training and of inference.
+RUN_TIMES_FILE = "run_times.csv"
 
 
 def pin_config(settings: dict[str, Any], run_dir: Path) -> Path:

@@ -2,18 +2,19 @@
 
 from __future__ import annotations
 
-import functools
 import json
 import os
+import time
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pandas as pd
 import torch
 
 from ..config import BenchmarkConfig, config_digest
 from ..data.studies import Experiment
-from ..io import atomic_path, discard_damaged, verify_if_recorded
+from ..io import atomic_path, discard_damaged, verify_if_recorded, write_text
 from ..models.network import Network
 from ..outputs import write_outputs
 from .context import TrainContext, network_from_spec
@@ -23,6 +24,8 @@ from .inference import predict_experiment, predict_split
 from .methods import TrainingMethod
 
 __all__ = [
+    "TIMING_FILE",
+    "collect_timings",
     "load_checkpoint",
     "output_stores",
     "plan_jobs",
@@ -31,6 +34,9 @@ __all__ = [
     "train_or_load",
     "validation_score",
 ]
+
+#: Per store, beside it: the seconds spent training its model and inferring its outputs.
+TIMING_FILE = "timing.json"
 
 def plan_jobs(config: BenchmarkConfig) -> list[tuple[str, int]]:
     """Every (method, seed) job of ``config`` in an order where the jobs of a method with bases
@@ -162,20 +168,26 @@ def train_or_load(
         return net, info
     scores = []
     best: tuple[float, int, Path] | None = None
-    ctx = TrainContext(
-        config,
-        experiment,
-        seed,
-        Path(out_dir),
-        functools.partial(_train_or_load_base, config, experiment, seed=seed, out_dir=out_dir),
-    )
+    base_seconds = [0.0]
+
+    def base(name: str) -> tuple[Network, dict[str, Any]]:
+        start = time.perf_counter()
+        try:
+            return _train_or_load_base(config, experiment, name, seed=seed, out_dir=out_dir)
+        finally:
+            base_seconds[0] += time.perf_counter() - start
+
+    ctx = TrainContext(config, experiment, seed, Path(out_dir), base)
     for i, method in enumerate(spec.methods()):
         path = candidates[i]
         if path.exists():
             net, info = load_checkpoint(path)
             _check_digest(info, digest, path)
         else:
+            base_seconds[0] = 0.0
+            start = time.perf_counter()
             net, build = method.train(ctx)
+            train_s = time.perf_counter() - start - base_seconds[0]
             with deterministic(seed, config.training.threads):
                 score = validation_score(net, experiment, method, config.selection.metric)
             info = {
@@ -183,6 +195,7 @@ def train_or_load(
                 "digest": digest,
                 "params": method.params.model_dump(mode="json"),
                 "val_score": score,
+                "train_s": train_s,
             }
             _save_atomic({**info, "state_dict": net.state_dict()}, path)
         scores.append({"params": info["params"], "val_score": info["val_score"]})
@@ -257,6 +270,7 @@ def run_training_job(
         # the parameters the model was trained with, as training recorded them (ODIN's
         # temperature and ε are selected in training)
         trained = spec.method_class()(info["params"])
+        start = time.perf_counter()
         with deterministic(seed, config.training.threads):
             run = predict_experiment(
                 net,
@@ -279,8 +293,41 @@ def run_training_job(
                     "config_digest": digest,
                 },
             )
+        inference_s = time.perf_counter() - start
         write_outputs(store, run)
+        timing = {"train_s": info.get("train_s"), "inference_s": inference_s}
+        write_text(store.parent / TIMING_FILE, json.dumps(timing, indent=2) + "\n")
     return stores[-1]
+
+
+def collect_timings(out_dir: str | os.PathLike[str]) -> pd.DataFrame:
+    """The :data:`TIMING_FILE` of every run under ``out_dir`` (the ``out_dir`` of
+    :func:`run_training_job`; a benchmark's ``<run folder>/runs``) as one table:
+    ``dataset``, ``method``, ``seed``, ``candidate``, ``train_s``, ``inference_s``.
+
+    ``train_s``: wall seconds of the method's ``train`` for that candidate, excluding the
+    training of a base model it builds on (recorded in the base's own run), missing for a
+    checkpoint written before timings were recorded; ``inference_s``: wall seconds of the
+    inference of every split of the store (MC-dropout passes and predictive samples included).
+    Recorded when the job ran, so a resumed run keeps the times of the run that did the work.
+    """
+    rows = []
+    for path in sorted(Path(out_dir).glob(f"*/*/seed*/**/{TIMING_FILE}")):
+        verify_if_recorded(path)
+        parts = path.relative_to(out_dir).parts
+        timing = json.loads(path.read_text(encoding="utf-8"))
+        rows.append(
+            {
+                "dataset": parts[0],
+                "method": parts[1],
+                "seed": int(parts[2].removeprefix("seed")),
+                "candidate": int(parts[4]) if parts[3] == "candidates" else 0,
+                "train_s": timing.get("train_s"),
+                "inference_s": timing.get("inference_s"),
+            }
+        )
+    columns = ["dataset", "method", "seed", "candidate", "train_s", "inference_s"]
+    return pd.DataFrame(rows, columns=columns)
 
 
 def _stored(store: Path, digest: str) -> bool:
