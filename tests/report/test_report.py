@@ -48,6 +48,7 @@ def test_full_report_has_every_section_table_and_image(full_report):
     assert page.sections == [
         "metrics",
         "rankings",
+        "friedman",
         "curves",
         "calibration",
         "gallery",
@@ -61,6 +62,9 @@ def test_full_report_has_every_section_table_and_image(full_report):
         *(f"{m}_{r}" for r in runs for m in ("accuracy", "aurc", "augrc", "auroc_f", "ece")),
         *(f"rank_{m}_{r}" for m in ("aurc", "augrc") for r in runs),
         "kendall_tau_aurc_augrc",
+        # Friedman over the blocks iid and new_class/svhn (per-type corruption left out)
+        "friedman_ranks_augrc",
+        "friedman_ranks_aurc",
         *(f"ece_after_scaling_{r}" for r in runs),
         "float_precision",
         *(f"sgr_{r}" for r in runs),
@@ -76,6 +80,8 @@ def test_full_report_has_every_section_table_and_image(full_report):
             for r in runs
             for kind in ("rank_distribution", "significance")
         ),
+        "critical_difference_augrc",
+        "critical_difference_aurc",
         *(f"curves_{r}" for r in runs),
         *(f"reliability_{r}" for r in runs),
         *(f"sgr_risk_excess_{r}" for r in runs),
@@ -242,7 +248,12 @@ def test_values_shown_alike_share_colour_and_best_mark():
 def test_report_degrades_without_inputs(tmp_path, report_inputs):
     only_results = write_report(tmp_path / "a", report_inputs["results"])
     page = _parse(only_results)
-    assert page.sections == ["metrics"] and not page.images
+    # results alone give the metric tables and the Friedman test with its diagrams
+    assert page.sections == ["metrics", "friedman"]
+    assert [i["data-report-figure"] for i in page.images] == [
+        "critical_difference_augrc",
+        "critical_difference_aurc",
+    ]
     empty = write_report(tmp_path / "b")
     page = _parse(empty)
     assert page.sections == [] and page.tables == []

@@ -48,6 +48,8 @@ class RunInputs:
     gallery: Gallery | None = None
     rounding: pd.DataFrame | None = None
     sgr: pd.DataFrame | None = None
+    severity_bootstrap: pd.DataFrame | None = None
+    accepted_calibration: pd.DataFrame | None = None
 
 
 def _read_table(run_dir: Path, stem: str, fdbench_folder: bool) -> pd.DataFrame | None:
@@ -87,6 +89,8 @@ def read_run_inputs(run_dir: str | Path) -> RunInputs:
         gallery=gallery,
         rounding=_read_table(run_dir, "rounding", ours),
         sgr=_read_table(run_dir, "sgr", ours),
+        severity_bootstrap=_read_table(run_dir, "severity_bootstrap", ours),
+        accepted_calibration=_read_table(run_dir, "accepted_calibration", ours),
     )
 
 
@@ -165,6 +169,8 @@ REQUIRED_COLUMNS = {
     "curves": ("study", "csf", "coverage", "selective_risk", "generalized_risk"),
     "reliability": ("study", "csf", "count", "confidence", "accuracy"),
     "sgr": ("study", "target_risk", "risk", "coverage", "excess"),
+    "severity_bootstrap": ("csf", "study", "metric", "resample", "value"),
+    "accepted_calibration": ("study", "csf", "target_coverage", "coverage", "accuracy", "ece"),
 }
 
 
@@ -625,6 +631,8 @@ def write_report(
     gallery: Gallery | None = None,
     rounding: pd.DataFrame | None = None,
     sgr: pd.DataFrame | None = None,
+    severity_bootstrap: pd.DataFrame | None = None,
+    accepted_calibration: pd.DataFrame | None = None,
     curve_csfs: Sequence[str] | None = None,
     title: str | None = None,
     read_files: bool = True,
@@ -666,7 +674,17 @@ def write_report(
         raise NotADirectoryError(f"run_dir {run_dir} exists and is not a directory")
     run_dir.mkdir(parents=True, exist_ok=True)
     found = read_run_inputs(run_dir) if read_files else RunInputs()
-    given = RunInputs(results, bootstrap, curves, reliability, gallery, rounding, sgr)
+    given = RunInputs(
+        results,
+        bootstrap,
+        curves,
+        reliability,
+        gallery,
+        rounding,
+        sgr,
+        severity_bootstrap,
+        accepted_calibration,
+    )
     inputs = RunInputs(
         **{
             name: getattr(given, name) if getattr(given, name) is not None else getattr(found, name)
@@ -678,6 +696,8 @@ def write_report(
                 "gallery",
                 "rounding",
                 "sgr",
+                "severity_bootstrap",
+                "accepted_calibration",
             )
         }
     )
@@ -696,6 +716,14 @@ def write_report(
     if inputs.bootstrap is not None and not inputs.bootstrap.empty:
         body = _ranking_section(b, inputs.bootstrap, inputs.results)
         b.sections.append(("rankings", "Bootstrap rankings and significance", body))
+    if inputs.results is not None and not inputs.results.empty:
+        from fdbench.report.friedman import friedman_section
+        from fdbench.report.severity import severity_section
+
+        if body := friedman_section(b, inputs.results):
+            b.sections.append(("friedman", "Across studies: Friedman test and Nemenyi", body))
+        if body := severity_section(b, inputs.results, inputs.severity_bootstrap):
+            b.sections.append(("severity", "Severity curves", body))
     if inputs.curves is not None and not inputs.curves.empty:
         body = _curves_section(b, inputs.curves, curve_csfs, inputs.results)
         b.sections.append(("curves", "Risk-coverage and generalized-risk curves", body))
@@ -703,6 +731,11 @@ def write_report(
         b.sections.append(
             ("calibration", "CSF calibration", _calibration_section(b, inputs.reliability))
         )
+    if inputs.accepted_calibration is not None and not inputs.accepted_calibration.empty:
+        from fdbench.report.accepted_calibration import accepted_calibration_section
+
+        body = accepted_calibration_section(b, inputs.accepted_calibration)
+        b.sections.append(("accepted", "Calibration of the accepted samples", body))
     if inputs.gallery is not None and len(inputs.gallery):
         b.sections.append(("gallery", "Failure gallery", _gallery_section(b, inputs.gallery)))
     if inputs.rounding is not None and not inputs.rounding.empty:
