@@ -37,6 +37,7 @@ def severity_figure(curves: pd.DataFrame, label: str, scale: float, title: str) 
                     alpha=0.18,
                     lw=0,
                 )
+        ax.set_xticks(sorted(part["level"].unique()))
         ax.set_title(method, fontsize=9)
         ax.set_xlabel(_FAMILY_AXIS.get(family, "level"), fontsize=8)
         ax.set_ylabel(label, fontsize=8)
