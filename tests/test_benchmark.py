@@ -12,14 +12,9 @@ pytest.importorskip("torch")
 pytest.importorskip("lightning")
 
 from fdbench.analysis.selection import best_configs
-from fdbench.benchmark import (
-    SCORES_FILE,
-    load_scores,
-    report_table,
-    run_benchmark,
-    select_candidates,
-)
 from fdbench.config import parse_config
+from fdbench.jobs.benchmark import report_table, run_benchmark, select_candidates
+from fdbench.jobs.plan import SCORES_FILE, load_scores
 
 TINY = {
     "name": "tiny",

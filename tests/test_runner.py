@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from fdbench.runner import Job, run_jobs
+from fdbench.jobs.runner import Job, run_jobs
 
 
 def write_sum(path: Path, value: int, source: Path | None) -> None:
@@ -95,7 +95,7 @@ def _environ(names):
 def test_local_workers_have_one_thread_and_no_malloc_trim():
     from dask.distributed import Client
 
-    from fdbench.runner import local_cluster
+    from fdbench.jobs.runner import local_cluster
 
     names = ["MALLOC_TRIM_THRESHOLD_", "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS"]
     with local_cluster(1) as cluster, Client(cluster) as client:

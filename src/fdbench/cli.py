@@ -206,8 +206,8 @@ def _evaluate(
     openmax: bool,
     binary_fpr: float | None = None,
 ) -> None:
-    from fdbench.evaluation import evaluate_run, evaluate_table, read_confidence_table
     from fdbench.io import check_output_file, verify_if_recorded
+    from fdbench.jobs.evaluate import evaluate_run, evaluate_table, read_confidence_table
 
     if out is not None:
         check_output_file(out, "--out", TABLE_SUFFIXES)
@@ -370,9 +370,9 @@ def _benchmark(
 ) -> None:
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
 
-    from fdbench.benchmark import run_benchmark
     from fdbench.config import load_config
     from fdbench.io import check_output_folder
+    from fdbench.jobs.benchmark import run_benchmark
 
     if config is not None and quick:
         raise ValueError("give either a CONFIG file or --quick, not both")
@@ -476,8 +476,10 @@ def zoo(
             bar.update(tasks[stage], completed=done)
 
         if config is None:
+            from fdbench.io import claim_run_folder
             from fdbench.zoo.embedded import build_embedded_zoo
 
+            claim_run_folder(run_dir)  # the members are trained into run_dir/zoo
             train_workers = settings.workers if workers is None else workers
             build_embedded_zoo(
                 settings.zoo, quick=quick, workers=train_workers or None, progress=progress
@@ -553,7 +555,7 @@ def _report(
     inputs = read_run_inputs(run_dir)
     unknown = None
     if inputs.results is not None and {"protocol", "n_samples"} <= set(inputs.results.columns):
-        from fdbench.benchmark import report_table
+        from fdbench.jobs.benchmark import report_table
         from fdbench.report import unknown_detection_summary
 
         unknown = unknown_detection_summary(inputs.results)

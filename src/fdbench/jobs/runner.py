@@ -189,3 +189,42 @@ def _run_on_dask(
         if cluster is not None:
             cluster.close()
     return pending
+
+
+def resolve_workers(workers: int | None, scheduler: str | None, default: int) -> int | None:
+    """The worker processes a job's stages run on: ``workers`` when given, else ``default``
+    (the config's) unless a ``scheduler`` is given; ``0`` and ``None`` mean this process
+    (``None`` is returned)."""
+    if workers is not None and workers < 0:
+        raise ValueError(f"workers: expected an integer >= 0, got {workers}")
+    if workers is None and scheduler is None:
+        workers = default
+    return workers or None
+
+
+def run_stage(
+    stage: str,
+    jobs: Sequence[Job],
+    *,
+    workers: int | None = None,
+    scheduler: str | None = None,
+    progress: Callable[[str, int, int], None] | None = None,
+) -> list[Job]:
+    """Run the ``jobs`` of one stage of a job (:func:`run_jobs`) and return those that ran.
+
+    Damaged outputs of ``verified`` jobs are removed first; ``progress(stage, done, total)`` is
+    called once with the jobs already done, then each time one finishes.
+    """
+    total = len(jobs)
+    for job in jobs:
+        job.discard_damaged()
+    done = [sum(job.done for job in jobs)]
+    if progress is not None:
+        progress(stage, done[0], total)
+
+    def tick(_job: Job) -> None:
+        done[0] += 1
+        if progress is not None:
+            progress(stage, done[0], total)
+
+    return run_jobs(jobs, workers=workers, scheduler=scheduler, on_done=tick)
