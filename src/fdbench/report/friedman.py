@@ -53,7 +53,7 @@ def critical_difference_figure(
     plt = _pyplot()
     k = len(ranks)
     fig, ax = plt.subplots(figsize=(11, 1.6 + 0.16 * (k + 1) / 2), layout="constrained")
-    scikit_posthocs.critical_difference_diagram(
+    artists = scikit_posthocs.critical_difference_diagram(
         ranks,
         p_values,
         cd=critical_difference,
@@ -63,6 +63,10 @@ def critical_difference_figure(
         label_fmt_right="({rank:.1f}) {label}",
         label_props={"fontsize": 7},
     )
+    # the library draws each crossbar through the ranks of a set of methods, in the set's
+    # iteration order (which follows string hashing): sorted, the PNG is the same in any process
+    for line in (line for bar in artists["crossbars"] for line in bar):
+        line.set_xdata(sorted(line.get_xdata()))
     ax.set_title(title, fontsize=10)
     return figure_png(fig)
 
