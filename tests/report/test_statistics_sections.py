@@ -147,3 +147,19 @@ def test_accepted_tables_are_seed_means(inputs, page):
         rel=1e-12,
     )
     assert list(acc.treatment.unique()) == ["none", "platt"]
+
+
+def test_sections_render_in_chromium(page, tmp_path):
+    from .test_browser import _render
+
+    folder, _, manifest = page
+    dom, console = _render(folder / "report.html", tmp_path / "profile")
+    assert console == []
+    assert dom.body.get("data-probed") == "yes"
+    assert json.loads(dom.body["data-broken"]) == []
+    for name in manifest["tables"]:
+        assert f"table-{name}" in dom.ids
+    for name in manifest["figures"]:
+        assert f"fig-{name}" in dom.ids
+    for section in manifest["sections"]:
+        assert section in dom.ids
