@@ -49,6 +49,7 @@ def test_full_report_has_every_section_table_and_image(full_report):
         "run",
         "metrics",
         "rankings",
+        "friedman",
         "curves",
         "calibration",
         "gallery",
@@ -62,6 +63,9 @@ def test_full_report_has_every_section_table_and_image(full_report):
         *(f"{m}_{r}" for r in runs for m in ("accuracy", "aurc", "augrc", "auroc_f", "ece")),
         *(f"rank_{m}_{r}" for r in runs for m in ("aurc", "augrc")),
         "kendall_tau_aurc_augrc",
+        # Friedman over the blocks iid and new_class/svhn (per-type corruption left out)
+        "friedman_ranks_augrc",
+        "friedman_ranks_aurc",
         *(f"ece_after_scaling_{r}" for r in runs),
         "float_precision",
         *(f"sgr_{r}" for r in runs),
@@ -77,6 +81,8 @@ def test_full_report_has_every_section_table_and_image(full_report):
             for m in ("aurc", "augrc")
             for kind in ("rank_distribution", "significance")
         ),
+        "critical_difference_augrc",
+        "critical_difference_aurc",
         *(f"curves_{r}" for r in runs),
         *(f"reliability_{r}" for r in runs),
         *(f"sgr_risk_excess_{r}" for r in runs),
@@ -244,9 +250,14 @@ def test_values_shown_alike_share_colour_and_best_mark():
 def test_report_degrades_without_inputs(tmp_path, report_inputs):
     only_results = write_report(tmp_path / "a", report_inputs["results"])
     page = _parse(only_results)
-    # without bootstrap resamples the CSFs are ranked by their values
-    assert page.sections == ["run", "metrics", "rankings"] and not page.images
+    # without bootstrap resamples the CSFs are ranked by their values; results alone also
+    # give the Friedman test with its diagrams
+    assert page.sections == ["run", "metrics", "rankings", "friedman"]
     assert "rank_aurc_cifar10-ce" in page.tables
+    assert [i["data-report-figure"] for i in page.images] == [
+        "critical_difference_augrc",
+        "critical_difference_aurc",
+    ]
     empty = write_report(tmp_path / "b")
     page = _parse(empty)
     assert page.sections == ["run"] and page.tables == []

@@ -1,5 +1,10 @@
 """Aggregation over runs, rankings, bootstrap rank-then-aggregate and significance tests."""
 
+from fdbench.analysis.accepted_calibration import (
+    acceptance_threshold,
+    accepted_calibration,
+    accepted_calibration_table,
+)
 from fdbench.analysis.aggregate import aggregate_seeds
 from fdbench.analysis.agreement import ranking_agreement
 from fdbench.analysis.bootstrap import (
@@ -19,6 +24,16 @@ from fdbench.analysis.calibration import (
     reliability_table,
 )
 from fdbench.analysis.directions import higher_is_better
+from fdbench.analysis.friedman import (
+    FriedmanNemenyi,
+    FriedmanResult,
+    block_ranks,
+    friedman_nemenyi,
+    friedman_test,
+    nemenyi_critical_difference,
+    nemenyi_p_values,
+    nemenyi_q,
+)
 from fdbench.analysis.leaderboard import (
     column_bootstrap,
     leaderboard_ranks,
@@ -39,6 +54,7 @@ from fdbench.analysis.ranking import (
 )
 from fdbench.analysis.scoring_methods import add_scoring_method, scoring_method_name
 from fdbench.analysis.selection import best_configs, select_models
+from fdbench.analysis.severity import severity_curves, severity_level
 from fdbench.analysis.sgr import (
     SGRThreshold,
     risk_excess,
@@ -52,12 +68,18 @@ __all__ = [
     "BOOTSTRAP_COLUMNS",
     "CALIBRATION_TREATMENT",
     "FD_SHIFTS_CALIBRATION_BINS",
+    "FriedmanNemenyi",
+    "FriedmanResult",
     "PairedSamples",
     "SGRThreshold",
     "StudySamples",
+    "acceptance_threshold",
+    "accepted_calibration",
+    "accepted_calibration_table",
     "add_scoring_method",
     "aggregate_seeds",
     "best_configs",
+    "block_ranks",
     "bootstrap_analysis",
     "bootstrap_ranks",
     "bootstrap_study",
@@ -65,11 +87,16 @@ __all__ = [
     "calibration_treatment",
     "column_bootstrap",
     "csf_calibration",
+    "friedman_nemenyi",
+    "friedman_test",
     "higher_is_better",
     "holm",
     "leaderboard_ranks",
     "leaderboard_significance",
     "mean_calibration",
+    "nemenyi_critical_difference",
+    "nemenyi_p_values",
+    "nemenyi_q",
     "overall_bootstrap_ranks",
     "overall_ranks",
     "paired_bootstrap",
@@ -88,6 +115,8 @@ __all__ = [
     "seed_summary",
     "select_models",
     "selective_outcome",
+    "severity_curves",
+    "severity_level",
     "sgr_threshold",
     "significance_matrix",
     "study_column",

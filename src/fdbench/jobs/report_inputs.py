@@ -74,7 +74,8 @@ def write_report_inputs(
     scheduler: str | None = None,
 ) -> None:
     """Write ``bootstrap.parquet``, ``curves.parquet``, ``reliability.parquet``, ``sgr.csv``,
-    ``gallery.npz``, ``rounding.csv`` and the leaderboard files (:func:`_write_leaderboard`)
+    ``gallery.npz``, ``rounding.csv``, ``severity_bootstrap.parquet``,
+    ``accepted_calibration.parquet`` and the leaderboard files (:func:`_write_leaderboard`)
     into ``run_dir`` (layout of docs/report.md).
 
     Everything covers the studies matching ``config.analysis.report_studies``. The bootstrap
@@ -86,8 +87,22 @@ def write_report_inputs(
     seed of each method (the gallery: of the first method, on studies of the kinds in
     ``GALLERY_KINDS``). Of a method trained over a grid, each CSF's scores come from the
     candidate ``results`` keeps for it (:func:`fdbench.jobs.benchmark.select_candidates`).
+
+    ``severity_bootstrap.parquet`` holds the bootstrap rows of every level study (pooled
+    corruption intensity, C-OOD level; :func:`fdbench.analysis.severity_level`) of every run:
+    those the bootstrap above covers are copied, the others bootstrapped with the same seed
+    and number of resamples (so the resamples are the same as if they had been in it).
+    ``accepted_calibration.parquet`` holds :func:`fdbench.analysis.accepted_calibration_table`
+    at 80 % coverage for every run on the report studies.
     """
-    from fdbench.analysis import StudySamples, bootstrap_analysis, csf_calibration, risk_excess
+    from fdbench.analysis import (
+        StudySamples,
+        accepted_calibration_table,
+        bootstrap_analysis,
+        csf_calibration,
+        risk_excess,
+        severity_level,
+    )
     from fdbench.report import Gallery, curve_table, select_gallery
 
     settings = config.analysis
@@ -96,6 +111,7 @@ def write_report_inputs(
     sizes = {e.name: {s.name: len(s.images) for s in e.studies} for e in experiments}
     class_names = {e.name: list(e.class_names) for e in experiments}
     tasks, curves, reliability, sgr, galleries, leaderboard = [], [], [], [], [], []
+    level_tasks, accepted = [], []
     lowest: dict[tuple[str, str], int] = {}
     runs = []
     provenance = ["dataset", "method", "seed", "candidate"]
@@ -115,6 +131,11 @@ def write_report_inputs(
         entries = [r for r in (_restricted(e, csfs) for e in load_scores(path)) if r.confidences]
         leaderboard.extend(_paired_samples(dataset, method, seed, entries, sizes[dataset]))
         val = {e.source: e for e in entries if e.study == "val"}
+        for e in entries:
+            if severity_level(e.study) and not _selected(e.study, settings.report_studies):
+                level_tasks.append(
+                    StudySamples(dataset, method, seed, e.study, e.residuals, e.confidences)
+                )
         entries = [
             e for e in entries if e.study != "val" and _selected(e.study, settings.report_studies)
         ]
@@ -124,6 +145,14 @@ def write_report_inputs(
         for source, v in val.items():
             group = [e for e in entries if e.source == source]
             if group:
+                accepted.append(
+                    accepted_calibration_table(
+                        v.residuals,
+                        v.confidences,
+                        {e.study: e.residuals for e in group},
+                        {e.study: e.confidences for e in group},
+                    ).assign(**info)
+                )
                 _, bins = csf_calibration(
                     v.residuals,
                     v.confidences,
@@ -171,6 +200,7 @@ def write_report_inputs(
                             **named,
                         )
                     )
+    boot = None
     if tasks and settings.n_bootstrap:
         boot = bootstrap_analysis(
             tasks,
@@ -180,6 +210,11 @@ def write_report_inputs(
             scheduler=scheduler,
         )
         write_table(boot, run_dir / "bootstrap.parquet")
+    if settings.n_bootstrap:
+        _write_severity_bootstrap(run_dir, boot, level_tasks, settings, workers, scheduler)
+    if accepted:
+        table = pd.concat(accepted, ignore_index=True)
+        write_table(table, run_dir / "accepted_calibration.parquet")
     if curves:
         write_table(pd.concat(curves, ignore_index=True), run_dir / "curves.parquet")
     if reliability:
@@ -256,6 +291,31 @@ def _write_leaderboard(
     write_table(pd.concat(maps, ignore_index=True), run_dir / "leaderboard_significance.csv")
     deltas = lb.paired_deltas(columns, reference=None, estimates=summary)
     write_table(deltas, run_dir / "paired_deltas.csv")
+
+
+def _write_severity_bootstrap(run_dir, boot, level_tasks, settings, workers, scheduler) -> None:
+    """The bootstrap rows of every level study: those of ``boot`` and those of ``level_tasks``
+    (bootstrapped here with the same seed and number of resamples)."""
+    from fdbench.analysis import bootstrap_analysis, severity_level
+
+    frames = []
+    if boot is not None:
+        levels = [s for s in boot["study"].unique() if severity_level(str(s))]
+        frames.append(boot[boot["study"].isin(levels)])
+    if level_tasks:
+        frames.append(
+            bootstrap_analysis(
+                level_tasks,
+                n_resamples=settings.n_bootstrap,
+                seed=settings.bootstrap_seed,
+                workers=workers,
+                scheduler=scheduler,
+            )
+        )
+    frames = [f for f in frames if not f.empty]
+    if frames:
+        table = pd.concat(frames, ignore_index=True)
+        write_table(table, run_dir / "severity_bootstrap.parquet")
 
 
 def _restricted(entry: StudyScores, csfs: set[str]) -> StudyScores:

@@ -50,6 +50,8 @@ class RunInputs:
     gallery: Gallery | None = None
     rounding: pd.DataFrame | None = None
     sgr: pd.DataFrame | None = None
+    severity_bootstrap: pd.DataFrame | None = None
+    accepted_calibration: pd.DataFrame | None = None
 
 
 def _read_table(run_dir: Path, stem: str, fdbench_folder: bool) -> pd.DataFrame | None:
@@ -89,6 +91,8 @@ def read_run_inputs(run_dir: str | Path) -> RunInputs:
         gallery=gallery,
         rounding=_read_table(run_dir, "rounding", ours),
         sgr=_read_table(run_dir, "sgr", ours),
+        severity_bootstrap=_read_table(run_dir, "severity_bootstrap", ours),
+        accepted_calibration=_read_table(run_dir, "accepted_calibration", ours),
     )
 
 
@@ -189,6 +193,8 @@ REQUIRED_COLUMNS = {
     "curves": ("study", "csf", "coverage", "selective_risk", "generalized_risk"),
     "reliability": ("study", "csf", "count", "confidence", "accuracy"),
     "sgr": ("study", "target_risk", "risk", "coverage", "excess"),
+    "severity_bootstrap": ("csf", "study", "metric", "resample", "value"),
+    "accepted_calibration": ("study", "csf", "target_coverage", "coverage", "accuracy", "ece"),
 }
 
 
@@ -879,6 +885,33 @@ def _leaderboard(b: _Builder, context: ReportContext) -> str:
     return leaderboard_section(b, b.run_dir)
 
 
+def _friedman(b: _Builder, context: ReportContext) -> str:
+    results = context.inputs.results
+    if results is None or results.empty:
+        return ""
+    from fdbench.report.friedman import friedman_section
+
+    return friedman_section(b, results)
+
+
+def _severity(b: _Builder, context: ReportContext) -> str:
+    results = context.inputs.results
+    if results is None or results.empty:
+        return ""
+    from fdbench.report.severity import severity_section
+
+    return severity_section(b, results, context.inputs.severity_bootstrap)
+
+
+def _accepted(b: _Builder, context: ReportContext) -> str:
+    accepted = context.inputs.accepted_calibration
+    if accepted is None or accepted.empty:
+        return ""
+    from fdbench.report.accepted_calibration import accepted_calibration_section
+
+    return accepted_calibration_section(b, accepted)
+
+
 # SECTIONS in page order: what was run, the cross-method leaderboard, then the detail.
 SECTIONS: list[tuple[str, str, SectionFunction]] = [
     ("leaderboard", "Leaderboard of scoring methods", _leaderboard),
@@ -886,8 +919,11 @@ SECTIONS: list[tuple[str, str, SectionFunction]] = [
     ("unknown-detection", "Unknown detection (Kim et al.)", _unknown_detection),
     ("seeds", "Scores over seeds (medical testbed)", _seed_boxplots),
     ("rankings", "Rankings and significance", _rankings),
+    ("friedman", "Across studies: Friedman test and Nemenyi", _friedman),
+    ("severity", "Severity curves", _severity),
     ("curves", "Risk-coverage and generalized-risk curves", _curves),
     ("calibration", "CSF calibration", _calibration),
+    ("accepted", "Calibration of the accepted samples", _accepted),
     ("gallery", "Failure gallery", _gallery),
     ("precision", "Float precision", _precision),
     ("sgr", "Selective classification with guaranteed risk", _sgr),
@@ -905,6 +941,8 @@ def write_report(
     gallery: Gallery | None = None,
     rounding: pd.DataFrame | None = None,
     sgr: pd.DataFrame | None = None,
+    severity_bootstrap: pd.DataFrame | None = None,
+    accepted_calibration: pd.DataFrame | None = None,
     curve_csfs: Sequence[str] | None = None,
     title: str | None = None,
     read_files: bool = True,
@@ -946,7 +984,17 @@ def write_report(
         raise NotADirectoryError(f"run_dir {run_dir} exists and is not a directory")
     run_dir.mkdir(parents=True, exist_ok=True)
     found = read_run_inputs(run_dir) if read_files else RunInputs()
-    given = RunInputs(results, bootstrap, curves, reliability, gallery, rounding, sgr)
+    given = RunInputs(
+        results,
+        bootstrap,
+        curves,
+        reliability,
+        gallery,
+        rounding,
+        sgr,
+        severity_bootstrap,
+        accepted_calibration,
+    )
     inputs = RunInputs(
         **{
             name: getattr(given, name) if getattr(given, name) is not None else getattr(found, name)
@@ -958,6 +1006,8 @@ def write_report(
                 "gallery",
                 "rounding",
                 "sgr",
+                "severity_bootstrap",
+                "accepted_calibration",
             )
         }
     )
