@@ -43,10 +43,10 @@ def test_severity_curves_values_and_bands():
     results, boot = _tables()
     curves = severity_curves(results, boot, "augrc")
     assert set(curves["study"]) == {"corruption/1", "corruption/2", "cood/50"}
-    assert list(curves["scoring_method"].unique()) == ["ce/MSR", "dg/DG-Res"]
-    first = curves[(curves.family == "corruption") & (curves.scoring_method == "ce/MSR")]
+    assert list(curves["scoring_method"].unique()) == ["MSR", "DG-Res"]
+    first = curves[(curves.family == "corruption") & (curves.scoring_method == "MSR")]
     assert list(first["level"]) == [1.0, 2.0]
-    row = curves[(curves.study == "corruption/2") & (curves.scoring_method == "dg/DG-Res")].iloc[0]
+    row = curves[(curves.study == "corruption/2") & (curves.scoring_method == "DG-Res")].iloc[0]
     sel = results[
         (results.study == "corruption/2") & (results.method == "dg") & (results.metric == "augrc")
     ]

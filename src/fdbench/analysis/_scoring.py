@@ -1,15 +1,19 @@
-"""Labels of scoring methods: a (training method, CSF) pair as ``"method/csf"``."""
+"""Labels of scoring methods: a (training method, CSF) pair under its paper name."""
 
 from __future__ import annotations
 
 import pandas as pd
 
+from fdbench.analysis.scoring_methods import add_scoring_method
+
 
 def scoring_method_labels(table: pd.DataFrame) -> pd.Series:
-    """``"<method>/<csf>"`` for every row of ``table`` (``"<csf>"`` without a ``method``
-    column): the scoring method, a CSF judged on its own classifier (Traub et al., NeurIPS
-    2024; Jaeger et al., ICLR 2023, Table 1)."""
-    csf = table["csf"].astype(str)
+    """The scoring method of every row of ``table`` (``"<csf>"`` without a ``method`` column):
+    a CSF judged on its own classifier (Traub et al., NeurIPS 2024; Jaeger et al., ICLR 2023,
+    Table 1), named as the leaderboard names it
+    (:func:`fdbench.analysis.scoring_methods.add_scoring_method`: MSR, DG-Res, DG-MCD-MSR, ...;
+    the training-method kind inferred from the method's name)."""
     if "method" not in table.columns:
-        return csf
-    return table["method"].astype(str) + "/" + csf
+        return table["csf"].astype(str)
+    named = add_scoring_method(table[["method", "csf"]].astype(str))
+    return pd.Series(named["scoring_method"].to_numpy(), index=table.index, name="scoring_method")

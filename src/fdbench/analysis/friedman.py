@@ -207,8 +207,9 @@ def friedman_nemenyi(
 ) -> FriedmanNemenyi:
     """Friedman test and Nemenyi post-hoc of every scoring method over blocks of ``results``.
 
-    A scoring method is a (training method, CSF) pair, labelled ``"method/csf"`` (only
-    ``"csf"`` where ``results`` has no ``method`` column). Its value in a block (default: a
+    A scoring method is a (training method, CSF) pair under its paper name
+    (:func:`fdbench.analysis.scoring_methods.add_scoring_method`; the CSF alone where
+    ``results`` has no ``method`` column). Its value in a block (default: a
     data set × study; ``blocks`` names the columns, e.g. ``("dataset",)``) is the mean of
     ``metric`` over the seeds and every other column not named. Scoring methods without a
     finite value in every block are dropped (the test needs complete blocks; ``dropped`` names

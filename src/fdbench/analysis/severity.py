@@ -21,6 +21,7 @@ SEVERITY_COLUMNS = (
     "family",
     "level",
     "study",
+    "method",
     "scoring_method",
     "value",
     "lower",
@@ -54,7 +55,10 @@ def _levels(table: pd.DataFrame) -> pd.DataFrame:
     keep = table[table["study"].isin(list(found))]
     family = keep["study"].map(lambda s: found[s][0])
     level = keep["study"].map(lambda s: found[s][1]).astype(np.float64)
-    return keep.assign(family=family, level=level, scoring_method=scoring_method_labels(keep))
+    method = keep["method"].astype(str) if "method" in keep.columns else ""
+    return keep.assign(
+        family=family, level=level, method=method, scoring_method=scoring_method_labels(keep)
+    )
 
 
 def severity_curves(
@@ -69,7 +73,9 @@ def severity_curves(
     The levels are the studies :func:`severity_level` recognises: the pooled corruption study
     of every intensity (all corruption types at that intensity, as FD-Shifts evaluates
     corruption shift: ``fd_shifts/analysis/studies.py``, one study per ``noise_study`` level)
-    and the C-OOD levels. A scoring method is a (training method, CSF) pair, ``"method/csf"``.
+    and the C-OOD levels. A scoring method is a (training method, CSF) pair under its paper name
+    (:func:`fdbench.analysis.scoring_methods.add_scoring_method`); ``method`` is its training
+    method ("" without a ``method`` column).
     ``value`` is the mean of ``metric`` over the seeds in ``results``. The band is the central
     ``confidence_level`` percentile interval (2.5 %, 97.5 % by default) over the resamples of
     ``bootstrap`` of the seed-mean value per resample, the statistic the rank-then-aggregate
@@ -86,7 +92,7 @@ def severity_curves(
     rows = _levels(rows)
     if "dataset" not in rows.columns:
         rows = rows.assign(dataset="")
-    keys = ["dataset", "family", "level", "study", "scoring_method"]
+    keys = ["dataset", "family", "level", "study", "method", "scoring_method"]
     grouped = rows.groupby(keys, sort=False)
     out = grouped["value"].mean().rename("value").to_frame()
     out["n_seeds"] = grouped["seed"].nunique() if "seed" in rows.columns else 1
@@ -97,7 +103,7 @@ def severity_curves(
     if bootstrap is not None and (bootstrap["metric"] == metric).any():
         band = _bands(bootstrap, metric, keys, confidence_level)
         out = out.drop(columns=["lower", "upper", "n_resamples"]).merge(
-            band, on=["dataset", "study", "scoring_method"], how="left"
+            band, on=["dataset", "study", "method", "scoring_method"], how="left"
         )
         out["n_resamples"] = out["n_resamples"].fillna(0).astype(np.int64)
     order = {m: i for i, m in enumerate(dict.fromkeys(out["scoring_method"]))}
@@ -119,7 +125,7 @@ def _bands(
         rows = rows.assign(dataset="")
     per_resample = rows.groupby([*keys, "resample"], sort=False)["value"].mean()
     tail = (1 - confidence_level) / 2
-    grouped = per_resample.groupby(["dataset", "study", "scoring_method"], sort=False)
+    grouped = per_resample.groupby(["dataset", "study", "method", "scoring_method"], sort=False)
     return pd.DataFrame(
         {
             "lower": grouped.quantile(tail),

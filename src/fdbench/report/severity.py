@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pandas as pd
 
-from fdbench.report.plots import _colours, _grid, _legend_handles, figure_png
+from fdbench.report.palette import csf_colours, line_styles
+from fdbench.report.plots import _grid, _legend_handles, figure_png
 from fdbench.report.tables import ReportTable, _stem
 
 #: The metrics drawn against severity, with their display name and scale.
@@ -18,16 +19,24 @@ def severity_figure(curves: pd.DataFrame, label: str, scale: float, title: str) 
 
     ``curves`` is one data set × family of :func:`fdbench.analysis.severity_curves`.
     """
-    methods = list(dict.fromkeys(curves["scoring_method"].str.rsplit("/", n=1).str[0]))
+    methods = list(dict.fromkeys(curves["method"]))
     fig, axes = _grid(len(methods), columns=3, width=3.6, height=2.9)
     family = str(curves["family"].iloc[0])
     for ax, method in zip(axes, methods, strict=True):
-        part = curves[curves["scoring_method"].str.rsplit("/", n=1).str[0] == method]
+        part = curves[curves["method"] == method]
         names = list(dict.fromkeys(part["scoring_method"]))
-        colours = _colours(len(names))
+        colours = list(csf_colours(names).values())
+        styles = line_styles(names)
         for name, colour in zip(names, colours, strict=True):
             line = part[part["scoring_method"] == name].sort_values("level")
-            ax.plot(line["level"], scale * line["value"], lw=1.2, color=colour, marker=".")
+            ax.plot(
+                line["level"],
+                scale * line["value"],
+                lw=1.2,
+                color=colour,
+                ls=styles[name],
+                marker=".",
+            )
             if line["lower"].notna().any():
                 ax.fill_between(
                     line["level"],
@@ -44,7 +53,7 @@ def severity_figure(curves: pd.DataFrame, label: str, scale: float, title: str) 
         ax.tick_params(labelsize=7)
         ax.grid(alpha=0.3)
         ax.legend(
-            handles=_legend_handles([n.rsplit("/", 1)[-1] for n in names], colours),
+            handles=_legend_handles(names, colours),
             fontsize=6,
             ncol=2,
             frameon=False,
@@ -102,7 +111,7 @@ def severity_section(b, results: pd.DataFrame, bootstrap: pd.DataFrame | None) -
         '<p class="note">Each level is one study: the pooled corruption study of an intensity '
         "(all corruption types at that intensity, FD-Shifts' noise_study_&lt;level&gt;) or a "
         "C-OOD level. Cells and lines: the seed mean of each scoring method (training method "
-        "/ CSF); brackets and bands: the 2.5 % and 97.5 % percentiles over the bootstrap "
+        "under its paper name, one panel per training method); brackets and bands: the 2.5 % and 97.5 % percentiles over the bootstrap "
         "resamples of the seed-mean value (the resamples of the rankings: same seed, paired "
         "across seeds and CSFs). Long form with the bands in tables/severity_&lt;metric&gt;"
         ".csv.</p>"
