@@ -110,8 +110,9 @@ def severity_section(b, results: pd.DataFrame, bootstrap: pd.DataFrame | None) -
     note = (
         '<p class="note">Each level is one study: the pooled corruption study of an intensity '
         "(all corruption types at that intensity, FD-Shifts' noise_study_&lt;level&gt;) or a "
-        "C-OOD level. Cells and lines: the seed mean of each scoring method (training method "
-        "under its paper name, one panel per training method); brackets and bands: the 2.5 % and 97.5 % percentiles over the bootstrap "
+        "C-OOD level. Cells and lines: the seed mean of each scoring method (a training "
+        "method's CSF under its paper name; one panel per training method); brackets and "
+        "bands: the 2.5 % and 97.5 % percentiles over the bootstrap "
         "resamples of the seed-mean value (the resamples of the rankings: same seed, paired "
         "across seeds and CSFs). Long form with the bands in tables/severity_&lt;metric&gt;"
         ".csv.</p>"
