@@ -145,12 +145,22 @@ def quiet_lightning() -> Iterator[None]:
             lg.setLevel(level)
 
 
+class EpochProgress(L.Callback):
+    """Reports every finished training epoch to the job runner
+    (:func:`fdbench.runner.report_epoch`), for the progress bar; it changes nothing else."""
+
+    def on_train_epoch_end(self, trainer: L.Trainer, pl_module: L.LightningModule) -> None:
+        from fdbench.runner import report_epoch
+
+        report_epoch(trainer.current_epoch + 1, trainer.max_epochs)
+
+
 def trainer(epochs: int, callbacks: list[L.Callback] | None = None) -> L.Trainer:
-    """A deterministic CPU Lightning trainer for ``epochs`` epochs with ``callbacks``, without
-    logging."""
+    """A deterministic CPU Lightning trainer for ``epochs`` epochs with ``callbacks`` and
+    :class:`EpochProgress`, without logging."""
     return L.Trainer(
         max_epochs=epochs,
-        callbacks=callbacks,
+        callbacks=[*(callbacks or []), EpochProgress()],
         accelerator="cpu",
         devices=1,
         deterministic=True,
