@@ -4,7 +4,7 @@ Prints the stage times (`times.json`), the i.i.d. accuracy of every run, accurac
 corruption per severity (with how often it falls with severity run by run), and the AURC and
 AUGRC (×1000) tables of the failure-detection protocol: mean over seeds, corruption shift as
 FD-Shifts' "cor" (the mean over the 5 pooled severity levels ``corruption/<severity>``, each
-pooling the 15 corruption types; ``fdbench.benchmark.report_table``), studies of experiments
+pooling the 15 corruption types; ``fdbench.jobs.benchmark.report_table``), studies of experiments
 other than the one with the most studies prefixed with their data set.
 
     python benchmarks/results_tables.py runs/fashion_mnist
@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from fdbench.benchmark import CORRUPTION_SUMMARY, report_table
+from fdbench.jobs.benchmark import CORRUPTION_SUMMARY, report_table
 from fdbench.protocol import POOLED_CORRUPTION
 
 FAILURE_DETECTION = "failure_detection"

@@ -13,14 +13,9 @@ pytest.importorskip("torch")
 pytest.importorskip("lightning")
 
 from fdbench.analysis.selection import best_configs
-from fdbench.benchmark import (
-    SCORES_FILE,
-    load_scores,
-    report_table,
-    run_benchmark,
-    select_candidates,
-)
 from fdbench.config import parse_config
+from fdbench.jobs.benchmark import report_table, run_benchmark, select_candidates
+from fdbench.jobs.plan import SCORES_FILE, load_scores
 
 TINY = {
     "name": "tiny",
@@ -199,7 +194,7 @@ def test_run_folder_records_its_provenance(config, sequential):
 def test_unchanged_rerun_skips_the_analysis_and_keeps_the_times(
     config, sequential, monkeypatch
 ):
-    import fdbench.benchmark as benchmark
+    import fdbench.jobs.benchmark as benchmark
     from fdbench.training.experiments import build_experiments
 
     run_dir, expected = sequential
@@ -229,23 +224,25 @@ def test_unchanged_rerun_skips_the_analysis_and_keeps_the_times(
 
 
 def test_stage_times_keep_the_stages_that_did_no_work(tmp_path):
-    from fdbench.benchmark import _record_times
+    from fdbench.jobs.run_folder import write_times
 
     path = tmp_path / "times.json"
-    _record_times(path, {"build_studies_s": 1.0, "training_s": 50.0, "analysis_report_s": 9.0},
-                  {"training_s", "analysis_report_s"})
-    _record_times(path, {"build_studies_s": 2.0, "training_s": 0.1, "analysis_report_s": 0.2},
-                  set())
+    write_times({"build_studies_s": 1.0, "training_s": 50.0, "analysis_report_s": 9.0},
+                tmp_path, worked={"training_s", "analysis_report_s"})
+    write_times({"build_studies_s": 2.0, "training_s": 0.1, "analysis_report_s": 0.2},
+                tmp_path, worked=set())
     assert json.loads(path.read_text())["training_s"] == 50.0
-    _record_times(path, {"build_studies_s": 3.0, "training_s": 0.1, "analysis_report_s": 7.0},
-                  {"analysis_report_s"})
+    write_times({"build_studies_s": 3.0, "training_s": 0.1, "analysis_report_s": 7.0},
+                tmp_path, worked={"analysis_report_s"})
     assert json.loads(path.read_text()) == {
         "build_studies_s": 3.0, "training_s": 50.0, "analysis_report_s": 7.0
     }
+    write_times({"build_studies_s": 4.0}, tmp_path)  # without ``worked``: every time
+    assert json.loads(path.read_text()) == {"build_studies_s": 4.0}
 
 
 def test_ensemble_of_members_on_different_splits_is_refused():
-    from fdbench.benchmark import _shared_fingerprints
+    from fdbench.jobs.benchmark import _shared_fingerprints
 
     same = {"iid": "a", "train": "b"}
     assert _shared_fingerprints("ens", [same, dict(same)]) == same

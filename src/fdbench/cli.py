@@ -276,8 +276,8 @@ def _evaluate(
     binary_fpr: float | None = None,
     tables: Path | None = None,
 ) -> None:
-    from fdbench.evaluation import evaluate_run, evaluate_table, read_confidence_table
     from fdbench.io import check_output_file, check_output_folder, verify_if_recorded
+    from fdbench.jobs.evaluate import evaluate_run, evaluate_table, read_confidence_table
     from fdbench.protocol import Protocol
 
     if not path.exists():
@@ -528,9 +528,9 @@ def _benchmark(
     scheduler: str | None,
     report: bool,
 ) -> None:
-    from fdbench.benchmark import run_benchmark
     from fdbench.config import load_config
     from fdbench.io import check_output_folder
+    from fdbench.jobs.benchmark import run_benchmark
 
     if config is not None and quick:
         raise ValueError("give either a CONFIG file or --quick, not both")
@@ -632,8 +632,10 @@ def zoo(
             bar.update(tasks[stage], completed=done)
 
         if config is None:
+            from fdbench.io import claim_run_folder
             from fdbench.zoo.embedded import build_embedded_zoo
 
+            claim_run_folder(run_dir)  # the members are trained into run_dir/zoo
             train_workers = settings.workers if workers is None else workers
             build_embedded_zoo(
                 settings.zoo, quick=quick, workers=train_workers or None, progress=progress
@@ -718,7 +720,7 @@ def _report(
         check_same_splits(inputs.results, f"the results of {run_dir}")
     unknown = None
     if inputs.results is not None and {"protocol", "n_samples"} <= set(inputs.results.columns):
-        from fdbench.benchmark import report_table
+        from fdbench.jobs.benchmark import report_table
         from fdbench.report import unknown_detection_summary
 
         unknown = unknown_detection_summary(inputs.results)
@@ -757,10 +759,10 @@ SUMMARY_METRIC = "augrc"
 
 def study_summary(results: pd.DataFrame, metric: str = SUMMARY_METRIC) -> dict[str, pd.DataFrame]:
     """Per dataset, the mean over seeds of ``metric`` for every (method · CSF) row and every
-    study the report shows (:func:`fdbench.benchmark.report_table`: i.i.d., ``cor`` the mean of
+    study the report shows (:func:`fdbench.jobs.benchmark.report_table`: i.i.d., ``cor`` the mean of
     the pooled corruption levels, sub-class, each new-class study), failure-detection rows only;
     the pooled corruption levels themselves are left out (``cor`` summarises them)."""
-    from fdbench.benchmark import CORRUPTION_SUMMARY, report_table
+    from fdbench.jobs.benchmark import CORRUPTION_SUMMARY, report_table
     from fdbench.protocol import POOLED_CORRUPTION
 
     table = report_table(results)

@@ -274,7 +274,7 @@ class MethodConfig(_Strict):
     ``params`` and every ``grid`` point are validated by that method's parameter model.
     ``grid`` maps parameter names to candidate values; every combination (with ``params`` as
     the base) is trained and evaluated, and each CSF keeps the candidate best on the validation
-    split (:func:`fdbench.benchmark.select_candidates`).
+    split (:func:`fdbench.jobs.benchmark.select_candidates`).
     """
 
     name: str = Field(pattern=r"^[A-Za-z0-9_\-]+$")

@@ -81,8 +81,9 @@ import sys
 import time
 from pathlib import Path
 
-from fdbench import benchmark, cli
-from fdbench.runner import Job, run_jobs
+from fdbench import cli
+from fdbench.jobs import benchmark
+from fdbench.jobs.runner import Job, run_jobs
 
 WORKERS = []
 

@@ -462,7 +462,7 @@ def test_cli_names_missing_data(tmp_path):
 def test_benchmark_end_to_end(fake, tmp_path):
     pytest.importorskip("torch")
     pytest.importorskip("lightning")
-    from fdbench.benchmark import run_benchmark
+    from fdbench.jobs.benchmark import run_benchmark
 
     raw = load_config(CONFIGS["svhn"]).model_dump(mode="json")
     raw["data"]["args"].update(data_dir=str(fake.root), max_per_study=8)
@@ -586,7 +586,7 @@ def test_per_run_config_builds_one_experiment_per_seed(openset, tmp_path):
 def test_openset_benchmark_records_each_runs_draw(openset, tmp_path):
     pytest.importorskip("torch")
     pytest.importorskip("lightning")
-    from fdbench.benchmark import run_benchmark
+    from fdbench.jobs.benchmark import run_benchmark
 
     root, _ = openset
     raw = load_config(CONFIGS["svhn_openset"]).model_dump(mode="json")

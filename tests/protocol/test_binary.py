@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fdbench.evaluation import evaluate_run, prediction_groups
+from fdbench.jobs.evaluate import evaluate_run, prediction_groups
 from fdbench.outputs import RunOutputs, SplitOutputs
 from fdbench.protocol.binary import (
     fpr_threshold,
@@ -164,7 +164,7 @@ def test_ensemble_uses_its_own_threshold() -> None:
 
 
 def test_benchmark_evaluation_applies_the_protocol_to_two_class_runs_only(tmp_path) -> None:
-    from fdbench.benchmark import evaluate_runs
+    from fdbench.jobs.benchmark import evaluate_runs
     from fdbench.outputs import write_outputs
 
     run = _run()

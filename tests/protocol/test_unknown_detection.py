@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from fdbench.evaluation import evaluate_run, evaluate_table
+from fdbench.jobs.evaluate import evaluate_run, evaluate_table
 from fdbench.outputs import RunOutputs, SplitOutputs, read_outputs, write_outputs
 from fdbench.protocol import (
     FAR_OOD_STUDY,

@@ -14,7 +14,6 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from fdbench.benchmark import _evaluation_jobs, _pin_config, collect_results
 from fdbench.io import (
     DIRECTORY_CHECKSUMS,
     IntegrityError,
@@ -25,9 +24,11 @@ from fdbench.io import (
     record_directory_checksums,
     write_table,
 )
+from fdbench.jobs.benchmark import _evaluation_jobs, _settings, collect_results
+from fdbench.jobs.run_folder import pin_config
+from fdbench.jobs.runner import Job, run_jobs
 from fdbench.outputs import read_outputs, write_outputs
 from fdbench.report import Gallery
-from fdbench.runner import Job, run_jobs
 
 from .conftest import assert_user_error, digest, flip_byte, run_cli, small_run
 
@@ -96,7 +97,7 @@ def test_damaged_recorded_config_is_one_error(tmp_path):
 
     run = tmp_path / "run"
     claim_run_folder(run)
-    _pin_config(load_config(_default_config(quick=True)), run)
+    pin_config(_settings(load_config(_default_config(quick=True))), run)
     text = (run / "config.json").read_text()
     (run / "config.json").write_text(text.replace('"seed', '"seeD', 1))
     before = digest(run / "config.json")
@@ -154,7 +155,7 @@ def test_flipped_byte_in_resume_cache_is_recomputed(evaluated, caplog, damage):
 
 
 def test_intact_cache_is_reused_and_results_unchanged(evaluated):
-    from fdbench.benchmark import BenchmarkPlan
+    from fdbench.jobs.plan import BenchmarkPlan
 
     jobs, folder, _ = evaluated
     before = collect_results(BenchmarkPlan([], jobs))

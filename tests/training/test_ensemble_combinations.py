@@ -39,7 +39,7 @@ def test_unset_is_left_out_of_the_dump():
 
 
 def test_plan_evaluates_each_combination(tmp_path):
-    from fdbench.benchmark import evaluate_runs, plan_benchmark
+    from fdbench.jobs.benchmark import evaluate_runs, plan_benchmark
 
     methods = [{"name": "ce", "kind": "ce", "seeds": SEEDS}]
     config = tiny_config(methods=methods, ensembles=["ce"], ensemble_combinations={})

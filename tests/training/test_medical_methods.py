@@ -8,7 +8,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from fdbench.benchmark import evaluate_runs  # noqa: E402
+from fdbench.jobs.benchmark import evaluate_runs  # noqa: E402
 from fdbench.models.laplace import probit_log_probabilities  # noqa: E402
 from fdbench.models.swag import batch_norm_layers  # noqa: E402
 from fdbench.outputs import read_outputs  # noqa: E402

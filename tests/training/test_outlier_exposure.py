@@ -117,7 +117,7 @@ def _leaky(experiment):
 def test_outlier_exposure_refuses_an_external_set_that_is_a_test_set(
     tmp_path, experiment, make_config
 ):
-    from fdbench.benchmark import plan_benchmark
+    from fdbench.jobs.benchmark import plan_benchmark
     from fdbench.training import run_training_job
 
     config = _config(make_config)

@@ -137,7 +137,7 @@ def classifier_accuracy(rows: pd.DataFrame, digits: int = 4) -> pd.DataFrame:
 
     Accuracy belongs to the classifier, not to the CSF: every CSF judged with the same
     predictions has the same accuracy. The CSFs are grouped by their classifier
-    (``fdbench.evaluation.csf_prediction_source``: the MC-dropout classifier for MCD-* and *-MCD,
+    (``fdbench.jobs.evaluate.csf_prediction_source``: the MC-dropout classifier for MCD-* and *-MCD,
     the network for every other CSF, the ensemble for an ``ensemble(…)`` method), and each
     classifier gets one row, labelled from ``CLASSIFIERS``. CSFs of one classifier whose
     accuracies print differently at ``digits`` decimals in some study (e.g. CSFs selected from
@@ -148,7 +148,7 @@ def classifier_accuracy(rows: pd.DataFrame, digits: int = 4) -> pd.DataFrame:
     that are (correctly classified) inliers, n_correct / (n_correct + n_new).
     """
     from fdbench.analysis._validation import require_columns
-    from fdbench.evaluation import csf_prediction_source
+    from fdbench.jobs.evaluate import csf_prediction_source
 
     require_columns(rows, ("csf", "study", "value"), "rows")
     if "metric" in rows.columns and set(rows["metric"]) - {"accuracy"}:

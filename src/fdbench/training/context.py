@@ -147,10 +147,10 @@ def quiet_lightning() -> Iterator[None]:
 
 class EpochProgress(L.Callback):
     """Reports every finished training epoch to the job runner
-    (:func:`fdbench.runner.report_epoch`), for the progress bar; it changes nothing else."""
+    (:func:`fdbench.jobs.runner.report_epoch`), for the progress bar; it changes nothing else."""
 
     def on_train_epoch_end(self, trainer: L.Trainer, pl_module: L.LightningModule) -> None:
-        from fdbench.runner import report_epoch
+        from fdbench.jobs.runner import report_epoch
 
         report_epoch(trainer.current_epoch + 1, trainer.max_epochs)
 

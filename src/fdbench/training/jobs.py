@@ -144,7 +144,7 @@ def train_or_load(
 
     The benchmark's results do not use this selection: every candidate's outputs are stored
     (:func:`run_training_job`) and each CSF selects its own candidate on the validation split
-    (:func:`fdbench.benchmark.select_candidates`). ``model.pt`` is the model a ConfidNet second
+    (:func:`fdbench.jobs.benchmark.select_candidates`). ``model.pt`` is the model a ConfidNet second
     stage is trained on: FD-Shifts trains ConfidNet within its own run, so fdbench takes the
     base candidate the base method's own confidence selects.
     """

@@ -29,7 +29,7 @@ import numpy as np
 import pandas as pd
 
 from fdbench.io import atomic_path, write_table, write_text
-from fdbench.runner import Job, run_jobs
+from fdbench.jobs.runner import Job, run_stage
 
 __all__ = [
     "EMBEDDED_MEMBERS",
@@ -425,16 +425,7 @@ def build_embedded_zoo(
     if data is None and trained < len(specs):
         data = embedded_data(quick=quick, data_dir=data_dir)
     jobs = embedded_zoo_jobs(folder, data, quick=quick, specs=specs)
-    done = [trained]
-    if progress is not None:
-        progress("training", done[0], len(jobs))
-
-    def tick(_job: Job) -> None:
-        done[0] += 1
-        if progress is not None:
-            progress("training", done[0], len(jobs))
-
-    run_jobs(jobs, workers=workers, on_done=tick)
+    run_stage("training", jobs, workers=workers, progress=progress)
     rows = []
     for spec in specs:
         row = asdict(spec)

@@ -4,15 +4,15 @@ tables, figures and the report section of the run folder."""
 from __future__ import annotations
 
 import hashlib
-import json
 import time
 from collections.abc import Callable
 from pathlib import Path
 
 import pandas as pd
 
-from fdbench.io import atomic_path, write_bytes, write_table, write_text
-from fdbench.runner import Job, run_jobs
+from fdbench.io import write_bytes, write_table, write_text
+from fdbench.jobs.run_folder import RESULTS_FILE, open_run_folder, write_results, write_times
+from fdbench.jobs.runner import Job, resolve_workers, run_stage
 
 from . import analyses as A
 from . import figures as F
@@ -23,7 +23,6 @@ from .sources import write_sources
 
 __all__ = ["LEVELS_FILE", "RESULTS_FILE", "member_jobs", "run_zoo", "write_zoo_report"]
 
-RESULTS_FILE = "results.parquet"
 LEVELS_FILE = "cood_levels.parquet"
 
 
@@ -57,19 +56,10 @@ def member_jobs(config: ZooConfig, run_dir: Path) -> list[Job]:
     return jobs
 
 
-def _pin_config(config: ZooConfig, run_dir: Path) -> None:
-    """Write the resolved config into the run folder; refuse a folder made by another config
-    (the number of workers and the bootstrap size are left out: they change speed or
-    intervals, not the member results)."""
-    settings = config.model_dump(mode="json", exclude={"workers", "n_bootstrap"})
-    text = json.dumps(settings, indent=2, sort_keys=True)
-    path = run_dir / "config.json"
-    if path.exists() and path.read_text() != text:
-        raise ValueError(
-            f"{run_dir} holds a zoo run of another configuration (config.json differs); "
-            "choose another --out folder or remove it"
-        )
-    write_text(path, text)
+def _settings(config: ZooConfig) -> dict:
+    """The resolved config a zoo run folder is pinned to (the number of workers and the
+    bootstrap size are left out: they change speed or intervals, not the member results)."""
+    return config.model_dump(mode="json", exclude={"workers", "n_bootstrap"})
 
 
 def run_zoo(
@@ -87,6 +77,9 @@ def run_zoo(
     into the zoo folder (:func:`fdbench.zoo.sources.write_sources`; members already there are
     kept).
 
+    ``run_dir`` must be new, empty or a run folder fdbench made; it is pinned to the config
+    (:func:`fdbench.jobs.run_folder.open_run_folder`).
+
     Members already evaluated (their cache file in ``members/`` exists) are skipped, so an
     interrupted run resumes and a second run only repeats the analyses; ``workers`` /
     ``scheduler`` evaluate members on dask.distributed (same files). Then writes
@@ -94,27 +87,13 @@ def run_zoo(
     ``members.csv`` (one row per member), ``tables/*.csv``, ``figures/*.png`` and
     ``zoo_report.html``; stage times go to ``times.json``.
     """
-    if workers is not None and workers < 0:
-        raise ValueError(f"workers: expected an integer >= 0, got {workers}")
-    if workers is None and scheduler is None:
-        workers = config.workers
-    workers = workers or None
-    run_dir.mkdir(parents=True, exist_ok=True)
-    _pin_config(config, run_dir)
+    workers = resolve_workers(workers, scheduler, config.workers)
+    open_run_folder(run_dir, _settings(config))
     write_sources(config)
     times: dict[str, float] = {}
     start = time.perf_counter()
     jobs = member_jobs(config, run_dir)
-    done = [sum(job.done for job in jobs)]
-    if progress is not None:
-        progress("members", done[0], len(jobs))
-
-    def tick(_job: Job) -> None:
-        done[0] += 1
-        if progress is not None:
-            progress("members", done[0], len(jobs))
-
-    run_jobs(jobs, workers=workers, scheduler=scheduler, on_done=tick)
+    run_stage("members", jobs, workers=workers, scheduler=scheduler, progress=progress)
     times["evaluation_s"] = time.perf_counter() - start
     start = time.perf_counter()
     results = pd.concat([pd.read_parquet(job.output) for job in jobs], ignore_index=True)
@@ -125,14 +104,12 @@ def run_zoo(
         ],
         ignore_index=True,
     )
-    write_table(results, run_dir / RESULTS_FILE)
-    write_table(results, run_dir / "results.csv")
+    write_results(results, run_dir)
     write_table(levels, run_dir / LEVELS_FILE)
     if report:
         write_zoo_report(run_dir, results, read_metadata(config.zoo), config)
     times["analysis_report_s"] = time.perf_counter() - start
-    with atomic_path(run_dir / "times.json") as tmp:
-        tmp.write_text(json.dumps(times, indent=2))
+    write_times(times, run_dir)
     return results
 
 

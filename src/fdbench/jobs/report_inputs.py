@@ -10,20 +10,16 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
-from fdbench.benchmark import (
-    GALLERY_KINDS,
-    SCORES_FILE,
-    BenchmarkPlan,
-    StudyScores,
-    load_scores,
-)
 from fdbench.io import read_table, write_table
+from fdbench.jobs.plan import SCORES_FILE, BenchmarkPlan, StudyScores, load_scores
 
 if TYPE_CHECKING:
     from pathlib import Path
 
     from fdbench.config import BenchmarkConfig
     from fdbench.data.studies import Experiment
+
+GALLERY_KINDS = ("iid", "subclass", "new_class_semantic", "new_class_nonsemantic")
 
 
 def _selected(study: str, patterns: Sequence[str]) -> bool:
@@ -51,7 +47,7 @@ def write_report_inputs(
     averages the ECE over runs). Curves, SGR risk excess and the failure gallery use the lowest
     seed of each method (the gallery: of the first method, on studies of the kinds in
     ``GALLERY_KINDS``). Of a method trained over a grid, each CSF's scores come from the
-    candidate ``results`` keeps for it (:func:`fdbench.benchmark.select_candidates`).
+    candidate ``results`` keeps for it (:func:`fdbench.jobs.benchmark.select_candidates`).
     """
     from fdbench.analysis import StudySamples, bootstrap_analysis, csf_calibration, risk_excess
     from fdbench.report import Gallery, curve_table, select_gallery

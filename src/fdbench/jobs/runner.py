@@ -267,3 +267,73 @@ def _run_on_dask(
         if cluster is not None:
             cluster.close()
     return pending
+
+
+def resolve_workers(workers: int | None, scheduler: str | None, default: int) -> int | None:
+    """The worker processes a job's stages run on: ``workers`` when given, else ``default``
+    (the config's) unless a ``scheduler`` is given; ``0`` and ``None`` mean this process
+    (``None`` is returned)."""
+    if workers is not None and workers < 0:
+        raise ValueError(f"workers: expected an integer >= 0, got {workers}")
+    if workers is None and scheduler is None:
+        workers = default
+    return workers or None
+
+
+def run_stage(
+    stage: str,
+    jobs: Sequence[Job],
+    *,
+    workers: int | None = None,
+    scheduler: str | None = None,
+    progress: Callable[[str, int, int], None] | None = None,
+) -> list[Job]:
+    """Run the ``jobs`` of one stage of a job (:func:`run_jobs`) and return those that ran.
+
+    Damaged outputs of ``verified`` jobs are removed first; ``progress(stage, done, total)`` is
+    called once with the jobs already done, then each time one finishes or a running job
+    reports a training epoch (:func:`report_epoch`; ``done`` then adds the running jobs' share
+    of their epochs).
+    """
+    for job in jobs:
+        job.discard_damaged()
+    counter = _StageProgress(stage, len(jobs), sum(job.done for job in jobs), progress)
+    return run_jobs(
+        jobs,
+        workers=workers,
+        scheduler=scheduler,
+        on_done=counter.job_done,
+        on_epoch=counter.epoch_done,
+    )
+
+
+class _StageProgress:
+    """Counts the finished jobs of a stage for ``progress(stage, done, total)``, the running
+    jobs adding the share of their training epochs done (:func:`report_epoch`; below 1 until
+    the job finishes, and a job of several training loops never goes back when the next loop
+    starts)."""
+
+    def __init__(
+        self,
+        stage: str,
+        total: int,
+        done: int,
+        progress: Callable[[str, int, int], None] | None,
+    ) -> None:
+        self.stage, self.total, self.done, self.progress = stage, total, done, progress
+        self.running: dict[str, float] = {}
+        self._report()
+
+    def _report(self) -> None:
+        if self.progress is not None:
+            self.progress(self.stage, self.done + sum(self.running.values()), self.total)
+
+    def job_done(self, job: Job) -> None:
+        self.done += 1
+        self.running.pop(job.key, None)
+        self._report()
+
+    def epoch_done(self, job: Job, epoch: int, epochs: int) -> None:
+        share = min(epoch / max(epochs, 1), 0.99)
+        self.running[job.key] = max(self.running.get(job.key, 0.0), share)
+        self._report()

@@ -7,27 +7,28 @@ import functools
 import json
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
 
-from fdbench.evaluation import (
+from fdbench.io import atomic_path, read_table, write_table, write_text
+from fdbench.jobs.evaluate import (
     NON_TEST_SPLITS,
     default_studies,
     evaluate_confidences,
     prediction_groups,
 )
-from fdbench.io import (
-    atomic_path,
-    claim_run_folder,
-    read_table,
-    verify_file,
-    write_table,
-    write_text,
+from fdbench.jobs.plan import SCORES_FILE, BenchmarkPlan, StudyScores, save_scores
+from fdbench.jobs.report_inputs import write_report_inputs
+from fdbench.jobs.run_folder import (
+    RESULTS_FILE,
+    open_run_folder,
+    write_results,
+    write_times,
 )
+from fdbench.jobs.runner import Job, resolve_workers, run_stage
 from fdbench.protocol import (
     PER_TYPE_CORRUPTION,
     POOLED_CORRUPTION,
@@ -45,7 +46,6 @@ from fdbench.provenance import (
     provenance_record,
     recording_reads,
 )
-from fdbench.runner import Job, run_jobs
 
 if TYPE_CHECKING:
     from fdbench.config import BenchmarkConfig
@@ -54,61 +54,6 @@ if TYPE_CHECKING:
 
 #: The corruption summary of the report: FD-Shifts' "cor", the mean over the pooled levels.
 CORRUPTION_SUMMARY = "cor"
-SCORES_FILE = "scores.npz"
-RESULTS_FILE = "results.parquet"
-GALLERY_KINDS = ("iid", "subclass", "new_class_semantic", "new_class_nonsemantic")
-
-
-@dataclass(frozen=True)
-class StudyScores:
-    """What one run yields on one study for one prediction group (``source``, see
-    :func:`fdbench.evaluation.prediction_groups`): residuals, each CSF's confidence, and where
-    each sample comes from."""
-
-    study: str
-    source: str
-    residuals: np.ndarray
-    confidences: dict[str, np.ndarray]
-    parts: tuple[tuple[str, np.ndarray], ...]
-
-
-def save_scores(path: Path, scores: Sequence[StudyScores]) -> None:
-    """Store the per-sample scores of a run (atomically) for the bootstrap and report stages."""
-    arrays: dict[str, np.ndarray] = {}
-    index = []
-    for i, s in enumerate(scores):
-        arrays[f"{i}/residuals"] = s.residuals
-        for j, conf in enumerate(s.confidences.values()):
-            arrays[f"{i}/csf{j}"] = conf
-        for j, (_, idx) in enumerate(s.parts):
-            arrays[f"{i}/part{j}"] = idx
-        index.append(
-            {
-                "study": s.study,
-                "source": s.source,
-                "csfs": list(s.confidences),
-                "parts": [n for n, _ in s.parts],
-            }
-        )
-    arrays["index"] = np.array(json.dumps(index))
-    with atomic_path(path) as tmp, open(tmp, "wb") as fh:
-        np.savez(fh, **arrays)
-
-
-def load_scores(path: Path) -> list[StudyScores]:
-    """Read the scores written by :func:`save_scores`, after verifying their checksum."""
-    with np.load(verify_file(path), allow_pickle=False) as data:
-        index = json.loads(str(data["index"]))
-        return [
-            StudyScores(
-                study=entry["study"],
-                source=entry["source"],
-                residuals=data[f"{i}/residuals"],
-                confidences={c: data[f"{i}/csf{j}"] for j, c in enumerate(entry["csfs"])},
-                parts=tuple((n, data[f"{i}/part{j}"]) for j, n in enumerate(entry["parts"])),
-            )
-            for i, entry in enumerate(index)
-        ]
 
 
 def evaluate_runs(
@@ -130,14 +75,14 @@ def evaluate_runs(
     metrics) and ``scores.npz``
     (per study and prediction group: residuals and confidences under failure detection, plus
     the ``val`` split). The studies are the stored test splits and the pooled corruption
-    studies ``corruption/<severity>`` (:func:`fdbench.evaluation.default_studies`). With
+    studies ``corruption/<severity>`` (:func:`fdbench.jobs.evaluate.default_studies`). With
     ``with_val`` the results also hold failure-detection rows of the ``val`` split
     (``study == "val"``), which :func:`select_candidates` selects on. Every row records the grid
     candidate it comes from: ``candidate`` (index) and ``params`` (its parameters as JSON), from
     the stores' meta. ``seed`` fills the ``seed`` column (default: the first store's seed; an
     ensemble of ``ensemble_combinations`` gets its combination's index, so that the seed
     statistics of the results run over the combinations). ``binary_fpr`` applies the binary
-    protocol (validation-FPR threshold, :func:`fdbench.evaluation.prediction_groups`) to
+    protocol (validation-FPR threshold, :func:`fdbench.jobs.evaluate.prediction_groups`) to
     two-class outputs; outputs with more classes keep the arg-max prediction. With
     ``fingerprints`` (split → :func:`fdbench.provenance.split_fingerprint` of the experiment the
     stores were computed on) every row records in
@@ -216,17 +161,6 @@ def evaluate_runs(
         }
         table[FINGERPRINT_COLUMN] = table["study"].map(prints)
     return write_table(table, out_dir / RESULTS_FILE)
-
-
-@dataclass(frozen=True)
-class BenchmarkPlan:
-    """The jobs of a benchmark and where their files go, and the metric each CSF's grid
-    candidate is selected by (:func:`select_candidates`)."""
-
-    training: list[Job]
-    evaluation: list[Job]
-    selection_metric: str = "augrc"
-    fingerprints: dict[str, dict[str, str]] = field(default_factory=dict)
 
 
 def plan_benchmark(
@@ -464,19 +398,13 @@ def run_benchmark(
     (:func:`fdbench.provenance.provenance_record`).
 
     ``run_dir`` must be new, empty or a run folder fdbench made (its marker file,
-    :func:`fdbench.io.claim_run_folder`). Every file a job left is checked against its
+    :func:`fdbench.jobs.run_folder.open_run_folder`). Every file a job left is checked against its
     recorded SHA-256 before it is reused; a damaged one is recomputed with a warning naming it.
     """
     from fdbench.training.experiments import build_experiments
 
-    if workers is not None and workers < 0:
-        raise ValueError(f"workers: expected an integer >= 0, got {workers}")
-    if workers is None and scheduler is None:
-        workers = config.workers
-    workers = workers or None
-
-    claim_run_folder(run_dir)
-    _pin_config(config, run_dir)
+    workers = resolve_workers(workers, scheduler, config.workers)
+    open_run_folder(run_dir, _settings(config))
     times: dict[str, float] = {}
     start = time.perf_counter()
     with recording_reads() as reads:
@@ -489,17 +417,7 @@ def run_benchmark(
     worked = set()
     for stage, jobs in (("training", plan.training), ("evaluation", plan.evaluation)):
         start = time.perf_counter()
-        for job in jobs:
-            job.discard_damaged()
-        counter = _StageProgress(stage, len(jobs), sum(job.done for job in jobs), progress)
-        ran = run_jobs(
-            jobs,
-            workers=workers,
-            scheduler=scheduler,
-            on_done=counter.job_done,
-            on_epoch=counter.epoch_done if stage == "training" else None,
-        )
-        if ran:
+        if run_stage(stage, jobs, workers=workers, scheduler=scheduler, progress=progress):
             worked.add(f"{stage}_s")
         times[f"{stage}_s"] = time.perf_counter() - start
     start = time.perf_counter()
@@ -513,39 +431,8 @@ def run_benchmark(
         write_text(run_dir / ANALYSIS_FILE, json.dumps({"inputs": key}, indent=2) + "\n")
         worked.add("analysis_report_s")
     times["analysis_report_s"] = time.perf_counter() - start
-    _record_times(run_dir / "times.json", times, worked)
+    write_times(times, run_dir, worked=worked)
     return results
-
-
-class _StageProgress:
-    """Counts the finished jobs of a stage for ``progress(stage, done, total)``, the running
-    training jobs adding the share of their epochs done (below 1 until the job finishes; a job
-    of several training loops never goes back when the next loop starts)."""
-
-    def __init__(
-        self,
-        stage: str,
-        total: int,
-        done: int,
-        progress: Callable[[str, int, int], None] | None,
-    ) -> None:
-        self.stage, self.total, self.done, self.progress = stage, total, done, progress
-        self.running: dict[str, float] = {}
-        self._report()
-
-    def _report(self) -> None:
-        if self.progress is not None:
-            self.progress(self.stage, self.done + sum(self.running.values()), self.total)
-
-    def job_done(self, job: Job) -> None:
-        self.done += 1
-        self.running.pop(job.key, None)
-        self._report()
-
-    def epoch_done(self, job: Job, epoch: int, epochs: int) -> None:
-        share = min(epoch / max(epochs, 1), 0.99)
-        self.running[job.key] = max(self.running.get(job.key, 0.0), share)
-        self._report()
 
 
 #: The record of the last completed analysis of a run folder: the key of its inputs.
@@ -611,12 +498,9 @@ def _analyse(
 
     step(0)
     results = collect_results(plan)
-    write_table(results, run_dir / RESULTS_FILE)
-    write_table(results, run_dir / "results.csv")
+    write_results(results, run_dir)
     step(1)
     if report:
-        from fdbench.report_inputs import write_report_inputs
-
         write_report_inputs(
             config, experiments, plan, run_dir, results, workers=workers, scheduler=scheduler
         )
@@ -631,30 +515,6 @@ def _analyse(
         )
         step(3)
     return results
-
-
-def _record_times(path: Path, times: dict[str, float], worked: set[str]) -> None:
-    """Write the stage ``times`` to ``path``, keeping the recorded time of each stage that did
-    no work this time (the building of the studies counts as work only with another stage);
-    nothing is written when no stage worked and times are recorded."""
-    from fdbench.io import damage
-
-    recorded: dict[str, float] = {}
-    if damage(path) is None:
-        try:
-            recorded = json.loads(path.read_text())
-        except ValueError:
-            recorded = {}
-    if recorded and not worked:
-        return
-    if worked:
-        worked = {*worked, "build_studies_s"}
-    merged = {
-        name: value if name in worked or name not in recorded else recorded[name]
-        for name, value in times.items()
-    }
-    with atomic_path(path) as tmp:
-        tmp.write_text(json.dumps(merged, indent=2))
 
 
 def report_table(results: pd.DataFrame) -> pd.DataFrame:
@@ -682,19 +542,11 @@ def report_table(results: pd.DataFrame) -> pd.DataFrame:
     return pd.concat([table, summary], ignore_index=True)
 
 
-def _pin_config(config: BenchmarkConfig, run_dir: Path) -> None:
-    """Write the resolved config into the run folder; refuse a folder made by another config.
+def _settings(config: BenchmarkConfig) -> dict:
+    """The resolved config a run folder is pinned to (:func:`fdbench.jobs.run_folder.pin_config`).
 
     The analysis settings and the number of workers are left out: they change the report or
     the speed, not the results.
     """
-    settings = config.model_dump(mode="json", exclude={"analysis", "workers"})
-    text = json.dumps(settings, indent=2, sort_keys=True)
-    path = run_dir / "config.json"
-    if path.exists() and verify_file(path).read_text() != text:
-        raise ValueError(
-            f"{run_dir} holds a run of another configuration (config.json differs); "
-            "choose another --out folder or remove it"
-        )
-    with atomic_path(path) as tmp:
-        tmp.write_text(text)
+    return config.model_dump(mode="json", exclude={"analysis", "workers"})
+

@@ -1,0 +1,81 @@
+"""What a benchmark plans and what each of its evaluation jobs leaves: the plan of jobs and the
+per-sample scores file (``scores.npz``) the report inputs are computed from."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from fdbench.io import atomic_path, verify_file
+from fdbench.jobs.runner import Job
+
+SCORES_FILE = "scores.npz"
+
+
+@dataclass(frozen=True)
+class BenchmarkPlan:
+    """The jobs of a benchmark and where their files go, and the metric each CSF's grid
+    candidate is selected by (:func:`fdbench.jobs.benchmark.select_candidates`), and the
+    fingerprints of the splits (experiment, or experiment/run → split → fingerprint,
+    :func:`fdbench.provenance.experiment_fingerprints`)."""
+
+    training: list[Job]
+    evaluation: list[Job]
+    selection_metric: str = "augrc"
+    fingerprints: dict[str, dict[str, str]] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class StudyScores:
+    """What one run yields on one study for one prediction group (``source``, see
+    :func:`fdbench.jobs.evaluate.prediction_groups`): residuals, each CSF's confidence, and where
+    each sample comes from."""
+
+    study: str
+    source: str
+    residuals: np.ndarray
+    confidences: dict[str, np.ndarray]
+    parts: tuple[tuple[str, np.ndarray], ...]
+
+
+def save_scores(path: Path, scores: Sequence[StudyScores]) -> None:
+    """Store the per-sample scores of a run (atomically) for the bootstrap and report stages."""
+    arrays: dict[str, np.ndarray] = {}
+    index = []
+    for i, s in enumerate(scores):
+        arrays[f"{i}/residuals"] = s.residuals
+        for j, conf in enumerate(s.confidences.values()):
+            arrays[f"{i}/csf{j}"] = conf
+        for j, (_, idx) in enumerate(s.parts):
+            arrays[f"{i}/part{j}"] = idx
+        index.append(
+            {
+                "study": s.study,
+                "source": s.source,
+                "csfs": list(s.confidences),
+                "parts": [n for n, _ in s.parts],
+            }
+        )
+    arrays["index"] = np.array(json.dumps(index))
+    with atomic_path(path) as tmp, open(tmp, "wb") as fh:
+        np.savez(fh, **arrays)
+
+
+def load_scores(path: Path) -> list[StudyScores]:
+    """Read the scores written by :func:`save_scores`, after verifying their checksum."""
+    with np.load(verify_file(path), allow_pickle=False) as data:
+        index = json.loads(str(data["index"]))
+        return [
+            StudyScores(
+                study=entry["study"],
+                source=entry["source"],
+                residuals=data[f"{i}/residuals"],
+                confidences={c: data[f"{i}/csf{j}"] for j, c in enumerate(entry["csfs"])},
+                parts=tuple((n, data[f"{i}/part{j}"]) for j, n in enumerate(entry["parts"])),
+            )
+            for i, entry in enumerate(index)
+        ]

@@ -1,0 +1,79 @@
+"""The run folder every job writes: claimed as fdbench's, its configuration pinned, its results
+table and its stage times."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from fdbench.io import atomic_path, claim_run_folder, verify_file, write_table
+
+CONFIG_FILE = "config.json"
+RESULTS_FILE = "results.parquet"
+TIMES_FILE = "times.json"
+
+
+def pin_config(settings: dict[str, Any], run_dir: Path) -> Path:
+    """Write ``settings`` (the resolved configuration, as JSON) into ``run_dir/config.json``;
+    ``ValueError`` when the folder holds a run of other settings (a changed config must not
+    resume another run's files). The existing file is checked against its checksum first
+    (:func:`fdbench.io.verify_file`)."""
+    text = json.dumps(settings, indent=2, sort_keys=True)
+    path = run_dir / CONFIG_FILE
+    if path.exists() and verify_file(path).read_text() != text:
+        raise ValueError(
+            f"{run_dir} holds a run of another configuration (config.json differs); "
+            "choose another --out folder or remove it"
+        )
+    with atomic_path(path) as tmp:
+        tmp.write_text(text)
+    return path
+
+
+def open_run_folder(run_dir: Path, settings: dict[str, Any]) -> Path:
+    """Make ``run_dir`` a run folder of fdbench (:func:`fdbench.io.claim_run_folder`: new,
+    empty or fdbench's own) and pin its configuration (:func:`pin_config`)."""
+    claim_run_folder(run_dir)
+    pin_config(settings, run_dir)
+    return run_dir
+
+
+def write_results(results: pd.DataFrame, run_dir: Path) -> Path:
+    """Write the results table of a run as ``results.parquet`` and ``results.csv``."""
+    path = write_table(results, run_dir / RESULTS_FILE)
+    write_table(results, run_dir / "results.csv")
+    return path
+
+
+def write_times(
+    times: dict[str, float], run_dir: Path, *, worked: set[str] | None = None
+) -> Path:
+    """Write the seconds each stage took into ``times.json``.
+
+    With ``worked`` (the names of the stages that did work this time) a stage that did none
+    keeps the time recorded when it did (the building of the studies counts as work only with
+    another stage), and nothing is written when no stage worked: a re-run of a finished job
+    never replaces its timings with the no-op's.
+    """
+    from fdbench.io import damage
+
+    path = run_dir / TIMES_FILE
+    recorded: dict[str, float] = {}
+    if worked is not None and damage(path) is None:
+        try:
+            recorded = json.loads(path.read_text())
+        except ValueError:
+            recorded = {}
+    if recorded and not worked:
+        return path
+    done = {*times} if worked is None else {*worked, "build_studies_s"}
+    merged = {
+        name: value if name in done or name not in recorded else recorded[name]
+        for name, value in times.items()
+    }
+    with atomic_path(path) as tmp:
+        tmp.write_text(json.dumps(merged, indent=2))
+    return path
