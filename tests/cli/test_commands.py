@@ -170,3 +170,12 @@ def test_evaluate_few_studies_still_prints_every_table(tmp_path):
     assert done.returncode == 0, done.stderr
     assert done.stdout.count("(n = ") == 3
     assert not (tmp_path / "outputs_tables").exists()
+
+
+def test_evaluate_on_a_plain_folder_says_what_it_expected(tmp_path):
+    folder = tmp_path / "plain"
+    folder.mkdir()
+    (folder / "notes.txt").write_text("no outputs here")
+    done = run_cli("evaluate", str(folder))
+    _one_error_line(done, "neither an fdbench outputs store", "zarr.json", "raw_logits.npz")
+    assert "notes.txt" in done.stderr and "corrupted" not in done.stderr
