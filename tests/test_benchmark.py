@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -170,6 +171,89 @@ def test_report_table_shows_pooled_corruptions_and_their_mean(sequential):
     levels = table[table["study"].isin(corruption)].groupby(keys)["value"].mean()
     cor = table[table["study"] == "cor"].set_index(keys)["value"]
     pd.testing.assert_series_equal(cor.sort_index(), levels.sort_index(), check_names=False)
+
+
+def test_run_folder_records_its_provenance(config, sequential):
+    from fdbench.io import sha256_file, verify_file
+
+    run_dir, results = sequential
+    record = json.loads(verify_file(run_dir / "provenance.json").read_text())
+    assert record["schema"] == 1
+    assert record["fdbench"]["version"] and record["fdbench"]["commit"]
+    assert record["config"] == config.model_dump(mode="json")
+    names = [Path(f["path"]).name for f in record["data_files"]]
+    assert "train_images.npy" in names and "test_labels.npy" in names
+    for entry in record["data_files"]:
+        assert entry["sha256"] == sha256_file(entry["path"])
+    prints = record["split_fingerprints"]
+    assert set(prints) == set(results["dataset"])
+    for splits in prints.values():
+        assert {"train", "val", "iid"} <= set(splits)
+        assert splits["train"] != splits["val"] != splits["iid"]
+    # every row carries the fingerprint of its study's splits; one per (dataset, study, seed)
+    rows = results[results["study"] == "iid"]
+    assert rows["split_fingerprint"].notna().all()
+    assert (rows.groupby("dataset")["split_fingerprint"].nunique() == 1).all()
+    assert results.groupby(["dataset", "study"])["split_fingerprint"].nunique().max() == 1
+
+
+def test_unchanged_rerun_skips_the_analysis_and_keeps_the_times(
+    config, sequential, monkeypatch
+):
+    import fdbench.jobs.benchmark as benchmark
+    from fdbench.training.experiments import build_experiments
+
+    run_dir, expected = sequential
+    times = (run_dir / "times.json").read_bytes()
+    page = (run_dir / "report.html").stat().st_mtime_ns
+
+    def no_analysis(*args, **kwargs):
+        raise AssertionError("the analysis ran again on unchanged inputs")
+
+    monkeypatch.setattr(benchmark, "_analyse", no_analysis)
+    stages = []
+    results = run_benchmark(config, run_dir, progress=lambda *call: stages.append(call))
+    assert ("analysis", 1, 1) in stages
+    pd.testing.assert_frame_equal(_sorted(results), _sorted(expected))
+    assert (run_dir / "times.json").read_bytes() == times
+    assert (run_dir / "report.html").stat().st_mtime_ns == page
+    # any changed input changes the key of the analysis
+    plan = benchmark.plan_benchmark(config, build_experiments(config), run_dir)
+    key = benchmark.analysis_key(config, plan, True)
+    other = config.model_copy(update={"analysis": config.analysis.model_copy(
+        update={"n_bootstrap": 21})})
+    assert benchmark.analysis_key(other, plan, True) != key
+    assert benchmark.analysis_key(config, plan, False) != key
+    record = plan.evaluation[0].output.with_name("results.parquet.sha256")
+    monkeypatch.setattr(Path, "read_bytes", lambda self: b"x" if self == record else times)
+    assert benchmark.analysis_key(config, plan, True) != key
+
+
+def test_stage_times_keep_the_stages_that_did_no_work(tmp_path):
+    from fdbench.jobs.run_folder import write_times
+
+    path = tmp_path / "times.json"
+    write_times({"build_studies_s": 1.0, "training_s": 50.0, "analysis_report_s": 9.0},
+                tmp_path, worked={"training_s", "analysis_report_s"})
+    write_times({"build_studies_s": 2.0, "training_s": 0.1, "analysis_report_s": 0.2},
+                tmp_path, worked=set())
+    assert json.loads(path.read_text())["training_s"] == 50.0
+    write_times({"build_studies_s": 3.0, "training_s": 0.1, "analysis_report_s": 7.0},
+                tmp_path, worked={"analysis_report_s"})
+    assert json.loads(path.read_text()) == {
+        "build_studies_s": 3.0, "training_s": 50.0, "analysis_report_s": 7.0
+    }
+    write_times({"build_studies_s": 4.0}, tmp_path)  # without ``worked``: every time
+    assert json.loads(path.read_text()) == {"build_studies_s": 4.0}
+
+
+def test_ensemble_of_members_on_different_splits_is_refused():
+    from fdbench.jobs.benchmark import _shared_fingerprints
+
+    same = {"iid": "a", "train": "b"}
+    assert _shared_fingerprints("ens", [same, dict(same)]) == same
+    with pytest.raises(ValueError, match=r"ens: .*split 'iid'.*refusing to merge"):
+        _shared_fingerprints("ens", [same, {"iid": "c", "train": "b"}])
 
 
 def test_same_config_gives_identical_table_after_interruption(config, sequential, tmp_path):

@@ -105,3 +105,45 @@ def test_local_workers_have_one_thread_and_no_malloc_trim():
         "OMP_NUM_THREADS": "1",
         "OPENBLAS_NUM_THREADS": "1",
     }
+
+
+def train_three_epochs(path: Path) -> None:
+    from fdbench.jobs.runner import report_epoch
+
+    for epoch in (1, 2, 3):
+        report_epoch(epoch, 3)
+    path.write_text("trained")
+
+
+@pytest.mark.parametrize("workers", [None, 2])
+def test_running_jobs_report_their_epochs(tmp_path, workers):
+    jobs = [Job(f"train{i}", train_three_epochs, (tmp_path / f"m{i}",), tmp_path / f"m{i}")
+            for i in range(2)]
+    epochs, done = [], []
+    run_jobs(jobs, workers=workers, on_epoch=lambda job, d, t: epochs.append((job.key, d, t)),
+             on_done=lambda job: done.append(job.key))
+    assert sorted(done) == ["train0", "train1"]
+    if workers is None:
+        assert epochs == [(f"train{i}", d, 3) for i in (0, 1) for d in (1, 2, 3)]
+    else:  # events reach the client asynchronously: some may come after the job's result
+        assert set(epochs) <= {(f"train{i}", d, 3) for i in (0, 1) for d in (1, 2, 3)}
+    # outside run_jobs a report goes nowhere
+    from fdbench.jobs.runner import report_epoch
+
+    report_epoch(1, 1)
+
+
+def test_stage_progress_counts_epoch_shares_that_never_go_back():
+    from fdbench.jobs.runner import _StageProgress
+
+    calls = []
+    job = Job("train", train_three_epochs, (Path("x"),), Path("x"))
+    counter = _StageProgress("training", 4, 1, lambda *call: calls.append(call))
+    counter.epoch_done(job, 1, 2)
+    counter.epoch_done(job, 2, 2)
+    counter.epoch_done(job, 1, 4)  # the job's second training loop starts
+    counter.job_done(job)
+    assert calls == [
+        ("training", 1, 4), ("training", 1.5, 4), ("training", 1.99, 4), ("training", 1.99, 4),
+        ("training", 2, 4),
+    ]

@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
+import signal
 import sys
+import threading
+import warnings
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -23,6 +27,9 @@ app = typer.Typer(
 
 TABLE_SUFFIXES = (".csv", ".parquet", ".pq")
 FORCE_HELP = "Overwrite files at the output path that fdbench did not write (never an input)."
+#: ``fdbench evaluate`` prints one table per study up to this many studies; beyond, one compact
+#: table, the per-study tables going to files.
+MAX_PRINTED_STUDIES = 12
 PER_MILLE = {"aurc", "augrc", "eaurc", "eaugrc"}
 DISPLAY = (
     ("aurc", "AURC‰", min),
@@ -34,9 +41,60 @@ DISPLAY = (
 )
 
 
+def _show_version(value: bool) -> None:
+    if value:
+        from fdbench.provenance import source_version
+
+        found = source_version()
+        typer.echo(f"fdbench {found['version']} ({found['commit']})")
+        raise typer.Exit()
+
+
 @app.callback()
-def _root() -> None:
+def _root(
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version",
+            callback=_show_version,
+            is_eager=True,
+            help="Print fdbench's version and commit and exit.",
+        ),
+    ] = False,
+) -> None:
     """Benchmark failure detection of classifiers."""
+
+
+#: Jobs finished and planned per stage of the running command, for the Ctrl-C message.
+_JOBS: dict[str, tuple[int, int]] = {}
+def _progress_bar() -> contextlib.AbstractContextManager:
+    """The progress display of every stage: description, bar, done/total, elapsed time and
+    the estimated time remaining."""
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
+
+    return Progress(
+        "{task.description}",
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        "eta",
+        TimeRemainingColumn(),
+    )
+
+
+def _interrupted_message() -> str:
+    """The one line printed on Ctrl-C: jobs finished per stage and how to resume."""
+    jobs = [(s, d, t) for s, (d, t) in _JOBS.items() if s != "analysis"]
+    if not jobs:
+        return "fdbench: interrupted"
+    done = ", ".join(f"{int(d)} of {t} {s} jobs" for s, d, t in jobs)
+    return f"fdbench: interrupted: {done} finished; run the same command again to resume"
 
 
 def _write_table(table: pd.DataFrame, out: Path) -> None:
@@ -211,12 +269,22 @@ def evaluate(
             "and the title of their report.",
         ),
     ] = None,
+    tables: Annotated[
+        Path | None,
+        typer.Option(
+            "--tables",
+            help=f"Folder for one CSV table per study when there are more than "
+            f"{MAX_PRINTED_STUDIES} studies (default: beside --out, else ./<PATH name>_tables).",
+        ),
+    ] = None,
     force: Annotated[bool, typer.Option("--force", help=FORCE_HELP)] = False,
 ) -> None:
     """Evaluate every CSF on every study of saved outputs and print the metric tables.
 
-    Under ``--protocol unknown_detection`` the pooled studies of Kim et al. are added and their
-    Table 5 layout is printed after the per-study tables."""
+    With more than a few studies the console shows one compact table (per CSF: the i.i.d.
+    study and the mean over the others) and every per-study table goes to a CSV file under
+    ``--tables``. Under ``--protocol unknown_detection`` the pooled studies of Kim et al. are
+    added and their Table 5 layout is printed after the per-study tables."""
     with _forced(force):
         _evaluate(
             path,
@@ -230,6 +298,7 @@ def evaluate(
             openmax,
             binary_fpr,
             name,
+            tables,
         )
 
 
@@ -245,31 +314,44 @@ def _evaluate(
     openmax: bool,
     binary_fpr: float | None = None,
     name: str | None = None,
+    tables: Path | None = None,
 ) -> None:
-    from fdbench.io import check_output_file, verify_if_recorded
+    from fdbench.io import check_output_file, check_output_folder, verify_if_recorded
     from fdbench.jobs.evaluate import evaluate_run, evaluate_table, read_confidence_table
+    from fdbench.protocol import Protocol
 
+    if not path.exists():
+        raise FileNotFoundError(f"PATH {path} does not exist")
     if out is not None:
         check_output_file(out, "--out", TABLE_SUFFIXES)
+    if protocol not in {p.value for p in Protocol}:
+        choices = " or ".join(p.value for p in Protocol)
+        raise ValueError(f"--protocol must be {choices}; got {protocol!r}")
     if bootstrap < 0:
         raise ValueError(f"--bootstrap must be >= 0; got {bootstrap}")
     if name is not None and not name.strip():
         raise ValueError("--name must not be empty")
-    _check_bootstrap_fits(bootstrap, "--bootstrap")
-    check_outputs({"--out": out}, [path])
-    if path.is_file():
-        verify_if_recorded(path)
+    if binary_fpr is not None and not 0.0 <= binary_fpr <= 1.0:
+        raise ValueError(f"--binary-fpr must be in [0, 1]; got {binary_fpr}")
     from fdbench.outputs import is_score_dump, read_score_dump
 
     score_dump = is_score_dump(path)
-    if score_dump or path.suffix.lower() in {".csv", ".parquet", ".pq"}:
+    is_table = path.suffix.lower() in {".csv", ".parquet", ".pq"}
+    if is_table or score_dump:
         what = "an OpenOOD score dump" if score_dump else "a confidence table"
-        if precision_report:
-            raise ValueError(f"--precision-report needs logits; {what} has none")
-        if openmax:
-            raise ValueError(f"--openmax needs logits; {what} has none")
-        if binary_fpr is not None:
-            raise ValueError(f"--binary-fpr needs logits; {what} has none")
+        for given, option in ((precision_report, "--precision-report"), (openmax, "--openmax"),
+                              (binary_fpr is not None, "--binary-fpr")):
+            if given:
+                raise ValueError(f"{option} needs logits; {what} has none")
+    if confidence and not is_table:
+        raise ValueError("--confidence selects columns of a table; PATH is not a .csv/.parquet")
+    _check_bootstrap_fits(bootstrap, "--bootstrap")
+    tables = tables if tables is not None else _default_tables(path, out)
+    check_output_folder(tables, "--tables")
+    check_outputs({"--out": out, "--tables": tables}, [path])
+    if path.is_file():
+        verify_if_recorded(path)
+    if is_table or score_dump:
         if score_dump:
             table = read_score_dump(path, iid_study=iid_study)
         else:
@@ -295,11 +377,89 @@ def _evaluate(
             _print_precision_report(run)
     if name is not None:
         results["dataset"] = name
-    print_results(results)
+    if results["study"].nunique() > MAX_PRINTED_STUDIES:
+        print_compact(results, iid_study=iid_study)
+        written = write_study_tables(results, tables)
+        typer.echo(f"wrote {len(written)} per-study tables to {tables}")
+    else:
+        print_results(results)
     print_unknown_detection(results, iid_study=iid_study)
     if out is not None:
         _write_table(results, out)
         typer.echo(f"wrote {out}")
+
+
+def _default_tables(path: Path, out: Path | None) -> Path:
+    """Where the per-study tables of ``fdbench evaluate`` go without ``--tables``: beside
+    ``--out`` (``<out name>_tables``), else ``./<PATH name>_tables``."""
+    if out is not None:
+        return out.with_name(f"{out.stem}_tables")
+    return Path(f"{path.resolve().stem}_tables")
+
+
+def print_compact(results: pd.DataFrame, *, iid_study: str = "iid") -> None:
+    """One table for many studies: per CSF, AUGRC ×1000 and AUROC_f on the i.i.d. study, their
+    means over the other studies, and on how many studies the CSF has the lowest AUGRC."""
+    from rich.console import Console
+    from rich.table import Table
+
+    table = results
+    if "protocol" in results.columns:
+        table = results[results["protocol"] == "failure_detection"]
+    wide = table.pivot_table(index=["csf", "study"], columns="metric", values="value", sort=False)
+    studies = table["study"].unique()
+    others = [s for s in studies if s != iid_study]
+    console = Console()
+    if not console.is_terminal:
+        console.width = max(console.width, 160)
+    grid = Table(
+        title=f"{len(studies)} studies: {iid_study} and the mean over the {len(others)} others "
+        "(per-study tables in files)",
+        title_justify="left",
+    )
+    for header in ("CSF", f"AUGRC‰ {iid_study}", "AUGRC‰ others", f"AUROC_f {iid_study}",
+                   "AUROC_f others", "best AUGRC in"):
+        grid.add_column(header, justify="left" if header == "CSF" else "right")
+    augrc = wide["augrc"].unstack("study") if "augrc" in wide else None
+    auroc = wide["auroc_f"].unstack("study") if "auroc_f" in wide else None
+    wins = (augrc.eq(augrc.min()) & augrc.notna()).sum(axis=1) if augrc is not None else None
+
+    def cell(frame: pd.DataFrame | None, csf: str, columns: list[str], scale: float) -> str:
+        if frame is None or not set(columns) & set(frame.columns):
+            return "–"
+        value = frame.loc[csf, [c for c in columns if c in frame.columns]].mean()
+        return "–" if value != value else f"{value * scale:.{2 if scale > 1 else 4}f}"
+
+    for csf in table["csf"].unique():
+        grid.add_row(
+            str(csf),
+            cell(augrc, csf, [iid_study], 1000.0),
+            cell(augrc, csf, others, 1000.0),
+            cell(auroc, csf, [iid_study], 1.0),
+            cell(auroc, csf, others, 1.0),
+            "–" if wins is None else f"{int(wins.get(csf, 0))} of {len(studies)}",
+        )
+    console.print(grid)
+
+
+def write_study_tables(results: pd.DataFrame, folder: Path) -> list[Path]:
+    """Write one CSV per study and protocol into ``folder``: CSF rows, metric columns (values as
+    computed, not scaled), named after the study with ``/`` replaced by ``__``."""
+    from fdbench.io import atomic_path
+
+    if "protocol" not in results.columns:
+        results = results.assign(protocol="failure_detection")
+    written = []
+    for (protocol, study), part in results.groupby(["protocol", "study"], sort=False):
+        wide = part.pivot_table(index="csf", columns="metric", values="value", sort=False)
+        name = str(study).replace("/", "__")
+        if protocol != "failure_detection":
+            name = f"{protocol}__{name}"
+        path = folder / f"{name}.csv"
+        with atomic_path(path) as tmp:
+            wide.to_csv(tmp)
+        written.append(path)
+    return written
 
 
 def _check_bootstrap_fits(n_resamples: int, option: str) -> None:
@@ -419,8 +579,6 @@ def _benchmark(
     scheduler: str | None,
     report: bool,
 ) -> None:
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
-
     from fdbench.config import load_config
     from fdbench.io import check_output_folder
     from fdbench.jobs.benchmark import run_benchmark
@@ -436,14 +594,14 @@ def _benchmark(
     check_output_folder(run_dir, "--out")
     _check_bootstrap_fits(settings.analysis.n_bootstrap, "analysis.n_bootstrap")
     _check_run_folder(run_dir, config)
-    columns = ("{task.description}", BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
-    with Progress(*columns) as bar:
+    with _progress_bar() as bar:
         tasks: dict[str, int] = {}
 
         def progress(stage: str, done: int, total: int) -> None:
+            _JOBS[stage] = (done, total)
             if stage not in tasks:
                 tasks[stage] = bar.add_task(stage, total=total)
-            bar.update(tasks[stage], completed=done)
+            bar.update(tasks[stage], completed=done, total=total)
 
         results = run_benchmark(
             settings,
@@ -454,8 +612,7 @@ def _benchmark(
             progress=progress,
         )
     print_leaderboard(run_dir)
-    summary = results[(results["protocol"] == "failure_detection")]
-    print_results(_seed_means(summary[summary["study"] == "iid"]))
+    print_study_summary(results)
     print_unknown_detection(results)
     typer.echo(f"results: {run_dir / 'results.parquet'}")
     if report:
@@ -497,8 +654,6 @@ def zoo(
     report: Annotated[bool, typer.Option(help="Write the analyses and zoo_report.html.")] = True,
 ) -> None:
     """Evaluate every member of a model zoo and report across the zoo (resumable per member)."""
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
-
     from fdbench.zoo import load_zoo_config, run_zoo
     from fdbench.zoo.config import quick_config
 
@@ -518,11 +673,11 @@ def zoo(
         if quick:
             settings = quick_config(settings)
         run_dir = out if out is not None else Path("runs") / settings.name
-    columns = ("{task.description}", BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
-    with Progress(*columns) as bar:
+    with _progress_bar() as bar:
         tasks: dict[str, int] = {}
 
         def progress(stage: str, done: int, total: int) -> None:
+            _JOBS[stage] = (done, total)
             if stage not in tasks:
                 tasks[stage] = bar.add_task(stage, total=total)
             bar.update(tasks[stage], completed=done)
@@ -604,7 +759,16 @@ def _report(
     check_outputs({"RUN_DIR/report.html": page, "RUN_DIR/report_manifest.json": manifest}, inputs)
     # the screenshot is taken of the page, so the page is one of its inputs
     check_outputs({"--screenshot": screenshot}, [*inputs, page, manifest])
+    if not any((run_dir / f"results{s}").is_file() for s in (".parquet", ".csv")):
+        raise FileNotFoundError(
+            f"RUN_DIR {run_dir} holds no results: expected results.parquet or results.csv "
+            "(written by fdbench benchmark, or fdbench evaluate --out)"
+        )
     inputs = read_run_inputs(run_dir)
+    if inputs.results is not None:
+        from fdbench.provenance import check_same_splits
+
+        check_same_splits(inputs.results, f"the results of {run_dir}")
     unknown = None
     if inputs.results is not None and {"protocol", "n_samples"} <= set(inputs.results.columns):
         from fdbench.jobs.benchmark import report_table
@@ -640,14 +804,57 @@ def _check_run_folder(run_dir: Path, config: Path | None) -> None:
         )
 
 
-def _seed_means(table: pd.DataFrame) -> pd.DataFrame:
-    keys = ["dataset", "method", "csf", "study", "metric"]
-    means = table.groupby(keys, sort=False, as_index=False).agg(
-        value=("value", "mean"), n_samples=("n_samples", "first")
-    )
-    means["study"] = means["dataset"] + " " + means["study"]
-    means["csf"] = means["method"] + " · " + means["csf"]
-    return means
+#: The metric of the console summary after a benchmark (the AUGRC paper's, ×1000).
+SUMMARY_METRIC = "augrc"
+
+
+def study_summary(results: pd.DataFrame, metric: str = SUMMARY_METRIC) -> dict[str, pd.DataFrame]:
+    """Per dataset, the mean over seeds of ``metric`` for every (method · CSF) row and every
+    study the report shows (:func:`fdbench.jobs.benchmark.report_table`: i.i.d., ``cor`` the mean of
+    the pooled corruption levels, sub-class, each new-class study), failure-detection rows only;
+    the pooled corruption levels themselves are left out (``cor`` summarises them)."""
+    from fdbench.jobs.benchmark import CORRUPTION_SUMMARY, report_table
+    from fdbench.protocol import POOLED_CORRUPTION
+
+    table = report_table(results)
+    table = table[(table["metric"] == metric) & (table["study"] != "val")]
+    table = table[~table["study"].str.match(POOLED_CORRUPTION.pattern)]
+    tables = {}
+    for dataset, part in table.groupby("dataset", sort=False):
+        rows = part["method"] + " · " + part["csf"]
+        wide = part.assign(row=rows).pivot_table(
+            index="row", columns="study", values="value", aggfunc="mean", sort=False
+        )
+        first = [s for s in ("iid", CORRUPTION_SUMMARY, "subclass") if s in wide.columns]
+        tables[str(dataset)] = wide[[*first, *(c for c in wide.columns if c not in first)]]
+    return tables
+
+
+def print_study_summary(results: pd.DataFrame) -> None:
+    """Print, per dataset, one compact table of AUGRC ×1000 (mean over seeds) with a column per
+    study the report shows (:func:`study_summary`), the best of each column in bold."""
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console()
+    if not console.is_terminal:
+        console.width = max(console.width, 160)
+    for dataset, wide in study_summary(results).items():
+        grid = Table(
+            title=f"{dataset}: AUGRC ×1000 per study (mean over seeds; lower is better)",
+            title_justify="left",
+        )
+        grid.add_column("method · CSF")
+        for study in wide.columns:
+            grid.add_column(str(study).removeprefix("new_class/"), justify="right")
+        bests = wide.min()
+        for row, values in wide.iterrows():
+            cells = [str(row)]
+            for study, value in values.items():
+                text = "–" if value != value else f"{value * 1000:.2f}"
+                cells.append(f"[bold green]{text}[/]" if value == bests[study] else text)
+            grid.add_row(*cells)
+        console.print(grid)
 
 
 data_app = typer.Typer(
@@ -725,13 +932,34 @@ def data_show_corruptions(
         typer.echo(f"wrote {show_corruptions(None, out, seed=seed, data_dir=data_dir)}")
 
 
+_SIGINT = threading.Event()
+
+
+def _on_sigint(signum: int, frame: object) -> None:
+    _SIGINT.set()
+    raise KeyboardInterrupt
+
+
+def _exit_interrupted() -> None:
+    """Ctrl-C: one line (jobs finished, how to resume) and exit status 130; nothing else is
+    printed while the workers shut down."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    logging.disable(logging.CRITICAL)
+    warnings.simplefilter("ignore")
+    sys.stdout.flush()
+    print(_interrupted_message(), file=sys.stderr, flush=True)
+    # no interpreter shutdown: dask's exit hooks would report the cluster closed under them
+    os._exit(130)
+
+
 def main() -> None:
     """Run the ``fdbench`` command line.
 
     User errors (:func:`fdbench.errors.is_user_error`: invalid inputs, files and settings, every
     ``OSError``; and bad options or arguments) print ``fdbench: error: <one line>`` and exit
     with status 2, also when raised inside a dask worker; anything else is a bug and keeps its
-    traceback, as does every error with ``FDBENCH_DEBUG`` set.
+    traceback, as does every error with ``FDBENCH_DEBUG`` set. Ctrl-C prints one line, how
+    many jobs finished and that the same command resumes, and exits with status 130.
     """
     try:  # typer >= 0.20 vendors click
         from typer._click import exceptions as click
@@ -740,6 +968,7 @@ def main() -> None:
 
     from fdbench.errors import is_user_error, one_line
 
+    signal.signal(signal.SIGINT, _on_sigint)
     try:
         code = app(standalone_mode=False)
     except click.NoArgsIsHelpError as error:
@@ -750,13 +979,22 @@ def main() -> None:
         message = " ".join(error.format_message().split())
         print(f"fdbench: error: {message}", file=sys.stderr)
         sys.exit(2)
-    except (typer.Abort, KeyboardInterrupt):
+    except typer.Abort:
         print("Aborted!", file=sys.stderr)
         sys.exit(1)
+    except KeyboardInterrupt:
+        _exit_interrupted()
+    except SystemExit:
+        # Lightning answers Ctrl-C during training with sys.exit(1)
+        if _SIGINT.is_set():
+            _exit_interrupted()
+        raise
     except Exception as error:
         if os.environ.get("FDBENCH_DEBUG") or not is_user_error(error):
             raise
         print(f"fdbench: error: {one_line(error)}", file=sys.stderr)
         sys.exit(2)
+    if _SIGINT.is_set():  # typer turns KeyboardInterrupt into exit status 130
+        _exit_interrupted()
     if isinstance(code, int) and code:
         sys.exit(code)

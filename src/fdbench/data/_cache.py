@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 
 from fdbench.io import default_mode, sha256_file
+from fdbench.provenance import record_read
 
 MANIFEST = "manifest.json"
 
@@ -135,5 +136,6 @@ def read_cached_split(folder: Path, split: str, name: str) -> tuple[np.ndarray, 
                 f"`fdbench data fetch {name} --force` (fdbench.data.fetch({name!r}, force=True)) "
                 f"or delete {folder}"
             )
+        record_read(path, expected)
         arrays.append(np.load(path, allow_pickle=False))
     return arrays[0], arrays[1], tuple(manifest["class_names"])

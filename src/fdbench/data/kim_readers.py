@@ -17,6 +17,7 @@ from fdbench.data.kim import (
 )
 from fdbench.data.readers import IMAGE_SUFFIXES
 from fdbench.data.wordnet import WordNet
+from fdbench.provenance import record_read
 
 #: Set names of the authors' released CIFAR benchmark (``cifar-bench/<mode>/<set>``, as their
 #: ``dataloader.py`` and ``test.py`` name them) → (role, modes present).
@@ -54,6 +55,7 @@ def load_images(files: Sequence[Path], transform: Callable) -> np.ndarray:
 
     out = []
     for f in files:
+        record_read(f)
         with Image.open(f) as im:
             out.append(np.asarray(transform(im.convert("RGB")), dtype=np.uint8))
     if not out:
@@ -187,6 +189,8 @@ def read_places365_val(folder: str | os.PathLike, transform: Callable) -> ImageD
     missing = [str(p) for p in (names_file, labels_file, folder / "val_256") if not p.exists()]
     if missing:
         raise FileNotFoundError(f"missing Places-365 files: {', '.join(missing)}")
+    record_read(names_file)
+    record_read(labels_file)
     names = {}
     for line in names_file.read_text().split("\n"):
         if line.strip():

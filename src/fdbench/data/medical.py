@@ -21,6 +21,7 @@ from fdbench.data import _cache
 from fdbench.data.datasets import ImageDataset
 from fdbench.data.readers import read_medmnist
 from fdbench.data.studies import Experiment, Study, StudyKind
+from fdbench.provenance import record_read
 
 __all__ = [
     "MEDICAL_DATASETS",
@@ -185,6 +186,7 @@ def read_medmnist_file(
 def _read_grey(path: Path, size: int) -> np.ndarray:
     from PIL import Image
 
+    record_read(path)
     with Image.open(path) as im:
         grey = im.convert("L").resize((size, size), Image.BILINEAR)
         return np.asarray(grey, dtype=np.uint8)[..., None]
@@ -213,6 +215,7 @@ def read_busi(path: str | os.PathLike, *, size: int = 224) -> ImageDataset:
 def _rsna_labels(csv_path: Path) -> list[tuple[str, int]]:
     """(patientId, Target) once per patient, in the CSV's order (one row per box)."""
     seen: dict[str, int] = {}
+    record_read(csv_path)
     with open(csv_path, newline="") as fh:
         reader = csv.DictReader(fh)
         missing = {"patientId", "Target"} - set(reader.fieldnames or [])
@@ -336,6 +339,7 @@ def read_eyepacs(
     if not table.is_file():
         raise FileNotFoundError(f"EyePACS label file {table} not found")
     images, labels = [], []
+    record_read(table)
     with open(table, newline="") as fh:
         for row in csv.DictReader(fh):
             if usage is not None and row.get("Usage") != usage:
@@ -343,6 +347,7 @@ def read_eyepacs(
             level = int(row["level"])
             if level not in range(5):
                 raise ValueError(f"{table.name}: level must be 0..4; got {level}")
+            record_read(images_dir / f"{row['image']}.jpeg")
             with Image.open(images_dir / f"{row['image']}.jpeg") as im:
                 rgb = np.asarray(im.convert("RGB"), dtype=np.uint8)
             images.append(graham_preprocess(rgb, radius=radius, size=size))

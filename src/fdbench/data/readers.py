@@ -9,6 +9,7 @@ import numpy as np
 
 from fdbench.data._safe_pickle import load_array_pickle
 from fdbench.data.datasets import ImageDataset
+from fdbench.provenance import record_read
 
 CIFAR_C_SEVERITIES = 5
 IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".bmp", ".gif", ".tif", ".tiff", ".webp")
@@ -24,6 +25,7 @@ def _folder(path: str | os.PathLike, what: str) -> Path:
 def _unpickle(path: Path) -> dict:
     if not path.is_file():
         raise FileNotFoundError(f"missing file {path}")
+    record_read(path)
     with open(path, "rb") as fh:
         obj = load_array_pickle(fh, encoding="bytes")
     if not isinstance(obj, dict):
@@ -93,6 +95,7 @@ def read_svhn(path: str | os.PathLike, split: str = "train") -> ImageDataset:
     file = folder / f"{split}_32x32.mat"
     if not file.is_file():
         raise FileNotFoundError(f"missing file {file}")
+    record_read(file)
     mat = loadmat(file)
     x, y = np.asarray(mat["X"]), np.asarray(mat["y"]).reshape(-1)
     if x.ndim != 4 or x.shape[:3] != (32, 32, 3) or x.shape[3] != y.size:
@@ -107,6 +110,7 @@ def read_svhn(path: str | os.PathLike, split: str = "train") -> ImageDataset:
 def _load_rgb(path: Path) -> np.ndarray:
     from PIL import Image
 
+    record_read(path)
     with Image.open(path) as im:
         return np.asarray(im.convert("RGB"), dtype=np.uint8)
 
@@ -116,6 +120,7 @@ def read_tiny_imagenet(path: str | os.PathLike, split: str = "train") -> ImageDa
     the class names, ``train/<wnid>/images/*.JPEG`` the training images, ``val/images`` with
     ``val/val_annotations.txt`` the validation images (used as ``split="val"``)."""
     folder = _folder(path, "Tiny ImageNet")
+    record_read(folder / "wnids.txt")
     wnids = (folder / "wnids.txt").read_text().split()
     words = {}
     if (folder / "words.txt").is_file():
@@ -157,6 +162,7 @@ def read_medmnist(
         raise ValueError(f"split must be 'train', 'val' or 'test'; got {split!r}")
     if not path.is_file():
         raise FileNotFoundError(f"missing file {path}")
+    record_read(path)
     with np.load(path, allow_pickle=False) as npz:
         images = np.asarray(npz[f"{split}_images"], dtype=np.uint8)
         labels = np.asarray(npz[f"{split}_labels"])
@@ -191,6 +197,8 @@ def read_cifar_c(
     file = folder / f"{corruption}.npy"
     if not file.is_file():
         raise FileNotFoundError(f"missing file {file}")
+    record_read(file)
+    record_read(folder / "labels.npy")
     images = np.load(file, mmap_mode="r", allow_pickle=False)
     labels = np.load(folder / "labels.npy", mmap_mode="r", allow_pickle=False)
     n_total = images.shape[0] if images.ndim == 4 else -1
@@ -223,6 +231,7 @@ def read_image_folder(path: str | os.PathLike, *, mode: str = "RGB") -> ImageDat
     for label, cls in enumerate(classes):
         for f in sorted((folder / cls).iterdir()):
             if f.suffix.lower() in IMAGE_SUFFIXES:
+                record_read(f)
                 with Image.open(f) as im:
                     arr = np.asarray(im.convert(mode), dtype=np.uint8)
                 images.append(arr[..., None] if mode == "L" else arr)

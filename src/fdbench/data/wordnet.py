@@ -8,6 +8,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from fdbench.provenance import record_read
+
 #: Pointer symbols of ``data.noun`` that lead from a synset to its parent: hypernym and instance
 #: hypernym (WordNet's ``wndb(5WN)`` manual page, "Pointers").
 PARENT_POINTERS = ("@", "@i")
@@ -134,4 +136,5 @@ def load_wordnet(
     path = Path(path).expanduser()
     if not path.is_file():
         raise FileNotFoundError(f"missing file {path} (WordNet 3.0 data.noun)")
+    record_read(path)
     return parse_data_noun(path.read_text(encoding="utf-8", errors="replace"))

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
-from fdbench.io import read_table, write_table
+from fdbench.io import atomic_path, read_table, write_table, write_text
 from fdbench.jobs.evaluate import (
     NON_TEST_SPLITS,
     default_studies,
@@ -38,6 +38,15 @@ from fdbench.protocol import (
     study_splits,
     unknown_detection_pools,
 )
+from fdbench.provenance import (
+    FINGERPRINT_COLUMN,
+    PROVENANCE_FILE,
+    check_same_splits,
+    combined_fingerprint,
+    experiment_fingerprints,
+    provenance_record,
+    recording_reads,
+)
 
 if TYPE_CHECKING:
     from fdbench.config import BenchmarkConfig
@@ -57,6 +66,7 @@ def evaluate_runs(
     openmax: OpenMaxParams | None = None,
     seed: int | None = None,
     binary_fpr: float | None = None,
+    fingerprints: dict[str, str] | None = None,
 ) -> Path:
     """Evaluate one run (one store) or a deep ensemble (several stores) into ``out_dir``.
 
@@ -74,8 +84,12 @@ def evaluate_runs(
     ensemble of ``ensemble_combinations`` gets its combination's index, so that the seed
     statistics of the results run over the combinations). ``binary_fpr`` applies the binary
     protocol (validation-FPR threshold, :func:`fdbench.jobs.evaluate.prediction_groups`) to
-    two-class outputs; outputs with more classes keep the arg-max prediction. The results file
-    is written last: its presence marks the job as done.
+    two-class outputs; outputs with more classes keep the arg-max prediction. With
+    ``fingerprints`` (split → :func:`fdbench.provenance.split_fingerprint` of the experiment the
+    stores were computed on) every row records in
+    :data:`~fdbench.provenance.FINGERPRINT_COLUMN` the fingerprint of its study's splits
+    (:func:`fdbench.provenance.combined_fingerprint`). The results file is written last: its
+    presence marks the job as done.
     """
     from fdbench.outputs import read_outputs
 
@@ -138,6 +152,15 @@ def evaluate_runs(
         candidate=int(first.meta.get("candidate", 0)),
         params=json.dumps(first.meta.get("params", {}), sort_keys=True),
     )
+    if fingerprints is not None:
+        paired = [iid_split] if iid_split in available else []
+        prints = {
+            study: combined_fingerprint(
+                fingerprints, [*paired, *study_splits(study, available, pools=pools)]
+            )
+            for study in table["study"].unique()
+        }
+        table[FINGERPRINT_COLUMN] = table["study"].map(prints)
     return write_table(table, out_dir / RESULTS_FILE)
 
 
@@ -159,6 +182,10 @@ def plan_benchmark(
     (:meth:`~fdbench.config.EnsembleCombinations.subsets`), in ``.../combination<i>``
     folders, its rows carrying ``i`` as their ``seed``.
     ``config.data.binary_protocol`` sets the binary protocol of two-class experiments.
+    Every evaluation records the fingerprints of its splits
+    (:func:`fdbench.provenance.experiment_fingerprints`, kept in ``plan.fingerprints`` by
+    experiment, and by run where ``config.data.per_run`` draws the splits per run); an
+    ensemble whose members were trained on different splits is refused.
     """
     from fdbench.training.experiments import experiment_for_run
     from fdbench.training.jobs import output_stores, plan_jobs, run_training_job
@@ -168,6 +195,16 @@ def plan_benchmark(
     binary = config.data.binary_protocol
     binary_fpr = None if binary is None else binary.fpr
     training, evaluation = [], []
+    fingerprints: dict[str, dict[str, str]] = {}
+
+    def prints(experiment: Experiment, seed: int) -> dict[str, str]:
+        key = f"{experiment.name}/run{seed}" if config.data.per_run else experiment.name
+        if key not in fingerprints:
+            fingerprints[key] = experiment_fingerprints(
+                experiment_for_run(config, experiment, seed)
+            )
+        return fingerprints[key]
+
     for experiment in experiments:
         for method, seed in plan_jobs(config):
             spec = config.method(method)
@@ -190,7 +227,12 @@ def plan_benchmark(
             folder = run_dir / "evaluation" / experiment.name / method / f"seed{seed}"
             evaluation.extend(
                 _evaluation_jobs(
-                    f"eval:{key}", [[s] for s in stores], folder, openmax, binary_fpr
+                    f"eval:{key}",
+                    [[s] for s in stores],
+                    folder,
+                    openmax,
+                    binary_fpr,
+                    fingerprints=prints(experiment, seed),
                 )
             )
         for method in config.ensembles:
@@ -203,6 +245,10 @@ def plan_benchmark(
                 members = [
                     output_stores(config, experiment.name, method, s, models) for s in subset
                 ]
+                shared = _shared_fingerprints(
+                    f"ensemble({method}) of {experiment.name}",
+                    [prints(experiment, s) for s in subset],
+                )
                 evaluation.extend(
                     _evaluation_jobs(
                         key if combinations is None else f"{key}/combination{i}",
@@ -210,9 +256,24 @@ def plan_benchmark(
                         folder if combinations is None else folder / f"combination{i}",
                         binary_fpr=binary_fpr,
                         seed=None if combinations is None else i,
+                        fingerprints=shared,
                     )
                 )
-    return BenchmarkPlan(training, evaluation, config.selection.metric)
+    return BenchmarkPlan(training, evaluation, config.selection.metric, fingerprints)
+
+
+def _shared_fingerprints(what: str, members: list[dict[str, str]]) -> dict[str, str]:
+    """The split fingerprints the members of an ensemble share; ``ValueError`` naming the
+    first split whose samples differ between members (their outputs cannot be merged)."""
+    first = members[0]
+    for other in members[1:]:
+        for split in sorted(set(first) | set(other)):
+            if first.get(split) != other.get(split):
+                raise ValueError(
+                    f"{what}: the members were trained and tested on different samples of "
+                    f"split {split!r} (fingerprints differ); refusing to merge their outputs"
+                )
+    return first
 
 
 def _evaluation_jobs(
@@ -223,11 +284,15 @@ def _evaluation_jobs(
     binary_fpr: float | None = None,
     *,
     seed: int | None = None,
+    fingerprints: dict[str, str] | None = None,
 ) -> list[Job]:
     """One evaluation job per grid candidate (``candidates[i]``: the stores it evaluates);
     ``openmax`` adds the OpenMax CSF to single runs; ``binary_fpr`` applies the binary
-    protocol (:func:`evaluate_runs`); ``seed`` overrides the results' seed column."""
+    protocol (:func:`evaluate_runs`); ``seed`` overrides the results' seed column;
+    ``fingerprints`` (the splits') go into every row."""
     single = evaluate_runs
+    if fingerprints is not None:
+        single = functools.partial(single, fingerprints=fingerprints)
     if openmax is not None and len(candidates[0]) == 1:
         single = functools.partial(single, openmax=openmax)
     if binary_fpr is not None:
@@ -295,8 +360,11 @@ def select_candidates(results: pd.DataFrame, metric: str) -> pd.DataFrame:
 
 def collect_results(plan: BenchmarkPlan) -> pd.DataFrame:
     """Concatenate the results of every evaluation job into one tidy table, keeping per CSF the
-    grid candidate selected on validation (:func:`select_candidates`)."""
+    grid candidate selected on validation (:func:`select_candidates`). Results of one
+    (dataset, study, seed) evaluated on different splits are refused
+    (:func:`fdbench.provenance.check_same_splits`)."""
     table = pd.concat([read_table(job.output) for job in plan.evaluation], ignore_index=True)
+    check_same_splits(table, "the evaluations")
     return select_candidates(table, plan.selection_metric)
 
 
@@ -318,7 +386,17 @@ def run_benchmark(
     resumes where it stopped and gives the same table; ``workers``/``scheduler`` run the jobs and
     the bootstrap analysis on dask.distributed with the same results (``workers=None`` takes
     ``config.workers``, ``workers=0`` runs everything in this process).
-    ``progress(stage, done, total)`` is called as jobs finish. Stage times go to ``times.json``.
+    ``progress(stage, done, total)`` is called as jobs finish, as training jobs finish epochs
+    (``done`` then counts the running jobs' share of their epochs) and as the analysis advances
+    (stage ``"analysis"``).
+
+    The analysis is skipped when its inputs are unchanged since it last completed: the key
+    (:func:`analysis_key`) of the recorded checksums of every job's outputs and of the whole
+    config is kept in :data:`ANALYSIS_FILE`. Stage times go to ``times.json``; a stage that did
+    no work (every job done, analysis up to date) keeps the time recorded when it did.
+    ``provenance.json`` records the fdbench version and commit, the resolved config, the
+    SHA-256 of every data file read and the fingerprint of every split
+    (:func:`fdbench.provenance.provenance_record`).
 
     ``run_dir`` must be new, empty or a run folder fdbench made (its marker file,
     :func:`fdbench.jobs.run_folder.open_run_folder`). Every file a job left is checked against its
@@ -331,21 +409,106 @@ def run_benchmark(
     open_run_folder(run_dir, _settings(config))
     times: dict[str, float] = {}
     start = time.perf_counter()
-    experiments = build_experiments(config)
-    times["build_studies_s"] = time.perf_counter() - start
-    plan = plan_benchmark(config, experiments, run_dir)
+    with recording_reads() as reads:
+        experiments = build_experiments(config)
+        times["build_studies_s"] = time.perf_counter() - start
+        plan = plan_benchmark(config, experiments, run_dir)
+    record = provenance_record(config.model_dump(mode="json"), reads, plan.fingerprints)
+    with atomic_path(run_dir / PROVENANCE_FILE) as tmp:
+        tmp.write_text(json.dumps(record, indent=2) + "\n")
+    worked = set()
     for stage, jobs in (("training", plan.training), ("evaluation", plan.evaluation)):
         start = time.perf_counter()
-        run_stage(stage, jobs, workers=workers, scheduler=scheduler, progress=progress)
+        if run_stage(stage, jobs, workers=workers, scheduler=scheduler, progress=progress):
+            worked.add(f"{stage}_s")
         times[f"{stage}_s"] = time.perf_counter() - start
     start = time.perf_counter()
-    write_table(collect_timings(run_dir / "runs"), run_dir / RUN_TIMES_FILE)
+    if "training_s" in worked or not (run_dir / RUN_TIMES_FILE).exists():
+        write_table(collect_timings(run_dir / "runs"), run_dir / RUN_TIMES_FILE)
+    key = analysis_key(config, plan, report)
+    if _analysis_current(run_dir, key, report):
+        results = read_table(run_dir / RESULTS_FILE)
+        if progress is not None:
+            progress("analysis", 1, 1)
+    else:
+        results = _analyse(config, experiments, plan, run_dir, report, workers, scheduler, progress)
+        write_text(run_dir / ANALYSIS_FILE, json.dumps({"inputs": key}, indent=2) + "\n")
+        worked.add("analysis_report_s")
+    times["analysis_report_s"] = time.perf_counter() - start
+    write_times(times, run_dir, worked=worked)
+    return results
+
+
+#: The record of the last completed analysis of a run folder: the key of its inputs.
+ANALYSIS_FILE = "analysis.json"
+#: The steps of the analysis stage as its progress reports them: results, analysis files,
+#: report page.
+ANALYSIS_STEPS = 3
+
+
+def analysis_key(config: BenchmarkConfig, plan: BenchmarkPlan, report: bool) -> str:
+    """SHA-256 naming the inputs of the analysis stage: the whole resolved config (analysis
+    settings included), whether the report is written, the fdbench version, and the checksums
+    recorded for every training and evaluation job's outputs in plan order (as written beside
+    each file, or an outputs store's ``checksums.sha256``), so that any changed input changes
+    the key."""
+    import hashlib
+
+    from fdbench import __version__
+    from fdbench.io import DIRECTORY_CHECKSUMS, checksum_path
+
+    digest = hashlib.sha256()
+    digest.update(config.model_dump_json().encode())
+    digest.update(f"report={report};version={__version__}".encode())
+    for job in (*plan.training, *plan.evaluation):
+        for path in job.outputs:
+            record = path / DIRECTORY_CHECKSUMS if path.is_dir() else checksum_path(path)
+            digest.update(record.read_bytes() if record.is_file() else b"-")
+    return digest.hexdigest()
+
+
+def _analysis_current(run_dir: Path, key: str, report: bool) -> bool:
+    """Whether the analysis recorded in ``run_dir`` was made from inputs with this ``key`` and
+    its results (and, with ``report``, the page) are intact."""
+    from fdbench.io import damage
+
+    record = run_dir / ANALYSIS_FILE
+    outputs = [RESULTS_FILE, "results.csv", *(("report.html",) if report else ())]
+    if damage(record) is not None or any(damage(run_dir / name) for name in outputs):
+        return False
+    try:
+        return json.loads(record.read_text()).get("inputs") == key
+    except (ValueError, AttributeError):
+        return False
+
+
+def _analyse(
+    config: BenchmarkConfig,
+    experiments: Sequence[Experiment],
+    plan: BenchmarkPlan,
+    run_dir: Path,
+    report: bool,
+    workers: int | None,
+    scheduler: str | None,
+    progress: Callable[[str, int, int], None] | None,
+) -> pd.DataFrame:
+    """The analysis stage: collect the results, write the analysis files and the report,
+    reporting each of its :data:`ANALYSIS_STEPS` steps to ``progress``."""
+    steps = ANALYSIS_STEPS if report else 1
+
+    def step(done: int) -> None:
+        if progress is not None:
+            progress("analysis", done, steps)
+
+    step(0)
     results = collect_results(plan)
     write_results(results, run_dir)
+    step(1)
     if report:
         write_report_inputs(
             config, experiments, plan, run_dir, results, workers=workers, scheduler=scheduler
         )
+        step(2)
         from fdbench.report import unknown_detection_summary, write_report
 
         write_report(
@@ -354,8 +517,7 @@ def run_benchmark(
             unknown_detection=unknown_detection_summary(results),
             seed_boxplots=config.analysis.seed_boxplots,
         )
-    times["analysis_report_s"] = time.perf_counter() - start
-    write_times(times, run_dir)
+        step(3)
     return results
 
 

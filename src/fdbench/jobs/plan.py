@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -19,11 +19,14 @@ SCORES_FILE = "scores.npz"
 @dataclass(frozen=True)
 class BenchmarkPlan:
     """The jobs of a benchmark and where their files go, and the metric each CSF's grid
-    candidate is selected by (:func:`fdbench.jobs.benchmark.select_candidates`)."""
+    candidate is selected by (:func:`fdbench.jobs.benchmark.select_candidates`), and the
+    fingerprints of the splits (experiment, or experiment/run → split → fingerprint,
+    :func:`fdbench.provenance.experiment_fingerprints`)."""
 
     training: list[Job]
     evaluation: list[Job]
     selection_metric: str = "augrc"
+    fingerprints: dict[str, dict[str, str]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

@@ -50,9 +50,32 @@ def write_results(results: pd.DataFrame, run_dir: Path) -> Path:
     return path
 
 
-def write_times(times: dict[str, float], run_dir: Path) -> Path:
-    """Write the seconds each stage took into ``times.json``."""
+def write_times(
+    times: dict[str, float], run_dir: Path, *, worked: set[str] | None = None
+) -> Path:
+    """Write the seconds each stage took into ``times.json``.
+
+    With ``worked`` (the names of the stages that did work this time) a stage that did none
+    keeps the time recorded when it did (the building of the studies counts as work only with
+    another stage), and nothing is written when no stage worked: a re-run of a finished job
+    never replaces its timings with the no-op's.
+    """
+    from fdbench.io import damage
+
     path = run_dir / TIMES_FILE
+    recorded: dict[str, float] = {}
+    if worked is not None and damage(path) is None:
+        try:
+            recorded = json.loads(path.read_text())
+        except ValueError:
+            recorded = {}
+    if recorded and not worked:
+        return path
+    done = {*times} if worked is None else {*worked, "build_studies_s"}
+    merged = {
+        name: value if name in done or name not in recorded else recorded[name]
+        for name, value in times.items()
+    }
     with atomic_path(path) as tmp:
-        tmp.write_text(json.dumps(times, indent=2))
+        tmp.write_text(json.dumps(merged, indent=2))
     return path

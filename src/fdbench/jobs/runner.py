@@ -45,6 +45,35 @@ class Job:
                 discard_damaged(path)
 
 
+#: The dask event topic on which a worker reports the epochs of the job it runs.
+EPOCH_TOPIC = "fdbench-epoch"
+_EPOCH_HOOK: list[Callable[[int, int], None]] = []
+
+
+def report_epoch(done: int, total: int) -> None:
+    """Report that the running job finished epoch ``done`` of ``total`` of a training loop.
+
+    In this process it goes to the ``on_epoch`` of :func:`run_jobs`; in a dask worker it is
+    sent to the client as an event of :data:`EPOCH_TOPIC` naming the task; elsewhere it is
+    dropped. The training loops call it after every epoch.
+    """
+    if _EPOCH_HOOK:
+        _EPOCH_HOOK[-1](done, total)
+        return
+    try:
+        from distributed import get_worker
+        from distributed.worker import thread_state
+    except ImportError:
+        return
+    try:
+        worker = get_worker()
+    except ValueError:
+        return
+    key = getattr(thread_state, "key", None)
+    if key is not None:
+        worker.log_event(EPOCH_TOPIC, {"key": str(key), "done": done, "total": total})
+
+
 WORKER_ENVIRON = {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"}
 """Environment of local worker processes: one BLAS/OpenMP thread each (dask's default), but not
 dask's ``MALLOC_TRIM_THRESHOLD_=65536``, which makes glibc return memory on nearly every free
@@ -57,7 +86,10 @@ def local_cluster(workers: int) -> Any:
 
     Its processes log only critical events: a job's exception reaches the caller through its
     future (and the ``fdbench`` command prints it as one line), so the workers' own "Compute
-    Failed" records with the remote traceback would only repeat it.
+    Failed" records with the remote traceback would only repeat it. The worker processes
+    ignore SIGINT once started (:func:`dask_setup`, preloaded): a Ctrl-C at the terminal
+    interrupts this process only, which stops the cluster, instead of printing a traceback
+    from every worker.
     """
     import logging
     import warnings
@@ -77,7 +109,18 @@ def local_cluster(workers: int) -> Any:
             processes=True,
             dashboard_address=None,
             silence_logs=logging.CRITICAL,
+            preload=[__name__],
         )
+
+
+def dask_setup(worker: Any) -> None:
+    """Preload hook of :func:`local_cluster`'s worker processes: ignore SIGINT, which the
+    terminal sends to the whole process group on Ctrl-C; the parent process stops them."""
+    import signal
+    import threading
+
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def _call_after(fn: Callable[..., Any], args: tuple[Any, ...], *_dependencies: Any) -> Any:
@@ -115,8 +158,12 @@ def run_jobs(
     workers: int | None = None,
     scheduler: str | None = None,
     on_done: Callable[[Job], None] | None = None,
+    on_epoch: Callable[[Job, int, int], None] | None = None,
 ) -> list[Job]:
     """Run every job that is not done yet, dependencies first; return the jobs that ran.
+
+    ``on_done(job)`` is called as each job finishes, ``on_epoch(job, done, total)`` as a
+    running job reports an epoch of its training (:func:`report_epoch`).
 
     Without ``workers`` or ``scheduler`` the jobs run one after the other in this process. With
     ``workers`` they run on a dask ``LocalCluster`` of that many single-threaded worker
@@ -137,11 +184,19 @@ def run_jobs(
         return []
     if workers is None and scheduler is None:
         for job in pending:
-            job.fn(*job.args)
+            if on_epoch is not None:
+                _EPOCH_HOOK.append(lambda d, t, job=job: on_epoch(job, d, t))
+            try:
+                job.fn(*job.args)
+            finally:
+                if on_epoch is not None:
+                    _EPOCH_HOOK.pop()
             if on_done is not None:
                 on_done(job)
         return pending
-    return _run_on_dask(pending, workers=workers, scheduler=scheduler, on_done=on_done)
+    return _run_on_dask(
+        pending, workers=workers, scheduler=scheduler, on_done=on_done, on_epoch=on_epoch
+    )
 
 
 _PLAIN = (str, bytes, int, float, bool, type(None), Path, list, tuple, dict, set)
@@ -155,12 +210,23 @@ def _scatter_shared(client: Any, pending: Sequence[Job]) -> dict[int, Any]:
     return {key: client.scatter(obj, hash=False) for key, obj in objects.items()}
 
 
+def _quiet_shutdown() -> None:
+    """On Ctrl-C: the cluster is closed with futures still running; dask's logging and
+    warnings about them (cancelled tasks, lost workers) are expected, so they are silenced."""
+    import logging
+    import warnings
+
+    logging.disable(logging.CRITICAL)
+    warnings.simplefilter("ignore")
+
+
 def _run_on_dask(
     pending: list[Job],
     *,
     workers: int | None,
     scheduler: str | None,
     on_done: Callable[[Job], None] | None,
+    on_epoch: Callable[[Job, int, int], None] | None = None,
 ) -> list[Job]:
     from dask.distributed import Client, as_completed
 
@@ -180,10 +246,22 @@ def _run_on_dask(
                 _call_after, job.fn, args, *deps, key=f"fdbench-{job.key}", pure=False
             )
         by_future = {futures[job.key].key: job for job in pending}
+        if on_epoch is not None:
+
+            def epoch(event: tuple[float, dict[str, Any]]) -> None:
+                message = event[1]
+                job = by_future.get(message.get("key"))
+                if job is not None:
+                    on_epoch(job, int(message["done"]), int(message["total"]))
+
+            client.subscribe_topic(EPOCH_TOPIC, epoch)
         for future in as_completed(list(futures.values())):
             future.result()
             if on_done is not None:
                 on_done(by_future[future.key])
+    except KeyboardInterrupt:
+        _quiet_shutdown()
+        raise
     finally:
         client.close()
         if cluster is not None:
@@ -213,18 +291,49 @@ def run_stage(
     """Run the ``jobs`` of one stage of a job (:func:`run_jobs`) and return those that ran.
 
     Damaged outputs of ``verified`` jobs are removed first; ``progress(stage, done, total)`` is
-    called once with the jobs already done, then each time one finishes.
+    called once with the jobs already done, then each time one finishes or a running job
+    reports a training epoch (:func:`report_epoch`; ``done`` then adds the running jobs' share
+    of their epochs).
     """
-    total = len(jobs)
     for job in jobs:
         job.discard_damaged()
-    done = [sum(job.done for job in jobs)]
-    if progress is not None:
-        progress(stage, done[0], total)
+    counter = _StageProgress(stage, len(jobs), sum(job.done for job in jobs), progress)
+    return run_jobs(
+        jobs,
+        workers=workers,
+        scheduler=scheduler,
+        on_done=counter.job_done,
+        on_epoch=counter.epoch_done,
+    )
 
-    def tick(_job: Job) -> None:
-        done[0] += 1
-        if progress is not None:
-            progress(stage, done[0], total)
 
-    return run_jobs(jobs, workers=workers, scheduler=scheduler, on_done=tick)
+class _StageProgress:
+    """Counts the finished jobs of a stage for ``progress(stage, done, total)``, the running
+    jobs adding the share of their training epochs done (:func:`report_epoch`; below 1 until
+    the job finishes, and a job of several training loops never goes back when the next loop
+    starts)."""
+
+    def __init__(
+        self,
+        stage: str,
+        total: int,
+        done: int,
+        progress: Callable[[str, int, int], None] | None,
+    ) -> None:
+        self.stage, self.total, self.done, self.progress = stage, total, done, progress
+        self.running: dict[str, float] = {}
+        self._report()
+
+    def _report(self) -> None:
+        if self.progress is not None:
+            self.progress(self.stage, self.done + sum(self.running.values()), self.total)
+
+    def job_done(self, job: Job) -> None:
+        self.done += 1
+        self.running.pop(job.key, None)
+        self._report()
+
+    def epoch_done(self, job: Job, epoch: int, epochs: int) -> None:
+        share = min(epoch / max(epochs, 1), 0.99)
+        self.running[job.key] = max(self.running.get(job.key, 0.0), share)
+        self._report()

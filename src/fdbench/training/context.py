@@ -146,6 +146,18 @@ def quiet_lightning() -> Iterator[None]:
             lg.setLevel(level)
 
 
+class EpochProgress(L.Callback):
+    """Reports every finished training epoch to the job runner
+    (:func:`fdbench.jobs.runner.report_epoch`), for the progress bar; it changes nothing else.
+    A run bounded by steps rather than epochs (``max_epochs == -1``) reports nothing."""
+
+    def on_train_epoch_end(self, trainer: L.Trainer, pl_module: L.LightningModule) -> None:
+        from fdbench.jobs.runner import report_epoch
+
+        if trainer.max_epochs is not None and trainer.max_epochs > 0:
+            report_epoch(trainer.current_epoch + 1, trainer.max_epochs)
+
+
 def trainer(
     epochs: int,
     callbacks: list[L.Callback] | None = None,
@@ -155,12 +167,13 @@ def trainer(
     steps: int | None = None,
 ) -> L.Trainer:
     """A Lightning trainer for ``epochs`` epochs (or, with ``steps``, that many batches) with
-    ``callbacks``, without logging, on one ``device`` in ``precision``
-    (:func:`~fdbench.training.device.lightning_settings`: deterministic on the CPU)."""
+    ``callbacks`` and :class:`EpochProgress`, without logging, on one ``device`` in
+    ``precision`` (:func:`~fdbench.training.device.lightning_settings`: deterministic on the
+    CPU)."""
     length = {"max_epochs": epochs} if steps is None else {"max_epochs": -1, "max_steps": steps}
     return L.Trainer(
         **length,
-        callbacks=callbacks,
+        callbacks=[*(callbacks or []), EpochProgress()],
         devices=1,
         **lightning_settings(device, precision),
         logger=False,
