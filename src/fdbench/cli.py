@@ -321,7 +321,7 @@ def _evaluate(
     from fdbench.protocol import Protocol
 
     if not path.exists():
-        raise FileNotFoundError(f"PATH {path} does not exist")
+        raise FileNotFoundError(f"PATH {path} not found: it does not exist")
     if out is not None:
         check_output_file(out, "--out", TABLE_SUFFIXES)
     if protocol not in {p.value for p in Protocol}:

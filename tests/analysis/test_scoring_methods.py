@@ -56,3 +56,13 @@ def test_add_column_and_clashes():
     assert list(out.columns) == ["method", "csf", "scoring_method"]
     with pytest.raises(ValueError, match="csf"):
         add_scoring_method(table[["method"]])
+
+
+def test_empty_table_gets_an_empty_scoring_method_column():
+    import pandas as pd
+
+    from fdbench.analysis.scoring_methods import add_scoring_method
+
+    empty = pd.DataFrame({"method": pd.Series([], dtype=str), "csf": pd.Series([], dtype=str)})
+    out = add_scoring_method(empty)
+    assert list(out.columns) == ["method", "csf", "scoring_method"] and out.empty

@@ -111,11 +111,12 @@ def add_scoring_method(
     require_columns(results, ("method", "csf"), "results")
     pairs = results[["method", "csf"]].drop_duplicates()
     names = [scoring_method_name(m, c, kinds) for m, c in pairs.itertuples(index=False)]
-    pairs = pairs.assign(scoring_method=names)
+    pairs = pairs.assign(scoring_method=pd.Series(names, index=pairs.index, dtype=object))
     clash = pairs["scoring_method"].duplicated(keep=False)
-    pairs.loc[clash, "scoring_method"] = (
-        pairs.loc[clash, "scoring_method"] + " (" + pairs.loc[clash, "method"] + ")"
-    )
+    if clash.any():
+        pairs.loc[clash, "scoring_method"] = (
+            pairs.loc[clash, "scoring_method"] + " (" + pairs.loc[clash, "method"] + ")"
+        )
     lookup = pd.MultiIndex.from_frame(pairs[["method", "csf"]])
     position = lookup.get_indexer(pd.MultiIndex.from_frame(results[["method", "csf"]]))
     return results.assign(scoring_method=pairs["scoring_method"].to_numpy()[position])
