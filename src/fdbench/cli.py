@@ -30,6 +30,9 @@ FORCE_HELP = "Overwrite files at the output path that fdbench did not write (nev
 #: ``fdbench evaluate`` prints one table per study up to this many studies; beyond, one compact
 #: table, the per-study tables going to files.
 MAX_PRINTED_STUDIES = 12
+#: ``fdbench evaluate --out FILE`` also writes the risk-coverage curves as ``curves.parquet``
+#: beside FILE, the name under which ``fdbench report`` reads them.
+CURVES_STEM = "curves"
 PER_MILLE = {"aurc", "augrc", "eaurc", "eaugrc"}
 DISPLAY = (
     ("aurc", "AURC‰", min),
@@ -222,7 +225,13 @@ def evaluate(
         ),
     ],
     out: Annotated[
-        Path | None, typer.Option("--out", "-o", help="Write the tidy results (.csv/.parquet).")
+        Path | None,
+        typer.Option(
+            "--out",
+            "-o",
+            help="Write the tidy results (.csv/.parquet), and the risk-coverage curves as "
+            "curves.parquet in the same folder, for `fdbench report FOLDER`.",
+        ),
     ] = None,
     protocol: Annotated[
         str, typer.Option(help="failure_detection (FD-Shifts) or unknown_detection (Kim et al.).")
@@ -322,8 +331,15 @@ def _evaluate(
 
     if not path.exists():
         raise FileNotFoundError(f"PATH {path} not found: it does not exist")
+    curves_out = None
     if out is not None:
         check_output_file(out, "--out", TABLE_SUFFIXES)
+        if out.stem == CURVES_STEM:
+            raise ValueError(
+                f"--out {out.name}: {CURVES_STEM}.parquet beside --out holds the curves; "
+                "choose another name for the results"
+            )
+        curves_out = out.with_name(f"{CURVES_STEM}.parquet")
     if protocol not in {p.value for p in Protocol}:
         choices = " or ".join(p.value for p in Protocol)
         raise ValueError(f"--protocol must be {choices}; got {protocol!r}")
@@ -348,7 +364,7 @@ def _evaluate(
     _check_bootstrap_fits(bootstrap, "--bootstrap")
     tables = tables if tables is not None else _default_tables(path, out)
     check_output_folder(tables, "--tables")
-    check_outputs({"--out": out, "--tables": tables}, [path])
+    check_outputs({"--out": out, "--out (curves)": curves_out, "--tables": tables}, [path])
     if path.is_file():
         verify_if_recorded(path)
     if is_table or score_dump:
@@ -356,15 +372,20 @@ def _evaluate(
             table = read_score_dump(path, iid_study=iid_study)
         else:
             table = read_confidence_table(path, columns=confidence)
-        results = evaluate_table(
-            table, protocol=protocol, iid_split=iid_study, n_bootstrap=bootstrap, seed=seed
+        results, curves = evaluate_table(
+            table,
+            protocol=protocol,
+            iid_split=iid_study,
+            n_bootstrap=bootstrap,
+            seed=seed,
+            return_curves=True,
         )
     else:
         from fdbench.csf import OpenMaxParams
         from fdbench.outputs import load_outputs
 
         run = load_outputs(path)
-        results = evaluate_run(
+        results, curves = evaluate_run(
             run,
             protocol=protocol,
             iid_split=iid_study,
@@ -372,11 +393,13 @@ def _evaluate(
             seed=seed,
             openmax=OpenMaxParams() if openmax else None,
             binary_fpr=binary_fpr,
+            return_curves=True,
         )
         if precision_report:
             _print_precision_report(run)
     if name is not None:
         results["dataset"] = name
+        curves["dataset"] = name
     if results["study"].nunique() > MAX_PRINTED_STUDIES:
         print_compact(results, iid_study=iid_study)
         written = write_study_tables(results, tables)
@@ -386,7 +409,8 @@ def _evaluate(
     print_unknown_detection(results, iid_study=iid_study)
     if out is not None:
         _write_table(results, out)
-        typer.echo(f"wrote {out}")
+        _write_table(curves, curves_out)
+        typer.echo(f"wrote {out} and {curves_out}")
 
 
 def _default_tables(path: Path, out: Path | None) -> Path:

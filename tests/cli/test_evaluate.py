@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -454,3 +455,113 @@ def test_unreadable_table_is_one_clear_line(tmp_path, name, content, needle):
     lines = [line for line in result.stderr.splitlines() if line.strip()]
     assert len(lines) == 1, result.stderr
     assert needle in lines[0]
+
+
+def _assert_curve_matches(curves: pd.DataFrame, residuals, confidence, *, study: str, csf: str):
+    """The stored curve of ``csf`` on ``study`` lies on fdbench.metrics.risk_coverage_curve of
+    the given residuals and confidences: both ends, and every stored (possibly thinned) point."""
+    stored = curves[(curves.study == study) & (curves.csf == csf)]
+    assert len(stored) > 2
+    full = M.risk_coverage_curve(residuals, confidence)
+    for column, values in (
+        ("coverage", full.coverages),
+        ("selective_risk", full.selective_risks),
+        ("generalized_risk", full.generalized_risks),
+    ):
+        got = stored[column].to_numpy()
+        assert got[0] == pytest.approx(values[0], abs=1e-12)
+        assert got[-1] == pytest.approx(values[-1], abs=1e-12)
+    index = np.searchsorted(-full.coverages, -stored["coverage"].to_numpy())
+    np.testing.assert_allclose(full.coverages[index], stored["coverage"], atol=1e-12)
+    np.testing.assert_allclose(full.selective_risks[index], stored["selective_risk"], atol=1e-12)
+    np.testing.assert_allclose(
+        full.generalized_risks[index], stored["generalized_risk"], atol=1e-12
+    )
+
+
+def _softmax(z: np.ndarray) -> np.ndarray:
+    e = np.exp(z - z.max(axis=-1, keepdims=True))
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+def test_evaluate_writes_curves_that_the_report_draws(tmp_path):
+    n, k = 400, 5
+    rng = np.random.default_rng(7)
+    base = np.load(synthetic_npz(tmp_path / "base.npz", n=n, k=k))
+    mcd = base["logits"][:, None, :] + rng.normal(scale=1.5, size=(len(base["labels"]), 6, k))
+    path = synthetic_npz(tmp_path / "outputs.npz", n=n, k=k, mcd_logits=mcd)
+    folder = tmp_path / "eval"
+    folder.mkdir()
+    done = run_cli("evaluate", str(path), "--out", str(folder / "results.parquet"),
+                   "--name", "toy")
+    assert done.returncode == 0, done.stderr
+    curves = pd.read_parquet(folder / "curves.parquet")
+    results = pd.read_parquet(folder / "results.parquet")
+    assert {"study", "csf", "coverage", "selective_risk", "generalized_risk", "dataset",
+            "method", "seed"} <= set(curves.columns)
+    assert set(curves["dataset"]) == {"toy"}
+    # every study and CSF of the results has its curve
+    pairs = set(map(tuple, results[["study", "csf"]].drop_duplicates().to_numpy()))
+    assert set(map(tuple, curves[["study", "csf"]].drop_duplicates().to_numpy())) == pairs
+    data = np.load(path)
+    iid = data["study"] == "iid"
+    logits, labels = data["logits"][iid], data["labels"][iid]
+    msr = _softmax(logits).max(axis=1)
+    _assert_curve_matches(
+        curves, (logits.argmax(axis=1) != labels).astype(float), msr, study="iid", csf="MSR"
+    )
+    # an MC-dropout CSF is judged with the MC-dropout classifier's own prediction
+    mean = _softmax(data["mcd_logits"][iid]).mean(axis=1)
+    assert "MCD-MSR" in set(curves["csf"])
+    _assert_curve_matches(
+        curves, (mean.argmax(axis=1) != labels).astype(float), mean.max(axis=1),
+        study="iid", csf="MCD-MSR",
+    )
+    report = run_cli("report", str(folder))
+    assert report.returncode == 0, report.stderr
+    manifest = json.loads((folder / "report_manifest.json").read_text())
+    assert "curves" in manifest["sections"]
+    assert any(name.startswith("curves") for name in manifest["figures"])
+
+
+def test_evaluate_table_writes_curves_and_refuses_foreign_curves_file(tmp_path):
+    rng = np.random.default_rng(3)
+    n = 240
+    label = rng.integers(0, 3, n)
+    correct = rng.random(n) < 0.7
+    table = pd.DataFrame(
+        {
+            "study": np.where(np.arange(n) < n // 2, "iid", "shifted"),
+            "label": label,
+            "prediction": np.where(correct, label, (label + 1) % 3),
+            "good": correct + rng.random(n),
+            "bad": rng.random(n),
+        }
+    )
+    path = tmp_path / "conf.csv"
+    table.to_csv(path, index=False)
+    folder = tmp_path / "eval"
+    folder.mkdir()
+    done = run_cli("evaluate", str(path), "--out", str(folder / "results.parquet"))
+    assert done.returncode == 0, done.stderr
+    curves = pd.read_parquet(folder / "curves.parquet")
+    assert set(curves["study"]) == {"iid", "shifted"} and set(curves["csf"]) == {"good", "bad"}
+    assert set(curves["dataset"]) == {""}
+    part = table[table.study == "shifted"]
+    residuals = (part["label"] != part["prediction"]).to_numpy(dtype=float)
+    _assert_curve_matches(
+        curves, residuals, part["good"].to_numpy(), study="shifted", csf="good"
+    )
+    report = run_cli("report", str(folder))
+    assert report.returncode == 0, report.stderr
+    manifest = json.loads((folder / "report_manifest.json").read_text())
+    assert any(name.startswith("curves") for name in manifest["figures"])
+    # a curves.parquet fdbench did not write is refused before any work, like --out
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "curves.parquet").write_bytes(b"mine")
+    refused = run_cli("evaluate", str(path), "--out", str(other / "results.csv"))
+    assert refused.returncode == 2
+    assert "curves.parquet" in refused.stderr and not (other / "results.csv").exists()
+    named = run_cli("evaluate", str(path), "--out", str(other / "curves.csv"))
+    assert named.returncode == 2 and "curves" in named.stderr

@@ -133,16 +133,14 @@ def evaluate_confidences(
         raise ValueError("no test study to evaluate: only train/val splits were given")
     rows: list[dict[str, object]] = []
     for study in studies:
-        es = build_evaluation_set(
-            study, labels, predictions, protocol=protocol, iid_split=iid_split, pools=pools
+        es, study_confidences = _study_confidences(
+            study, labels, predictions, confidences, protocol, iid_split, pools
         )
-        names = _common_csfs(confidences, [name for name, _ in es.parts])
         in_distribution_only = not es.is_new_class.any()
         with_ood = unknown_detection and not in_distribution_only
         study_labels = es.gather(labels) if in_distribution_only else None
         study_logits = es.gather(logits) if in_distribution_only and logits else None
-        for csf in names:
-            conf = es.gather({split: confidences[split][csf] for split, _ in es.parts})
+        for csf, conf in study_confidences.items():
             values = M.evaluate_all(es.residuals, conf, labels=study_labels, logits=study_logits)
             if with_ood:
                 values.update(ood_detection_metrics(es.is_new_class, conf))
@@ -163,6 +161,67 @@ def evaluate_confidences(
     table = pd.DataFrame(rows)
     ordered = [*RESULT_COLUMNS, "n_samples"]
     return table[ordered + [c for c in table.columns if c not in ordered]]
+
+
+def _study_confidences(
+    study: str,
+    labels: Mapping[str, np.ndarray],
+    predictions: Mapping[str, np.ndarray],
+    confidences: Mapping[str, Mapping[str, np.ndarray]],
+    protocol: Protocol | str,
+    iid_split: str,
+    pools: Mapping[str, Sequence[str]] | None,
+) -> tuple[EvaluationSet, dict[str, np.ndarray]]:
+    """The evaluation set of ``study`` and the confidences of every CSF present on all of its
+    splits, gathered in the evaluation set's sample order."""
+    es = build_evaluation_set(
+        study, labels, predictions, protocol=protocol, iid_split=iid_split, pools=pools
+    )
+    names = _common_csfs(confidences, [name for name, _ in es.parts])
+    return es, {
+        csf: es.gather({split: confidences[split][csf] for split, _ in es.parts})
+        for csf in names
+    }
+
+
+def confidence_curves(
+    labels: Mapping[str, np.ndarray],
+    predictions: Mapping[str, np.ndarray],
+    confidences: Mapping[str, Mapping[str, np.ndarray]],
+    *,
+    studies: Sequence[str] | None = None,
+    protocol: Protocol | str = Protocol.FAILURE_DETECTION,
+    iid_split: str = "iid",
+    run_info: Mapping[str, object] | None = None,
+    pools: Mapping[str, Sequence[str]] | None = None,
+    max_points: int = 2000,
+) -> pd.DataFrame:
+    """Risk-coverage and generalized-risk curves of every CSF on every study.
+
+    The studies, residuals and confidences are those :func:`evaluate_confidences` scores
+    (same arguments, same evaluation sets); each study's curves are
+    :func:`fdbench.report.curve_table` (``fdbench.metrics.risk_coverage_curve``, thinned to at
+    most ``max_points`` points per curve). The run columns ``dataset``, ``method`` and
+    ``seed`` come from ``run_info`` as in the results table.
+
+    Returns columns ``CURVE_COLUMNS`` plus ``dataset``, ``method`` and ``seed``: the
+    ``curves.parquet`` the report draws.
+    """
+    from fdbench.report.curves import curve_table
+
+    info = {"dataset": "", "method": "", "seed": 0, **(run_info or {})}
+    if studies is None:
+        studies = default_studies(list(labels))
+    if not studies:
+        raise ValueError("no test study to evaluate: only train/val splits were given")
+    frames = []
+    for study in studies:
+        es, study_confidences = _study_confidences(
+            study, labels, predictions, confidences, protocol, iid_split, pools
+        )
+        table = curve_table(es.residuals, study_confidences, study=study, max_points=max_points)
+        frames.append(table.assign(**{k: info[k] for k in ("dataset", "method", "seed")}))
+    return pd.concat(frames, ignore_index=True)
 
 
 def _binary_classification(
@@ -327,8 +386,13 @@ def evaluate_table(
     n_bootstrap: int = 0,
     seed: int = 0,
     run_info: Mapping[str, object] | None = None,
-) -> pd.DataFrame:
-    """Evaluate a table from :func:`read_confidence_table` (one split per ``study`` value)."""
+    return_curves: bool = False,
+) -> pd.DataFrame | tuple[pd.DataFrame, pd.DataFrame]:
+    """Evaluate a table from :func:`read_confidence_table` (one split per ``study`` value).
+
+    With ``return_curves`` the result is ``(results, curves)``, ``curves`` the
+    :func:`confidence_curves` of the same studies.
+    """
     csfs = [c for c in table.columns if c not in TABLE_META_COLUMNS]
     labels, predictions, confidences = {}, {}, {}
     for study, part in table.groupby("study", sort=False):
@@ -336,18 +400,15 @@ def evaluate_table(
         predictions[study] = part["prediction"].to_numpy(dtype=np.int64)
         confidences[study] = {c: part[c].to_numpy(dtype=np.float64) for c in csfs}
     pools = _protocol_pools(protocol, split_kinds(labels))
-    return evaluate_confidences(
-        labels,
-        predictions,
-        confidences,
-        studies=[*default_studies(list(labels)), *pools],
-        protocol=protocol,
-        iid_split=iid_split,
-        n_bootstrap=n_bootstrap,
-        seed=seed,
-        run_info=run_info,
-        pools=pools,
+    studies = [*default_studies(list(labels)), *pools]
+    common = {"studies": studies, "protocol": protocol, "iid_split": iid_split,
+              "run_info": run_info, "pools": pools}
+    results = evaluate_confidences(
+        labels, predictions, confidences, n_bootstrap=n_bootstrap, seed=seed, **common
     )
+    if not return_curves:
+        return results
+    return results, confidence_curves(labels, predictions, confidences, **common)
 
 
 def _protocol_pools(
@@ -524,7 +585,8 @@ def evaluate_run(
     seed: int = 0,
     openmax: OpenMaxParams | None = None,
     binary_fpr: float | None = None,
-) -> pd.DataFrame:
+    return_curves: bool = False,
+) -> pd.DataFrame | tuple[pd.DataFrame, pd.DataFrame]:
     """Compute every CSF the stored outputs allow and evaluate them on every test study.
 
     ``run`` is one run or the member runs of a deep ensemble (then the classifier is the
@@ -537,6 +599,10 @@ def evaluate_run(
     ``openmax`` the OpenMax CSF is computed too (one run only). Run metadata ``dataset``,
     ``method`` and ``seed`` fill the table's columns. ``binary_fpr`` applies the binary
     protocol (two-class outputs with a ``val`` split; see :func:`prediction_groups`).
+
+    With ``return_curves`` the result is ``(results, curves)``: the :func:`confidence_curves`
+    of every prediction group (each CSF with its own classifier's failures) on the same
+    studies.
     """
     runs = [run] if not isinstance(run, Sequence) else list(run)
     if isinstance(run, Sequence) and len(runs) < 2:
@@ -549,24 +615,30 @@ def evaluate_run(
         studies = [*default_studies(available), *pools]
     iid = [iid_split] if iid_split in first.splits else []
     needed = list(dict.fromkeys([*splits_of(studies, available, pools=pools), *iid]))
+    common = {"studies": studies, "protocol": protocol, "iid_split": iid_split,
+              "run_info": _run_info(first, len(runs) > 1), "pools": pools}
+    groups = prediction_groups(runs, needed, openmax=openmax, binary_fpr=binary_fpr)
     tables = [
         evaluate_confidences(
             group.labels,
             group.predictions,
             group.confidences,
-            studies=studies,
             logits=group.logits,
-            protocol=protocol,
-            iid_split=iid_split,
             n_bootstrap=n_bootstrap,
             seed=seed,
-            run_info=_run_info(first, len(runs) > 1),
-            pools=pools,
             binary_protocol=group.threshold is not None,
+            **common,
         )
-        for group in prediction_groups(runs, needed, openmax=openmax, binary_fpr=binary_fpr)
+        for group in groups
     ]
-    return pd.concat(tables, ignore_index=True)
+    results = pd.concat(tables, ignore_index=True)
+    if not return_curves:
+        return results
+    curves = [
+        confidence_curves(group.labels, group.predictions, group.confidences, **common)
+        for group in groups
+    ]
+    return results, pd.concat(curves, ignore_index=True)
 
 
 def ensemble_log_probs(member_logits: Sequence[np.ndarray] | np.ndarray) -> np.ndarray:
