@@ -18,13 +18,17 @@ from .conftest import digest, flip_byte
 
 def _files(folder):
     """Digests of the files of a run folder; checkpoints (whose bytes ``torch.save`` does not
-    fix) by their weights and info."""
+    fix) by their weights and info. Wall-clock times (``timing.json``, a checkpoint's
+    ``train_s``) are left out: a recomputed file records the time of the run that made it."""
     files = {}
     for path in sorted(folder.rglob("*")):
         name = path.relative_to(folder).as_posix()
+        if path.name.startswith("timing.json"):
+            continue
         if path.suffix == ".pt":
             net, info = load_checkpoint(path)
             weights = [(k, v.numpy().tobytes()) for k, v in net.state_dict().items()]
+            info.pop("train_s", None)
             files[name] = (weights, repr(info))
         elif path.is_file() and not name.endswith(".pt.sha256"):
             files[name] = digest(path)

@@ -14,14 +14,14 @@ from fdbench.report.plots import optimal_risks
 from fdbench.report.report import NO_THRESHOLD, SECTIONS, _sgr_summary
 
 
-def test_the_run_section_comes_first_and_the_leaderboard_slot_is_the_head_of_sections(
+def test_the_run_section_comes_first_and_the_leaderboard_heads_the_sections(
     full_report,
 ):
     _, path, manifest = full_report
     page = path.read_text(encoding="utf-8")
     assert manifest["sections"][0] == "run"
-    # the section list starts with the per-study detail: the leaderboard goes in front of it
-    assert [anchor for anchor, _, _ in SECTIONS][:2] == ["metrics", "unknown-detection"]
+    # the leaderboard heads the section list, the per-study detail follows it
+    assert [anchor for anchor, _, _ in SECTIONS][:2] == ["leaderboard", "metrics"]
     head = page[page.index('<section id="run">') : page.index('<section id="metrics">')]
     for what in ("data sets", "methods", "ce (seeds 0, 1)", "studies (3)", "fdbench version"):
         assert what in head
