@@ -66,3 +66,15 @@ def test_empty_table_gets_an_empty_scoring_method_column():
     empty = pd.DataFrame({"method": pd.Series([], dtype=str), "csf": pd.Series([], dtype=str)})
     out = add_scoring_method(empty)
     assert list(out.columns) == ["method", "csf", "scoring_method"] and out.empty
+
+
+def test_labels_of_results_without_a_method_are_the_csfs():
+    # `fdbench evaluate --out results.csv` read back: the empty method column is NaN
+    import numpy as np
+    import pandas as pd
+
+    from fdbench.analysis._scoring import scoring_method_labels
+
+    table = pd.DataFrame({"method": [np.nan, np.nan], "csf": ["MSR", "PE"]}, index=[3, 7])
+    labels = scoring_method_labels(table)
+    assert list(labels) == ["MSR", "PE"] and list(labels.index) == [3, 7]

@@ -15,5 +15,6 @@ def scoring_method_labels(table: pd.DataFrame) -> pd.Series:
     the training-method kind inferred from the method's name)."""
     if "method" not in table.columns:
         return table["csf"].astype(str)
-    named = add_scoring_method(table[["method", "csf"]].astype(str))
+    # a results table of `fdbench evaluate` read back from CSV has NaN for "no method"
+    named = add_scoring_method(table[["method", "csf"]].fillna("").astype(str))
     return pd.Series(named["scoring_method"].to_numpy(), index=table.index, name="scoring_method")
