@@ -50,8 +50,12 @@ def test_plan_evaluates_each_combination(tmp_path):
                                           strict=True)):  # fmt: skip
         assert [p.parent.name for p in job.args[0]] == [f"seed{s}" for s in subset]
         assert job.args[1] == tmp_path / "evaluation" / "tiny" / "ensemble-ce" / f"combination{i}"
-        assert job.fn.func is evaluate_runs and job.fn.keywords == {"seed": i}
+        assert job.fn.func is evaluate_runs and job.fn.keywords["seed"] == i
+        # the members' split fingerprints travel with the job (provenance, issue #23)
+        assert set(job.fn.keywords) == {"seed", "fingerprints"}
     plain = plan_benchmark(tiny_config(methods=methods, ensembles=["ce"]), [make_experiment()],
                            tmp_path)  # fmt: skip
     (job,) = [j for j in plain.evaluation if "ensemble" in j.key]
-    assert job.fn is evaluate_runs and len(job.args[0]) == 5
+    # without combinations the ensemble job is evaluate_runs with only the fingerprints bound
+    assert job.fn.func is evaluate_runs and set(job.fn.keywords) == {"fingerprints"}
+    assert len(job.args[0]) == 5
