@@ -4,7 +4,13 @@ import numpy as np
 import pytest
 
 from fdbench.data.datasets import FASHION_MNIST_CLASSES, content_sha256
-from fdbench.data.external import SHAPES_CLASSES, check_external_disjoint, load_external, shapes
+from fdbench.data.external import (
+    SHAPES_CLASSES,
+    check_external_disjoint,
+    check_external_name,
+    load_external,
+    shapes,
+)
 from fdbench.data.studies import NONSEMANTIC_DATASETS
 
 
@@ -23,6 +29,12 @@ def test_shapes_are_seeded_images_in_the_training_format():
         load_external("tiny_imagenet", 3, size=32, channels=3)
     with pytest.raises(ValueError, match="channels"):
         shapes(2, channels=2)
+
+
+def test_check_external_name_passes_a_known_set_and_names_the_known_ones():
+    assert check_external_name("shapes") == "shapes"
+    with pytest.raises(ValueError, match=r"^external must be one of \['shapes'\], got 'svhn'$"):
+        check_external_name("svhn")
 
 
 def _check(external, classes, near=("Coat", "Bag")):

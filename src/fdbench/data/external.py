@@ -30,6 +30,7 @@ __all__ = [
     "SHAPES_CLASSES",
     "check_external_disjoint",
     "check_external_for_experiment",
+    "check_external_name",
     "load_external",
     "shapes",
 ]
@@ -105,6 +106,14 @@ def _outline(
 EXTERNAL_SETS = {"shapes": shapes}
 #: The class names of each external set.
 EXTERNAL_CLASSES = {"shapes": SHAPES_CLASSES}
+
+
+def check_external_name(name: str) -> str:
+    """Return ``name`` if it names an external set of :data:`EXTERNAL_SETS`, else raise
+    ``ValueError``: the check of the ``external`` parameter of Outlier Exposure and ODIN."""
+    if name not in EXTERNAL_SETS:
+        raise ValueError(f"external must be one of {sorted(EXTERNAL_SETS)}, got {name!r}")
+    return name
 
 
 def load_external(

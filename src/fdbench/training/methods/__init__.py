@@ -105,10 +105,10 @@ entry point names a :class:`TrainingMethod` subclass), loaded on the first look-
 from __future__ import annotations
 
 from importlib.metadata import entry_points
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
 if TYPE_CHECKING:
     import torch
@@ -121,6 +121,7 @@ if TYPE_CHECKING:
 __all__ = [
     "ENTRY_POINT_GROUP",
     "EndToEndParams",
+    "ExternalSetName",
     "MethodParams",
     "TrainingMethod",
     "get_method",
@@ -148,6 +149,18 @@ class EndToEndParams(MethodParams):
     dropout: bool = False
     lr: float | None = Field(default=None, gt=0)
     epochs: int | None = Field(default=None, ge=1)
+
+
+def _known_external(name: str) -> str:
+    """:func:`fdbench.data.external.check_external_name`, imported on first use."""
+    from ...data.external import check_external_name
+
+    return check_external_name(name)
+
+
+#: Type of the ``external`` parameter of the methods that draw on an external data set
+#: (Outlier Exposure, ODIN): a name of :data:`fdbench.data.external.EXTERNAL_SETS`.
+ExternalSetName = Annotated[str, AfterValidator(_known_external)]
 
 
 class TrainingMethod:

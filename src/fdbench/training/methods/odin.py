@@ -5,9 +5,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from pydantic import Field, field_validator
+from pydantic import Field
 
-from . import MethodParams, TrainingMethod, register
+from . import ExternalSetName, MethodParams, TrainingMethod, register
 
 if TYPE_CHECKING:
     import torch
@@ -38,20 +38,11 @@ class ODINParams(MethodParams):
     epsilon: float | None = Field(default=None, ge=0)
     temperatures: tuple[float, ...] = Field(default=ODIN_TEMPERATURES, min_length=1)
     epsilons: tuple[float, ...] = Field(default=ODIN_EPSILONS, min_length=1)
-    external: str = "shapes"
+    external: ExternalSetName = "shapes"
     external_size: int = Field(default=1000, ge=1)
     external_seed: int = Field(default=1, ge=0)
     max_val: int | None = Field(default=1000, ge=1)
     batch_size: int = Field(default=500, ge=1)
-
-    @field_validator("external")
-    @classmethod
-    def _known_external(cls, name: str) -> str:
-        from ...data.external import EXTERNAL_SETS
-
-        if name not in EXTERNAL_SETS:
-            raise ValueError(f"external must be one of {sorted(EXTERNAL_SETS)}, got {name!r}")
-        return name
 
 
 @register

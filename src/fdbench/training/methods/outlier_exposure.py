@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from pydantic import Field, field_validator
+from pydantic import Field
 
-from . import EndToEndParams, TrainingMethod, register
+from . import EndToEndParams, ExternalSetName, TrainingMethod, register
 
 if TYPE_CHECKING:
     from ...data.studies import Experiment
@@ -21,20 +21,11 @@ class OutlierExposureParams(EndToEndParams):
     from ``external_size`` images of the external set ``external``
     (:data:`fdbench.data.external.EXTERNAL_SETS`) generated with ``external_seed``."""
 
-    external: str = "shapes"
+    external: ExternalSetName = "shapes"
     external_size: int = Field(default=20_000, ge=1)
     external_seed: int = Field(default=0, ge=0)
     weight: float = Field(default=0.5, ge=0)
     ratio: int = Field(default=2, ge=1)
-
-    @field_validator("external")
-    @classmethod
-    def _known_external(cls, name: str) -> str:
-        from ...data.external import EXTERNAL_SETS
-
-        if name not in EXTERNAL_SETS:
-            raise ValueError(f"external must be one of {sorted(EXTERNAL_SETS)}, got {name!r}")
-        return name
 
 
 @register
