@@ -10,7 +10,7 @@ matplotlib only; scikit-learn is imported by the scorer factories alone.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -54,14 +54,20 @@ def _estimator_outputs(
     return y_pred, confidence
 
 
+_Display = TypeVar("_Display", bound="_CurveDisplay")
+
+
 class _CurveDisplay:
-    """Shared plotting of one curve of the risk-coverage family."""
+    """One curve of the risk-coverage family: its construction from predictions or from a
+    fitted classifier, and its plot. A subclass names its risk (``_ylabel``), its area
+    (``_area_name``, ``_area_score``) and builds itself from a curve (:meth:`_from_curve`)."""
 
     _area_name = ""
     _ylabel = ""
+    _area_score: Callable[..., float]
 
-    def __init__(self, coverages: ArrayLike, risks: ArrayLike, area: float | None,
-                 name: str | None) -> None:
+    def __init__(self, coverages: ArrayLike, risks: ArrayLike, thresholds: ArrayLike | None,
+                 area: float | None, name: str | None) -> None:
         self.coverages = np.asarray(coverages, dtype=np.float64)
         self._risks = np.asarray(risks, dtype=np.float64)
         if self.coverages.ndim != 1 or self._risks.shape != self.coverages.shape:
@@ -69,8 +75,63 @@ class _CurveDisplay:
                 f"coverages and risks: expected 1-D arrays of one length, got shapes "
                 f"{self.coverages.shape} and {self._risks.shape}"
             )
+        self.thresholds = None if thresholds is None else np.asarray(thresholds)
         self.name = name
         self._area = area
+
+    @classmethod
+    def _from_curve(
+        cls: type[_Display], curve: M.RiskCoverageCurve, area: float, name: str | None
+    ) -> _Display:
+        """The display of the points of ``curve`` with its area ``area``."""
+        raise NotImplementedError
+
+    @classmethod
+    def from_predictions(
+        cls: type[_Display],
+        y_true: ArrayLike,
+        y_pred: ArrayLike,
+        confidence: ArrayLike,
+        *,
+        sample_weight: ArrayLike | None = None,
+        name: str | None = None,
+        ax: Any = None,
+        **kwargs: Any,
+    ) -> _Display:
+        """Plot the curve of predictions ``y_pred`` of labels ``y_true`` scored by
+        ``confidence`` (higher = more confident); a failure is ``y_pred != y_true``."""
+        residuals = _residuals(y_true, y_pred)
+        curve = M.risk_coverage_curve(residuals, confidence, sample_weight=sample_weight)
+        area = cls._area_score(residuals, confidence, sample_weight=sample_weight)
+        return cls._from_curve(curve, area, name).plot(ax=ax, **kwargs)
+
+    @classmethod
+    def from_estimator(
+        cls: type[_Display],
+        estimator: Any,
+        X: ArrayLike,
+        y: ArrayLike,
+        *,
+        csf: Callable[[np.ndarray], ArrayLike] | None = None,
+        sample_weight: ArrayLike | None = None,
+        name: str | None = None,
+        ax: Any = None,
+        **kwargs: Any,
+    ) -> _Display:
+        """Plot the curve of a fitted classifier with ``predict_proba`` on ``(X, y)``: the
+        prediction is the class of highest probability, the confidence the maximum probability
+        (softmax response) or ``csf(probabilities)``. ``name`` defaults to the estimator's
+        class name."""
+        y_pred, confidence = _estimator_outputs(estimator, X, csf)
+        return cls.from_predictions(
+            y,
+            y_pred,
+            confidence,
+            sample_weight=sample_weight,
+            name=type(estimator).__name__ if name is None else name,
+            ax=ax,
+            **kwargs,
+        )
 
     def plot(self, ax: Any = None, *, name: str | None = None, **kwargs: Any) -> Any:
         """Draw the curve on ``ax`` (a new figure's axes by default); ``kwargs`` go to
@@ -108,6 +169,7 @@ class RiskCoverageDisplay(_CurveDisplay):
 
     _area_name = "AURC"
     _ylabel = "Selective risk"
+    _area_score = staticmethod(M.aurc)
 
     def __init__(
         self,
@@ -118,63 +180,20 @@ class RiskCoverageDisplay(_CurveDisplay):
         aurc: float | None = None,
         name: str | None = None,
     ) -> None:
-        super().__init__(coverages, selective_risks, aurc, name)
+        super().__init__(coverages, selective_risks, thresholds, aurc, name)
         self.selective_risks = self._risks
-        self.thresholds = None if thresholds is None else np.asarray(thresholds)
         self.aurc = aurc
 
     @classmethod
-    def from_predictions(
-        cls,
-        y_true: ArrayLike,
-        y_pred: ArrayLike,
-        confidence: ArrayLike,
-        *,
-        sample_weight: ArrayLike | None = None,
-        name: str | None = None,
-        ax: Any = None,
-        **kwargs: Any,
+    def _from_curve(
+        cls, curve: M.RiskCoverageCurve, area: float, name: str | None
     ) -> RiskCoverageDisplay:
-        """Plot the curve of predictions ``y_pred`` of labels ``y_true`` scored by
-        ``confidence`` (higher = more confident); a failure is ``y_pred != y_true``."""
-        residuals = _residuals(y_true, y_pred)
-        curve = M.risk_coverage_curve(residuals, confidence, sample_weight=sample_weight)
-        area = M.aurc(residuals, confidence, sample_weight=sample_weight)
-        display = cls(
+        return cls(
             coverages=curve.coverages,
             selective_risks=curve.selective_risks,
             thresholds=curve.thresholds,
             aurc=area,
             name=name,
-        )
-        return display.plot(ax=ax, **kwargs)
-
-    @classmethod
-    def from_estimator(
-        cls,
-        estimator: Any,
-        X: ArrayLike,
-        y: ArrayLike,
-        *,
-        csf: Callable[[np.ndarray], ArrayLike] | None = None,
-        sample_weight: ArrayLike | None = None,
-        name: str | None = None,
-        ax: Any = None,
-        **kwargs: Any,
-    ) -> RiskCoverageDisplay:
-        """Plot the curve of a fitted classifier with ``predict_proba`` on ``(X, y)``: the
-        prediction is the class of highest probability, the confidence the maximum probability
-        (softmax response) or ``csf(probabilities)``. ``name`` defaults to the estimator's
-        class name."""
-        y_pred, confidence = _estimator_outputs(estimator, X, csf)
-        return cls.from_predictions(
-            y,
-            y_pred,
-            confidence,
-            sample_weight=sample_weight,
-            name=type(estimator).__name__ if name is None else name,
-            ax=ax,
-            **kwargs,
         )
 
 
@@ -191,6 +210,7 @@ class GeneralizedRiskDisplay(_CurveDisplay):
 
     _area_name = "AUGRC"
     _ylabel = "Generalized risk"
+    _area_score = staticmethod(M.augrc)
 
     def __init__(
         self,
@@ -201,60 +221,20 @@ class GeneralizedRiskDisplay(_CurveDisplay):
         augrc: float | None = None,
         name: str | None = None,
     ) -> None:
-        super().__init__(coverages, generalized_risks, augrc, name)
+        super().__init__(coverages, generalized_risks, thresholds, augrc, name)
         self.generalized_risks = self._risks
-        self.thresholds = None if thresholds is None else np.asarray(thresholds)
         self.augrc = augrc
 
     @classmethod
-    def from_predictions(
-        cls,
-        y_true: ArrayLike,
-        y_pred: ArrayLike,
-        confidence: ArrayLike,
-        *,
-        sample_weight: ArrayLike | None = None,
-        name: str | None = None,
-        ax: Any = None,
-        **kwargs: Any,
+    def _from_curve(
+        cls, curve: M.RiskCoverageCurve, area: float, name: str | None
     ) -> GeneralizedRiskDisplay:
-        """Plot the curve of predictions ``y_pred`` of labels ``y_true`` scored by
-        ``confidence``; a failure is ``y_pred != y_true``."""
-        residuals = _residuals(y_true, y_pred)
-        curve = M.risk_coverage_curve(residuals, confidence, sample_weight=sample_weight)
-        area = M.augrc(residuals, confidence, sample_weight=sample_weight)
-        display = cls(
+        return cls(
             coverages=curve.coverages,
             generalized_risks=curve.generalized_risks,
             thresholds=curve.thresholds,
             augrc=area,
             name=name,
-        )
-        return display.plot(ax=ax, **kwargs)
-
-    @classmethod
-    def from_estimator(
-        cls,
-        estimator: Any,
-        X: ArrayLike,
-        y: ArrayLike,
-        *,
-        csf: Callable[[np.ndarray], ArrayLike] | None = None,
-        sample_weight: ArrayLike | None = None,
-        name: str | None = None,
-        ax: Any = None,
-        **kwargs: Any,
-    ) -> GeneralizedRiskDisplay:
-        """As :meth:`RiskCoverageDisplay.from_estimator`, for the generalized risk."""
-        y_pred, confidence = _estimator_outputs(estimator, X, csf)
-        return cls.from_predictions(
-            y,
-            y_pred,
-            confidence,
-            sample_weight=sample_weight,
-            name=type(estimator).__name__ if name is None else name,
-            ax=ax,
-            **kwargs,
         )
 
 
