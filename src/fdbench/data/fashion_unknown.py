@@ -7,19 +7,18 @@ import os
 import numpy as np
 
 from fdbench.data.datasets import load_dataset
-from fdbench.data.splits import FASHION_MNIST_SUPERCLASSES, kim_split, relabel, to_format
+from fdbench.data.splits import FASHION_MNIST_SUPERCLASSES, kim_split
 from fdbench.data.studies import (
-    N_IID,
     N_PER_STUDY,
     N_SEMANTIC,
-    N_TRAIN,
     NONSEMANTIC_DATASETS,
     Experiment,
     Study,
     StudyKind,
+    _known_class_task,
+    _nonsemantic_studies,
     _sub_rng,
     _take,
-    _train_val,
 )
 
 #: In-distribution classes per Fashion-MNIST super-class (Kim et al.: 2 of 5 per CIFAR-100
@@ -61,19 +60,9 @@ def fashion_mnist_unknown_detection(
         seed=_sub_rng(seed, "kim_split"),
     )
     names = train_set.class_names
-    class_names = tuple(names[i] for i in known)
-    tr = np.isin(train_set.labels, known)
-    train, val = _train_val(
-        EXPERIMENT_NAME,
-        train_set.images[tr],
-        relabel(train_set.labels[tr], known),
-        class_names,
-        N_TRAIN[q],
-        _sub_rng(seed, "train_val"),
+    class_names, train, val, test_labels, iid = _known_class_task(
+        EXPERIMENT_NAME, train_set, test_set, known, seed, q
     )
-    test_labels = relabel(test_set.labels, known)
-    inlier = np.flatnonzero(test_labels >= 0)
-    iid = inlier[_take(inlier.size, N_IID[q], _sub_rng(seed, "iid"))]
     held = np.flatnonzero(np.isin(test_set.labels, near))
     held = held[_take(held.size, N_SEMANTIC[q], _sub_rng(seed, "near_ood"))]
     studies = [
@@ -85,18 +74,10 @@ def fashion_mnist_unknown_detection(
             np.full(held.size, -1, dtype=np.int64),
         ),
     ]
-    h, w, c = train_set.images.shape[1:]
-    for other in NONSEMANTIC_DATASETS:
-        ds = load_dataset(other, "test", data_dir=data_dir)
-        idx = _take(len(ds), N_PER_STUDY[q], _sub_rng(seed, f"far_ood/{other}"))
-        studies.append(
-            Study(
-                f"far_ood/{other}",
-                StudyKind.FAR_OOD,
-                to_format(ds.images[idx], h, w, c),
-                np.full(idx.size, -1, dtype=np.int64),
-            )
-        )
+    fmt = train_set.images.shape[1:]
+    studies += _nonsemantic_studies(
+        "far_ood", "far_ood", StudyKind.FAR_OOD, fmt, N_PER_STUDY[q], seed, data_dir
+    )
     superclass_of = {i: s for s, members in FASHION_MNIST_SUPERCLASSES.items() for i in members}
     split = {
         "in_distribution": [names[i] for i in known],

@@ -131,6 +131,65 @@ def _train_val(
     )
 
 
+def _known_class_task(
+    name: str,
+    train_set: ImageDataset,
+    test_set: ImageDataset,
+    known: np.ndarray,
+    seed: int,
+    q: int,
+) -> tuple[tuple[str, ...], ImageDataset, ImageDataset, np.ndarray, np.ndarray]:
+    """The task ``name`` of training on the classes ``known`` (relabelled 0..K−1 in that order).
+
+    Returns ``(class_names, train, val, test_labels, iid)``: the names of the classes
+    ``known``; the training and validation splits (:func:`_train_val`) of at most
+    ``N_TRAIN[q]`` training images of those classes; the test labels relabelled (−1: another
+    class); and the sorted test indices of the ``iid`` study, at most ``N_IID[q]`` test images
+    of the classes ``known``. Seeded by ``seed`` with the tags ``train_val`` and ``iid``.
+    """
+    class_names = tuple(train_set.class_names[i] for i in known)
+    tr = np.isin(train_set.labels, known)
+    train, val = _train_val(
+        name,
+        train_set.images[tr],
+        relabel(train_set.labels[tr], known),
+        class_names,
+        N_TRAIN[q],
+        _sub_rng(seed, "train_val"),
+    )
+    test_labels = relabel(test_set.labels, known)
+    inlier = np.flatnonzero(test_labels >= 0)
+    iid = inlier[_take(inlier.size, N_IID[q], _sub_rng(seed, "iid"))]
+    return class_names, train, val, test_labels, iid
+
+
+def _nonsemantic_studies(
+    prefix: str,
+    tag: str,
+    kind: StudyKind,
+    fmt: tuple[int, int, int],
+    cap: int,
+    seed: int,
+    data_dir: str | os.PathLike | None,
+) -> list[Study]:
+    """One study ``<prefix>/<set>`` of kind ``kind`` per set of :data:`NONSEMANTIC_DATASETS`:
+    a seeded subset of at most ``cap`` of its test images (tag ``<tag>/<set>``) in the format
+    ``fmt`` (height, width, channels; :func:`~fdbench.data.splits.to_format`), labelled −1."""
+    studies = []
+    for other in NONSEMANTIC_DATASETS:
+        ds = load_dataset(other, "test", data_dir=data_dir)
+        idx = _take(len(ds), cap, _sub_rng(seed, f"{tag}/{other}"))
+        studies.append(
+            Study(
+                f"{prefix}/{other}",
+                kind,
+                to_format(ds.images[idx], *fmt),
+                np.full(idx.size, -1, dtype=np.int64),
+            )
+        )
+    return studies
+
+
 def fashion_mnist_experiments(
     *,
     seed: int = 0,
@@ -173,19 +232,9 @@ def _new_class_experiment(train_set, test_set, seed, q, fmt, data_dir) -> Experi
         fraction=SEMANTIC_FRACTION,
         seed=_sub_rng(seed, "semantic_split"),
     )
-    class_names = tuple(train_set.class_names[i] for i in known)
-    tr = np.isin(train_set.labels, known)
-    train, val = _train_val(
-        "fashion_mnist",
-        train_set.images[tr],
-        relabel(train_set.labels[tr], known),
-        class_names,
-        N_TRAIN[q],
-        _sub_rng(seed, "train_val"),
+    class_names, train, val, test_labels, iid_idx = _known_class_task(
+        "fashion_mnist", train_set, test_set, known, seed, q
     )
-    test_labels = relabel(test_set.labels, known)
-    inlier = np.flatnonzero(test_labels >= 0)
-    iid_idx = inlier[_take(inlier.size, N_IID[q], _sub_rng(seed, "iid"))]
     studies = [Study("iid", StudyKind.IID, test_set.images[iid_idx], test_labels[iid_idx])]
 
     sub = _take(iid_idx.size, N_PER_STUDY[q], _sub_rng(seed, "corruption_subset"))
@@ -214,17 +263,15 @@ def _new_class_experiment(train_set, test_set, seed, q, fmt, data_dir) -> Experi
             np.full(sem.size, -1, dtype=np.int64),
         )
     )
-    for other in NONSEMANTIC_DATASETS:
-        ds = load_dataset(other, "test", data_dir=data_dir)
-        idx = _take(len(ds), N_PER_STUDY[q], _sub_rng(seed, f"nonsemantic/{other}"))
-        studies.append(
-            Study(
-                f"new_class/{other}",
-                StudyKind.NEW_CLASS_NONSEMANTIC,
-                to_format(ds.images[idx], *fmt),
-                np.full(idx.size, -1, dtype=np.int64),
-            )
-        )
+    studies += _nonsemantic_studies(
+        "new_class",
+        "nonsemantic",
+        StudyKind.NEW_CLASS_NONSEMANTIC,
+        fmt,
+        N_PER_STUDY[q],
+        seed,
+        data_dir,
+    )
     return Experiment("fashion_mnist", class_names, train, val, tuple(studies))
 
 
