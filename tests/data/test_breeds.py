@@ -107,6 +107,14 @@ def test_missing_imagenet(breeds, tmp_path):
         fdshifts_breeds_experiments(data_dir=tmp_path)
 
 
+@pytest.mark.parametrize(
+    ("name", "value"), [("max_per_study", 0), ("max_train", 1.5), ("image_size", 4), ("n_val", 0)]
+)
+def test_bad_arguments_are_named(breeds, name, value):
+    with pytest.raises(ValueError, match=f"^{name} must be"):
+        fdshifts_breeds_experiments(data_dir=breeds, **{name: value})
+
+
 def test_hold_out_larger_than_source(breeds):
     with pytest.raises(ValueError, match="needs more than 10000 source images"):
         fdshifts_breeds_experiments(data_dir=breeds)

@@ -18,6 +18,7 @@ from pathlib import Path
 import numpy as np
 
 from fdbench.data import _cache
+from fdbench.data._fdshifts_args import check_reader_args
 from fdbench.data.datasets import ImageDataset
 from fdbench.data.kim_readers import load_images, resize_center_crop
 from fdbench.data.readers import IMAGE_SUFFIXES
@@ -259,13 +260,7 @@ def fdshifts_breeds_experiments(
     / of each study), chosen from the file lists before any image is read. Missing files raise one
     ``FileNotFoundError`` naming them and where to get them.
     """
-    for name, value in (("max_per_study", max_per_study), ("max_train", max_train)):
-        if value is not None and (not isinstance(value, int | np.integer) or value < 1):
-            raise ValueError(f"{name} must be None or an int ≥ 1; got {value!r}")
-    if not isinstance(image_size, int | np.integer) or image_size < 8:
-        raise ValueError(f"image_size must be an int ≥ 8; got {image_size!r}")
-    if not isinstance(n_val, int | np.integer) or n_val < 1:
-        raise ValueError(f"n_val must be an int ≥ 1; got {n_val!r}")
+    check_reader_args(max_per_study, max_train, image_size, n_val)
     if not isinstance(hold_out, int | np.integer) or hold_out <= n_val:
         raise ValueError(f"hold_out must be an int > n_val = {n_val}; got {hold_out!r}")
     root = _cache.data_dir(data_dir)

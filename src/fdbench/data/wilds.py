@@ -22,6 +22,7 @@ import numpy as np
 import pandas as pd
 
 from fdbench.data import _cache
+from fdbench.data._fdshifts_args import check_reader_args
 from fdbench.data.datasets import ImageDataset
 from fdbench.data.kim_readers import load_images, resize_to
 from fdbench.data.splits import relabel, semantic_split
@@ -208,16 +209,6 @@ def read_iwildcam_metadata(root: str | os.PathLike) -> WildsTable:
     return WildsTable("iwildcam", paths, labels, splits, domains, class_names)
 
 
-def _check_args(max_per_study, max_train, image_size, n_val) -> None:
-    for name, value in (("max_per_study", max_per_study), ("max_train", max_train)):
-        if value is not None and (not isinstance(value, int | np.integer) or value < 1):
-            raise ValueError(f"{name} must be None or an int ≥ 1; got {value!r}")
-    if not isinstance(image_size, int | np.integer) or image_size < 8:
-        raise ValueError(f"image_size must be an int ≥ 8; got {image_size!r}")
-    if not isinstance(n_val, int | np.integer) or n_val < 1:
-        raise ValueError(f"n_val must be an int ≥ 1; got {n_val!r}")
-
-
 def _val_iid(index: np.ndarray, name: str, n_val: int) -> tuple[np.ndarray, np.ndarray]:
     if index.size <= n_val:
         raise ValueError(
@@ -252,7 +243,7 @@ def fdshifts_camelyon_experiments(
     validation split (FD-Shifts: 1000). A missing or malformed file
     raises one ``FileNotFoundError``/``ValueError`` naming it and where to get the data.
     """
-    _check_args(max_per_study, max_train, image_size, n_val)
+    check_reader_args(max_per_study, max_train, image_size, n_val)
     root = _cache.data_dir(data_dir)
     table = read_camelyon17_metadata(root)
     train_idx = table.indices("train")
@@ -311,7 +302,7 @@ def fdshifts_iwildcam_experiments(
 
     ``max_train``/``max_per_study``/``n_val`` as in :func:`fdshifts_camelyon_experiments`.
     """
-    _check_args(max_per_study, max_train, image_size, n_val)
+    check_reader_args(max_per_study, max_train, image_size, n_val)
     if not isinstance(openset, bool):
         raise TypeError(f"openset must be a bool; got {type(openset).__name__}")
     if run_seed is not None and (not isinstance(run_seed, int | np.integer) or run_seed < 0):
