@@ -423,6 +423,32 @@ def _read_train_test(root: Path, dataset: str) -> tuple[ImageDataset, ImageDatas
     return read(folder, "train"), read(folder, "test")
 
 
+def _openset_draw(
+    dataset: str, class_names: tuple[str, ...], seed: int, run_seed: int | None
+) -> tuple[np.ndarray, np.ndarray, tuple[str, ...], dict[str, Any]]:
+    """FD-Shifts' open-set draw of the classes ``class_names`` of ``dataset`` (paper, Appendix
+    E.1: 40 % of the classes held out, each run its own draw).
+
+    :func:`~fdbench.data.splits.semantic_split` with :data:`SEMANTIC_FRACTION`, seeded by
+    ``run_seed`` (``seed`` when None) and the tag ``<dataset>_openset``. Returns ``(known,
+    held_out, names, split)``: the trained and the held-out classes (sorted indices), the names
+    of the trained classes and the record of the draw for ``Experiment.split`` (``dataset``,
+    ``draw_seed``, ``train_classes``, ``held_out_classes``, ``held_out_names``).
+    """
+    draw = seed if run_seed is None else int(run_seed)
+    known, held_out = semantic_split(
+        len(class_names), fraction=SEMANTIC_FRACTION, seed=_sub_rng(draw, f"{dataset}_openset")
+    )
+    split = {
+        "dataset": dataset,
+        "draw_seed": draw,
+        "train_classes": known.tolist(),
+        "held_out_classes": held_out.tolist(),
+        "held_out_names": [class_names[i] for i in held_out],
+    }
+    return known, held_out, tuple(class_names[i] for i in known), split
+
+
 def _super_cifar100(train_set: ImageDataset) -> SubclassShift:
     """FD-Shifts' super-CIFAR-100 split of CIFAR-100 (fine labels): a :class:`SubclassShift`
     over the 19 super-classes without "vehicles 2" holding out
@@ -522,20 +548,7 @@ def fdshifts_experiments(
     train_set, test_set = _read_train_test(root, dataset)
     split = None
     if dataset == "svhn_openset":
-        draw = seed if run_seed is None else int(run_seed)
-        known, held_out = semantic_split(
-            len(train_set.class_names),
-            fraction=SEMANTIC_FRACTION,
-            seed=_sub_rng(draw, "svhn_openset"),
-        )
-        class_names = tuple(train_set.class_names[i] for i in known)
-        split = {
-            "dataset": "svhn",
-            "draw_seed": draw,
-            "train_classes": known.tolist(),
-            "held_out_classes": held_out.tolist(),
-            "held_out_names": [train_set.class_names[i] for i in held_out],
-        }
+        known, _, class_names, split = _openset_draw("svhn", train_set.class_names, seed, run_seed)
         tr = np.isin(train_set.labels, known)
         train_images, train_labels = train_set.images[tr], relabel(train_set.labels[tr], known)
         te = np.isin(test_set.labels, known)

@@ -25,13 +25,13 @@ from fdbench.data import _cache
 from fdbench.data._fdshifts_args import check_reader_args
 from fdbench.data.datasets import ImageDataset
 from fdbench.data.kim_readers import load_images, resize_to
-from fdbench.data.splits import relabel, semantic_split
+from fdbench.data.splits import relabel
 from fdbench.data.studies import (
     FDSHIFTS_N_VAL,
-    SEMANTIC_FRACTION,
     Experiment,
     Study,
     StudyKind,
+    _openset_draw,
     _sub_rng,
     _take,
 )
@@ -310,7 +310,6 @@ def fdshifts_iwildcam_experiments(
     root = _cache.data_dir(data_dir)
     table = read_iwildcam_metadata(root)
     train_idx, id_test = table.indices("train"), table.indices("id_test")
-    n_classes = len(table.class_names)
     if not openset:
         val_idx, iid_idx = _val_iid(id_test, "iwildcam id_test", n_val)
         train_idx = train_idx[_take(train_idx.size, max_train, _sub_rng(seed, "train"))]
@@ -325,18 +324,9 @@ def fdshifts_iwildcam_experiments(
         )
         return [Experiment("iwildcam", table.class_names, train, val, studies)]
 
-    draw = seed if run_seed is None else int(run_seed)
-    known, held_out = semantic_split(
-        n_classes, fraction=SEMANTIC_FRACTION, seed=_sub_rng(draw, "iwildcam_openset")
+    known, held_out, class_names, split = _openset_draw(
+        "iwildcam", table.class_names, seed, run_seed
     )
-    class_names = tuple(table.class_names[i] for i in known)
-    split = {
-        "dataset": "iwildcam",
-        "draw_seed": draw,
-        "train_classes": known.tolist(),
-        "held_out_classes": held_out.tolist(),
-        "held_out_names": [table.class_names[i] for i in held_out],
-    }
     train_idx = train_idx[np.isin(table.labels[train_idx], known)]
     train_idx = train_idx[_take(train_idx.size, max_train, _sub_rng(seed, "train"))]
     inlier = id_test[np.isin(table.labels[id_test], known)]
