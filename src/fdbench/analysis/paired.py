@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import pandas as pd
@@ -133,7 +133,9 @@ def _filtered_metrics(
     """The curve metrics of a filtered run with integer weights: the study's counts (over its
     ``n`` unfiltered samples) at the run's ``positions``, each CSF sorted once and evaluated on
     every resample in blocks, as :func:`fdbench.metrics.bootstrap` does (its sample-weight path
-    would turn the counts into floating-point weights, about a quarter slower)."""
+    would turn the counts into floating-point weights, about a quarter slower). Each CSF's
+    order and failure columns are mapped to the unfiltered set once, so that every block
+    gathers its sorted weights from the counts directly."""
     from fdbench.metrics._core import Workspace
     from fdbench.metrics._validation import check_inputs
     from fdbench.metrics.bootstrap import (
@@ -146,16 +148,21 @@ def _filtered_metrics(
     prepared = {}
     for csf, conf in confidences.items():
         r, c, _, _ = check_inputs(residuals, conf)
-        prepared[csf] = (_prepare_csf(r, c, False, True), c)
+        s = _prepare_csf(r, c, False, True)
+        placed = replace(
+            s,
+            ranking=replace(s.ranking, order=positions[s.ranking.order]),
+            failures=replace(s.failures, columns=positions[s.failures.columns]),
+        )
+        prepared[csf] = (placed, c)
     chunk = max(1, _CHUNK_ELEMENTS // max(residuals.size, 1))
     work = Workspace(min(chunk, n_resamples), residuals.size, int(residuals.sum()), np.int32)
     blocks: dict[tuple[str, str], list[np.ndarray]] = {
         (csf, m): [] for csf in prepared for m in metrics
     }
     for counts in _count_blocks(n, n_resamples, seed, None, chunk):
-        weights = counts[:, positions]
         for csf, (s, c) in prepared.items():
-            values = _csf_metrics(s, weights, residuals, c, metrics, {}, True, work)
+            values = _csf_metrics(s, counts, residuals, c, metrics, {}, True, work)
             for m in metrics:
                 blocks[(csf, m)].append(values[m])
     return {key: np.concatenate(parts) for key, parts in blocks.items()}
