@@ -133,3 +133,55 @@ def test_dask_workers_give_the_same_values(shared):
     keys = ["study", "scoring_method", "metric", "resample"]
     here, there = (t.sort_values(keys).reset_index(drop=True) for t in (here, there))
     assert here.equals(there)
+
+
+def _new_class_task(method, rng):
+    n_in, n_new = 180, 60
+    correct = np.flatnonzero(rng.uniform(size=n_in) >= 0.2)
+    parts = (("iid", correct), ("new_class/semantic", np.arange(n_new)))
+    positions, size = unfiltered_positions(parts, {"iid": n_in, "new_class/semantic": n_new})
+    r = np.r_[np.zeros(correct.size), np.ones(n_new)]
+    conf = {"MSR": rng.normal(size=r.size) - r}
+    return PairedSamples("d", method, 0, "new_class/semantic", r, conf, positions, size)
+
+
+def test_known_values_of_the_per_run_bootstrap_give_the_same_table(shared):
+    from fdbench.analysis import StudySamples, bootstrap_analysis
+    from fdbench.analysis.paired import known_values
+
+    rng = np.random.default_rng(3)
+    tasks = [*shared, _new_class_task("ce", rng)]
+    runs = [StudySamples(t.dataset, t.method, t.seed, t.study, t.residuals, t.confidences)
+            for t in tasks]
+    boot = bootstrap_analysis(runs, metrics=("aurc", "augrc", "auroc_f"), n_resamples=B, seed=SEED)
+    known = known_values(boot)
+    assert set(known) == {("d", "ce", 0, "iid"), ("d", "deepgamblers", 0, "iid"),
+                          ("d", "ce", 0, "new_class/semantic")}
+    plain = paired_bootstrap(tasks, n_resamples=B, seed=SEED)
+    reused = paired_bootstrap(tasks, n_resamples=B, seed=SEED, known=known)
+    assert plain.equals(reused)
+
+
+def test_known_values_serve_unfiltered_runs_only(shared):
+    from fdbench.analysis.paired import known_values
+
+    rng = np.random.default_rng(4)
+    new = _new_class_task("ce", rng)
+    fake = [
+        {"dataset": "d", "method": t.method, "seed": 0, "study": t.study, "csf": c,
+         "metric": m, "resample": b, "value": 5.0}
+        for t in (*shared, new) for c in t.confidences for m in ("augrc", "aurc", "auroc_f")
+        for b in range(B)
+    ]
+    import pandas as pd
+
+    known = known_values(pd.DataFrame(fake))
+    table = paired_bootstrap([*shared, new], n_resamples=B, seed=SEED, known=known)
+    iid = table[table["study"] == "iid"]
+    assert (iid["value"] == 5.0).all()
+    filtered = table[table["study"] == "new_class/semantic"]
+    assert (filtered["value"] < 5.0).all()
+    # a known table with other resamples is not used
+    short = known_values(pd.DataFrame([row for row in fake if row["resample"] < B - 1]))
+    again = paired_bootstrap(shared, n_resamples=B, seed=SEED, known=short)
+    assert again.equals(paired_bootstrap(shared, n_resamples=B, seed=SEED))

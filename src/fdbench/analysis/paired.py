@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import pandas as pd
@@ -133,7 +133,9 @@ def _filtered_metrics(
     """The curve metrics of a filtered run with integer weights: the study's counts (over its
     ``n`` unfiltered samples) at the run's ``positions``, each CSF sorted once and evaluated on
     every resample in blocks, as :func:`fdbench.metrics.bootstrap` does (its sample-weight path
-    would turn the counts into floating-point weights, about a quarter slower)."""
+    would turn the counts into floating-point weights, about a quarter slower). Each CSF's
+    order and failure columns are mapped to the unfiltered set once, so that every block
+    gathers its sorted weights from the counts directly."""
     from fdbench.metrics._core import Workspace
     from fdbench.metrics._validation import check_inputs
     from fdbench.metrics.bootstrap import (
@@ -146,19 +148,61 @@ def _filtered_metrics(
     prepared = {}
     for csf, conf in confidences.items():
         r, c, _, _ = check_inputs(residuals, conf)
-        prepared[csf] = (_prepare_csf(r, c, False, True), c)
+        s = _prepare_csf(r, c, False, True)
+        placed = replace(
+            s,
+            ranking=replace(s.ranking, order=positions[s.ranking.order]),
+            failures=replace(s.failures, columns=positions[s.failures.columns]),
+        )
+        prepared[csf] = (placed, c)
     chunk = max(1, _CHUNK_ELEMENTS // max(residuals.size, 1))
     work = Workspace(min(chunk, n_resamples), residuals.size, int(residuals.sum()), np.int32)
     blocks: dict[tuple[str, str], list[np.ndarray]] = {
         (csf, m): [] for csf in prepared for m in metrics
     }
     for counts in _count_blocks(n, n_resamples, seed, None, chunk):
-        weights = counts[:, positions]
         for csf, (s, c) in prepared.items():
-            values = _csf_metrics(s, weights, residuals, c, metrics, {}, True, work)
+            values = _csf_metrics(s, counts, residuals, c, metrics, {}, True, work)
             for m in metrics:
                 blocks[(csf, m)].append(values[m])
     return {key: np.concatenate(parts) for key, parts in blocks.items()}
+
+
+#: Values already bootstrapped for a run × study: {(dataset, method, seed, study): {(csf,
+#: metric): the values of the resamples}}.
+KnownValues = Mapping[tuple[str, str, int, str], Mapping[tuple[str, str], np.ndarray]]
+
+
+def known_values(table: pd.DataFrame) -> dict:
+    """:data:`KnownValues` from a bootstrap table with the columns of
+    :data:`fdbench.analysis.bootstrap.BOOTSTRAP_COLUMNS`, each in resample order."""
+    keys = ["dataset", "method", "seed", "study", "csf", "metric"]
+    values = table["value"].to_numpy()
+    resample = table["resample"].to_numpy()
+    known: dict = {}
+    for (dataset, method, seed, study, csf, metric), rows in table.groupby(
+        keys, sort=False
+    ).indices.items():
+        rows = rows[np.argsort(resample[rows], kind="stable")]
+        run = known.setdefault((dataset, method, int(seed), study), {})
+        run[(csf, metric)] = values[rows]
+    return known
+
+
+def _known_metrics(
+    task: PairedSamples, metrics: Sequence[str], n_resamples: int, known: KnownValues | None
+) -> dict[tuple[str, str], np.ndarray] | None:
+    """The task's values from ``known`` when it holds every CSF × metric of an unfiltered
+    task with ``n_resamples`` resamples, else ``None``."""
+    if known is None or task.positions is not None:
+        return None
+    run = known.get((task.dataset, task.method, task.seed, task.study))
+    if run is None:
+        return None
+    wanted = [(c, m) for c in task.confidences for m in metrics]
+    if any(key not in run or run[key].shape != (n_resamples,) for key in wanted):
+        return None
+    return {key: run[key] for key in wanted}
 
 
 def study_sums(
@@ -167,15 +211,21 @@ def study_sums(
     metrics: Sequence[str],
     n_resamples: int,
     seed: int,
+    known: KnownValues | None = None,
 ) -> dict[tuple[str, str, str, str], tuple[np.ndarray, int]]:
     """Per (dataset, study, scoring method, metric): the sum over runs of the values of every
     resample and the number of runs, for the runs of one study (``names``: (method, CSF) →
-    scoring method). The study's counts are drawn once and reused by every run."""
+    scoring method). The study's counts are drawn once and reused by every run; an unfiltered
+    run whose values are in ``known`` (bootstrapped with the same counts) takes them from
+    there."""
     sums: dict[tuple[str, str, str, str], tuple[np.ndarray, int]] = {}
     for t in tasks:
         if not t.confidences:
             raise ValueError(f"study {t.study!r} of seed {t.seed} has no CSF")
-        for (csf, metric), values in _task_metrics(t, metrics, n_resamples, seed).items():
+        values_of = _known_metrics(t, metrics, n_resamples, known)
+        if values_of is None:
+            values_of = _task_metrics(t, metrics, n_resamples, seed)
+        for (csf, metric), values in values_of.items():
             key = (t.dataset, t.study, names[(t.method, csf)], metric)
             total, count = sums.get(key, (np.zeros(n_resamples), 0))
             sums[key] = (total + values, count + 1)
@@ -191,6 +241,7 @@ def paired_bootstrap(
     kinds: Mapping[str, str] | None = None,
     workers: int | None = None,
     scheduler: str | None = None,
+    known: KnownValues | None = None,
 ) -> pd.DataFrame:
     """Seed-mean bootstrap values of every scoring method, paired within each study.
 
@@ -204,6 +255,10 @@ def paired_bootstrap(
     runs (seeds). The runs of one study must agree on the size of its unfiltered set.
     ``workers`` (a local dask cluster of that many processes) or ``scheduler`` (address of a
     running one) spread the studies over processes; the values do not depend on it.
+    ``known`` (:func:`known_values` of a :func:`fdbench.analysis.bootstrap_analysis` table made
+    with the same ``seed`` and ``n_resamples``) supplies the values of the runs evaluated on
+    their whole study set, which are the same resamples of the same samples, instead of
+    computing them again.
 
     Returns a table with columns ``PAIRED_COLUMNS`` (``n_seeds``: the runs averaged).
     """
@@ -228,10 +283,12 @@ def paired_bootstrap(
             )
         group.append(t)
     args = (names, metrics, n_resamples, seed)
+    groups = list(studies.values())
+    knowns = [_known_of(group, known) for group in groups]
     if workers is None and scheduler is None:
-        parts = [study_sums(group, *args) for group in studies.values()]
+        parts = [study_sums(g, *args, k) for g, k in zip(groups, knowns, strict=True)]
     else:
-        parts = _on_dask(list(studies.values()), args, workers, scheduler)
+        parts = _on_dask(groups, knowns, args, workers, scheduler)
     frames = [
         pd.DataFrame(
             {
@@ -250,7 +307,17 @@ def paired_bootstrap(
     return pd.concat(frames, ignore_index=True)[list(PAIRED_COLUMNS)]
 
 
-def _on_dask(groups: list, args: tuple, workers: int | None, scheduler: str | None) -> list:
+def _known_of(group: Sequence[PairedSamples], known: KnownValues | None) -> dict | None:
+    """The part of ``known`` about the runs of ``group`` (what a worker needs of it)."""
+    if known is None:
+        return None
+    keys = {(t.dataset, t.method, t.seed, t.study) for t in group}
+    return {key: known[key] for key in keys if key in known}
+
+
+def _on_dask(
+    groups: list, knowns: list, args: tuple, workers: int | None, scheduler: str | None
+) -> list:
     from dask.distributed import Client
 
     from fdbench.jobs.runner import local_cluster
@@ -258,7 +325,10 @@ def _on_dask(groups: list, args: tuple, workers: int | None, scheduler: str | No
     cluster = local_cluster(workers) if scheduler is None else None
     client = Client(cluster if cluster is not None else scheduler)
     try:
-        futures = [client.submit(study_sums, group, *args, pure=False) for group in groups]
+        futures = [
+            client.submit(study_sums, group, *args, k, pure=False)
+            for group, k in zip(groups, knowns, strict=True)
+        ]
         return client.gather(futures)
     finally:
         client.close()

@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 import fnmatch
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -98,7 +98,6 @@ def write_report_inputs(
     from fdbench.analysis import (
         StudySamples,
         accepted_calibration_table,
-        bootstrap_analysis,
         csf_calibration,
         risk_excess,
         severity_level,
@@ -200,18 +199,15 @@ def write_report_inputs(
                             **named,
                         )
                     )
-    boot = None
+    boot, shared = None, []
     if tasks and settings.n_bootstrap:
-        boot = bootstrap_analysis(
-            tasks,
-            n_resamples=settings.n_bootstrap,
-            seed=settings.bootstrap_seed,
-            workers=workers,
-            scheduler=scheduler,
-        )
+        boot, extra = _bootstrap(tasks, settings, workers, scheduler)
         write_table(boot, run_dir / "bootstrap.parquet")
+        shared.extend((boot, extra))
     if settings.n_bootstrap:
-        _write_severity_bootstrap(run_dir, boot, level_tasks, settings, workers, scheduler)
+        shared.extend(
+            _write_severity_bootstrap(run_dir, boot, level_tasks, settings, workers, scheduler)
+        )
     if accepted:
         table = pd.concat(accepted, ignore_index=True)
         write_table(table, run_dir / "accepted_calibration.parquet")
@@ -224,7 +220,7 @@ def write_report_inputs(
     if galleries:
         Gallery.concat(galleries).save(run_dir / "gallery.npz")
     if leaderboard and settings.n_bootstrap:
-        _write_leaderboard(config, leaderboard, results, run_dir, workers, scheduler)
+        _write_leaderboard(config, leaderboard, results, run_dir, workers, scheduler, shared)
     _write_rounding(config, plan, run_dir)
 
 
@@ -251,6 +247,36 @@ def _paired_samples(
     return samples
 
 
+#: The metrics of the analysis files' bootstrap (``bootstrap.parquet``).
+BOOTSTRAP_METRICS = ("aurc", "augrc")
+
+
+def _bootstrap(
+    tasks: list, settings: Any, workers: int | None, scheduler: str | None
+) -> tuple[pd.DataFrame, pd.DataFrame | None]:
+    """:func:`fdbench.analysis.bootstrap_analysis` of ``tasks`` with :data:`BOOTSTRAP_METRICS`,
+    and the rows of the leaderboard's other metric, AUROC_f, where every task has 0/1
+    residuals (it comes with AUGRC from the same sums, so the leaderboard need not bootstrap
+    these runs again; ``None`` otherwise)."""
+    from fdbench.analysis import bootstrap_analysis
+    from fdbench.analysis.paired import PAIRED_METRICS
+
+    binary = all(np.all((t.residuals == 0) | (t.residuals == 1)) for t in tasks)
+    extra = [m for m in PAIRED_METRICS if m not in BOOTSTRAP_METRICS] if binary else []
+    table = bootstrap_analysis(
+        tasks,
+        metrics=(*BOOTSTRAP_METRICS, *extra),
+        n_resamples=settings.n_bootstrap,
+        seed=settings.bootstrap_seed,
+        workers=workers,
+        scheduler=scheduler,
+    )
+    if not extra:
+        return table, None
+    mine = table["metric"].isin(BOOTSTRAP_METRICS).to_numpy()
+    return table[mine].reset_index(drop=True), table[~mine]
+
+
 def _write_leaderboard(
     config: BenchmarkConfig,
     samples: list,
@@ -258,6 +284,7 @@ def _write_leaderboard(
     run_dir: Path,
     workers: int | None = None,
     scheduler: str | None = None,
+    shared: Sequence[pd.DataFrame | None] = (),
 ) -> None:
     """Write the leaderboard across scoring methods (:mod:`fdbench.analysis.leaderboard`):
     ``leaderboard_bootstrap.parquet`` (paired seed-mean bootstrap values per study),
@@ -265,12 +292,15 @@ def _write_leaderboard(
     per study), ``leaderboard_ranks.csv``,
     ``leaderboard_significance.csv`` and ``paired_deltas.csv`` (every ordered pair), each of
     the last three for AUGRC, AURC and AUROC_f. The paired bootstrap runs on ``workers`` /
-    ``scheduler`` as the other bootstrap does."""
+    ``scheduler`` as the other bootstrap does; the runs evaluated on their whole study set
+    take their values from the tables of ``shared`` (bootstrapped with the same seed and
+    resamples) where these hold them."""
     from fdbench.analysis import leaderboard as lb
-    from fdbench.analysis.paired import PAIRED_METRICS, paired_bootstrap
+    from fdbench.analysis.paired import PAIRED_METRICS, known_values, paired_bootstrap
 
     kinds = {m.name: m.kind for m in config.methods}
     settings = config.analysis
+    tables = [t for t in shared if t is not None and not t.empty]
     paired = paired_bootstrap(
         samples,
         n_resamples=settings.n_bootstrap,
@@ -278,6 +308,7 @@ def _write_leaderboard(
         kinds=kinds,
         workers=workers,
         scheduler=scheduler,
+        known=known_values(pd.concat(tables, ignore_index=True)) if tables else None,
     )
     write_table(paired, run_dir / "leaderboard_bootstrap.parquet")
     summary = lb.seed_summary(results, kinds)
@@ -293,29 +324,26 @@ def _write_leaderboard(
     write_table(deltas, run_dir / "paired_deltas.csv")
 
 
-def _write_severity_bootstrap(run_dir, boot, level_tasks, settings, workers, scheduler) -> None:
+def _write_severity_bootstrap(
+    run_dir, boot, level_tasks, settings, workers, scheduler
+) -> list[pd.DataFrame | None]:
     """The bootstrap rows of every level study: those of ``boot`` and those of ``level_tasks``
-    (bootstrapped here with the same seed and number of resamples)."""
-    from fdbench.analysis import bootstrap_analysis, severity_level
+    (bootstrapped here with the same seed and number of resamples, :func:`_bootstrap`).
+    Returns the tables bootstrapped here (the written rows and the AUROC_f rows)."""
+    from fdbench.analysis import severity_level
 
-    frames = []
+    frames, made = [], []
     if boot is not None:
         levels = [s for s in boot["study"].unique() if severity_level(str(s))]
         frames.append(boot[boot["study"].isin(levels)])
     if level_tasks:
-        frames.append(
-            bootstrap_analysis(
-                level_tasks,
-                n_resamples=settings.n_bootstrap,
-                seed=settings.bootstrap_seed,
-                workers=workers,
-                scheduler=scheduler,
-            )
-        )
+        made = list(_bootstrap(level_tasks, settings, workers, scheduler))
+        frames.append(made[0])
     frames = [f for f in frames if not f.empty]
     if frames:
         table = pd.concat(frames, ignore_index=True)
         write_table(table, run_dir / "severity_bootstrap.parquet")
+    return made
 
 
 def _restricted(entry: StudyScores, csfs: set[str]) -> StudyScores:

@@ -143,12 +143,13 @@ def _scratch(W: np.ndarray, work, k: int) -> list[np.ndarray]:
 
 
 def selective_risks_from_cum(
-    W: np.ndarray, L: np.ndarray, out: np.ndarray | None = None
+    W: np.ndarray, L: np.ndarray, out: np.ndarray | None = None, first: np.ndarray | None = None
 ) -> np.ndarray:
     """Selective risk L / W of every tie group; 0 in the leading groups of zero weight (which
-    occur in bootstrap resamples and are no curve points). ``out`` optionally receives it."""
+    occur in bootstrap resamples and are no curve points). ``out`` optionally receives it;
+    ``first`` is :func:`first_positive` of ``W`` if already known."""
     sr = np.empty_like(W) if out is None else out
-    lead = int(first_positive(W).max())
+    lead = int((first_positive(W) if first is None else first).max())
     with np.errstate(invalid="ignore", divide="ignore"):
         np.divide(L, W, out=sr)
     if lead:
@@ -188,8 +189,9 @@ def aurc_from_cum(W: np.ndarray, L: np.ndarray, work: Work = None) -> np.ndarray
     """AURC: :func:`aurc_from_risks` of the selective risks L / W (head: the first group's
     loss)."""
     sr, coef = _scratch(W, work, 2)
-    selective_risks_from_cum(W, L, sr)
-    return aurc_from_risks(W, sr, first_loss(W, L), [coef])
+    first = first_positive(W)
+    selective_risks_from_cum(W, L, sr, first)
+    return aurc_from_risks(W, sr, L[np.arange(W.shape[0]), first], [coef])
 
 
 def increments(X: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
@@ -494,14 +496,17 @@ def success_cumulative(
 def binary_cumulative(
     ranking: Ranking, failures: FailureIndex, weights: np.ndarray, work: Workspace
 ) -> tuple[np.ndarray, np.ndarray]:
-    """W and L (float64) at the tie-group ends for each row of ``weights`` (B, N), 0/1 residuals.
+    """W and L (float64) at the tie-group ends for each row of ``weights``, 0/1 residuals.
+
+    ``weights`` (B, M) may cover more samples than the ranking's N: ``ranking.order`` and
+    ``failures.columns`` index its columns.
 
     One cumulative sum over all samples (W) and one over the failures only (L), in the dtype
     of ``weights``. The results are views into ``work`` (big scratch arrays 0 and 1), valid
     until its next use; ``work`` also keeps the failures' weights and their cumulative sum
     (``fail_cum_float``, a leading 0) for :func:`augrc_auroc_binary`.
     """
-    rows, n = weights.shape
+    rows, n = weights.shape[0], ranking.order.size
     t = ranking.n_groups
     ws = work.weights(0, rows, n)
     np.take(weights, ranking.order, axis=1, out=ws, mode="clip")
