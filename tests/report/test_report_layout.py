@@ -25,12 +25,14 @@ def test_the_run_section_comes_first_and_the_leaderboard_heads_the_sections(
     head = page[page.index('<section id="run">') : page.index('<section id="metrics">')]
     for what in ("data sets", "methods", "ce (seeds 0, 1)", "studies (3)", "fdbench version"):
         assert what in head
-    # every dataset × method is a collapsed block listed in the contents
+    # every study and dataset × method is a collapsed block listed in the contents, its anchor
+    # inside the <details> (so that following a link to it opens the block)
     assert "<details open" not in page
     assert manifest["subsections"]
     for anchor in manifest["subsections"]:
-        assert f'<details id="{anchor}">' in page
+        assert f'<div class="block" id="{anchor}">' in page
         assert f'href="#{anchor}"' in page
+    assert "<details id=" not in page
 
 
 def test_optimal_curve_by_hand():
