@@ -63,6 +63,8 @@ def test_study_table_sorts_by_augrc_and_marks_each_column_in_its_direction():
     assert list(table.intervals["AUGRC ×1000"]) == ["± 4.00"] * 3
     assert list(table.intervals["AUROC_f ×100"]) == [""] * 3
     assert "over 3 seeds" in table.title
+    mixed = study_table(summary.assign(n_seeds=[1, 1, 3, 3, 3, 3]), "d", "iid")
+    assert mixed.title.endswith("over 1–3 seeds per scoring method (no ± where one)")
     assert study_table(summary, "d", "other") is None
     with pytest.raises(ValueError, match="higher_is_better"):
         ReportTable("t", "t", table.frame, 2, (True,))

@@ -109,17 +109,27 @@ def study_table(summary: pd.DataFrame, dataset: str, study: str) -> ReportTable 
     order = means.sort_values(
         first[1], ascending=not higher_is_better(first[0]), kind="stable", na_position="last"
     ).index
-    seeds = int(rows["n_seeds"].max()) if "n_seeds" in rows.columns else 1
     where = f"{study} — {dataset}" if dataset else study
-    title = f"Scoring methods on {where}, best first by {first[1]}: mean ± std over {seeds} seed"
+    title = f"Scoring methods on {where}, best first by {first[1]}: mean ± std over "
     return ReportTable(
         _stem("study", dataset, study),
-        title + ("s" if seeds != 1 else ""),
+        title + _seeds(rows),
         means.loc[order],
         DIGITS,
         tuple(higher_is_better(m) for m, _, _ in metrics),
         spread.loc[order],
     )
+
+
+def _seeds(rows: pd.DataFrame) -> str:
+    """How many seeds the means of ``rows`` average: "3 seeds", or "1-2 seeds per scoring
+    method (no ± where one)" where the scoring methods have different numbers."""
+    if "n_seeds" not in rows.columns or rows.empty:
+        return "seeds"
+    low, high = int(rows["n_seeds"].min()), int(rows["n_seeds"].max())
+    if low == high:
+        return f"{high} seed" + ("s" if high != 1 else "")
+    return f"{low}–{high} seeds per scoring method (no ± where one)"
 
 
 def _best(table: ReportTable) -> str:
