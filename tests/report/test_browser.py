@@ -45,16 +45,30 @@ class _Dom(HTMLParser):
         super().__init__()
         self.ids: set[str] = set()
         self.body: dict[str, str | None] = {}
+        self.opened: dict[str, bool] = {}  # id -> whether its innermost <details> is open
+        self._details: list[bool] = []
 
     def handle_starttag(self, tag, attrs):
         attrs = dict(attrs)
+        if tag == "details":
+            self._details.append("open" in attrs)
         if "id" in attrs:
             self.ids.add(attrs["id"])
+            if self._details:
+                self.opened[attrs["id"]] = self._details[-1]
         if tag == "body":
             self.body = attrs
 
+    def handle_endtag(self, tag):
+        if tag == "details" and self._details:
+            self._details.pop()
 
-def _render(page: Path, profile: Path, *extra: str) -> tuple[_Dom, list[str]]:
+
+def _render(
+    page: Path, profile: Path, *extra: str, fragment: str = ""
+) -> tuple[_Dom, list[str]]:
+    """Load (a probed copy of) ``page``, at ``#fragment`` if given, and return its DOM after
+    the load and the console lines."""
     probe = page.with_name(page.stem + "_probe.html")
     probe.write_text(page.read_text(encoding="utf-8").replace("</body>", PROBE + "</body>"))
     done = subprocess.run(
@@ -65,7 +79,7 @@ def _render(page: Path, profile: Path, *extra: str) -> tuple[_Dom, list[str]]:
             "--virtual-time-budget=10000",
             "--dump-dom",
             *extra,
-            probe.as_uri(),
+            probe.as_uri() + (f"#{fragment}" if fragment else ""),
         ],
         capture_output=True,
         text=True,

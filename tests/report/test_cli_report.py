@@ -48,6 +48,7 @@ def test_report_command_reads_the_run_folder_as_the_benchmark_reports_it(
     # the pooled level also gives a severity curve (no bootstrap bands: none in the folder)
     assert manifest["sections"] == [
         "run",
+        "studies",
         "metrics",
         "rankings",
         "friedman",

@@ -38,6 +38,8 @@ def _leaderboard_files(folder) -> pd.DataFrame:
     summary = lb.seed_summary(results, KINDS)
     columns = lb.column_bootstrap(paired)
     summary.to_csv(folder / "leaderboard.csv", index=False)
+    per_study = lb.seed_summary(results, KINDS, by_column=False)
+    per_study.to_csv(folder / "leaderboard_studies.csv", index=False)
     ranks = [lb.leaderboard_ranks(columns, m).assign(metric=m) for m in ("augrc", "aurc")]
     pd.concat(ranks).to_csv(folder / "leaderboard_ranks.csv", index=False)
     maps = [lb.leaderboard_significance(columns, m).assign(metric=m) for m in ("augrc", "aurc")]
@@ -101,3 +103,42 @@ def test_leaderboard_renders_in_chromium(report, tmp_path):
         assert f"table-{name}" in dom.ids
     for name in manifest["figures"]:
         assert f"fig-{name}" in dom.ids
+
+
+def test_studies_follow_the_leaderboard_one_block_per_study(report):
+    folder, path, manifest = report
+    assert manifest["sections"][:3] == ["run", "leaderboard", "studies"]
+    # leaderboard_studies.csv is read (the results of this folder hold other studies), its
+    # studies in the leaderboard's order: iid, corruption, new-class semantic
+    blocks = [a for a in manifest["subsections"] if a.startswith("studies_")]
+    assert blocks == [
+        "studies_iid",
+        "studies_corruption-1",
+        "studies_corruption-2",
+        "studies_new_class-semantic",
+    ]
+    page = path.read_text()
+    assert (
+        page.index('<section id="leaderboard">')
+        < page.index('<section id="studies">')
+        < page.index('<section id="metrics">')
+    )
+    # DG-Res on iid, mean ± std over the seeds, by hand from the synthetic runs
+    values = [M.augrc(*_iid_dg_res(seed)) for seed in SEEDS]
+    table = pd.read_csv(folder / "tables" / "study_cifar10_iid.csv", index_col=0)
+    assert list(table.columns) == ["AUGRC ×1000", "AURC ×1000"]
+    assert table.loc["DG-Res", "AUGRC ×1000"] == pytest.approx(1000 * np.mean(values))
+    assert f"± {1000 * np.std(values, ddof=1):.2f}" in page
+    # best first by AUGRC, the best named in the block's summary line
+    assert np.all(np.diff(table["AUGRC ×1000"].to_numpy()) >= 0)
+    assert f"iid — best by AUGRC ×1000: {table.index[0]}</summary>" in page
+    # the curves of iid (the only study the curve figures share with these) are linked
+    iid = page[page.index('id="studies_iid"') : page.index('id="studies_corruption-1"')]
+    assert 'href="#curves_cifar10-ce"' in iid and 'href="#curves_cifar10-dg"' in iid
+    corruption = page[page.index('id="studies_corruption-1"') :]
+    assert "Risk-coverage curves of this study" not in corruption.split("</details>")[0]
+
+
+def _iid_dg_res(seed: int):
+    residuals, confidences = _study_data(1, 0, seed)
+    return residuals, confidences["DG-Res"]

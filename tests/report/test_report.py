@@ -47,6 +47,7 @@ def test_full_report_has_every_section_table_and_image(full_report):
     page = _parse(path)
     assert page.sections == [
         "run",
+        "studies",
         "metrics",
         "rankings",
         "friedman",
@@ -60,6 +61,9 @@ def test_full_report_has_every_section_table_and_image(full_report):
     assert [img["data-report-figure"] for img in page.images] == manifest["figures"]
     runs = ("cifar10-ce", "cifar10-dg")
     per_run = [
+        # one block per study with a leaderboard column (per-type corruption left out)
+        "study_cifar10_iid",
+        "study_cifar10_new_class-svhn",
         *(f"{m}_{r}" for r in runs for m in ("accuracy", "aurc", "augrc", "auroc_f", "ece")),
         *(f"rank_{m}_{r}" for r in runs for m in ("aurc", "augrc")),
         "kendall_tau_aurc_augrc",
@@ -251,8 +255,8 @@ def test_report_degrades_without_inputs(tmp_path, report_inputs):
     only_results = write_report(tmp_path / "a", report_inputs["results"])
     page = _parse(only_results)
     # without bootstrap resamples the CSFs are ranked by their values; results alone also
-    # give the Friedman test with its diagrams
-    assert page.sections == ["run", "metrics", "rankings", "friedman"]
+    # give the Friedman test with its diagrams and the per-study blocks
+    assert page.sections == ["run", "studies", "metrics", "rankings", "friedman"]
     assert "rank_aurc_cifar10-ce" in page.tables
     assert [i["data-report-figure"] for i in page.images] == [
         "critical_difference_augrc",

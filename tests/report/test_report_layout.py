@@ -20,17 +20,19 @@ def test_the_run_section_comes_first_and_the_leaderboard_heads_the_sections(
     _, path, manifest = full_report
     page = path.read_text(encoding="utf-8")
     assert manifest["sections"][0] == "run"
-    # the leaderboard heads the section list, the per-study detail follows it
-    assert [anchor for anchor, _, _ in SECTIONS][:2] == ["leaderboard", "metrics"]
+    # the leaderboard heads the section list, then one block per study, then the detail
+    assert [anchor for anchor, _, _ in SECTIONS][:3] == ["leaderboard", "studies", "metrics"]
     head = page[page.index('<section id="run">') : page.index('<section id="metrics">')]
     for what in ("data sets", "methods", "ce (seeds 0, 1)", "studies (3)", "fdbench version"):
         assert what in head
-    # every dataset × method is a collapsed block listed in the contents
+    # every study and dataset × method is a collapsed block listed in the contents, its anchor
+    # inside the <details> (so that following a link to it opens the block)
     assert "<details open" not in page
     assert manifest["subsections"]
     for anchor in manifest["subsections"]:
-        assert f'<details id="{anchor}">' in page
+        assert f'<div class="block" id="{anchor}">' in page
         assert f'href="#{anchor}"' in page
+    assert "<details id=" not in page
 
 
 def test_optimal_curve_by_hand():

@@ -104,3 +104,32 @@ def test_the_fixed_colours_are_distinct_and_deterministic():
     assert csf_colour("my own score") == csf_colour("my own score")
     with pytest.raises(TypeError, match="name"):
         csf_colour(3)
+
+
+# Appended to a copy of the page only: after loading, follow the contents link of one block
+# (a same-document navigation) and record whether its <details> is open afterwards.
+CLICK = (
+    '<script>window.addEventListener("load", () => {{'
+    "document.querySelector('nav.toc a[href=\"#{anchor}\"]').click();"
+    "setTimeout(() => document.body.setAttribute('data-clicked',"
+    " document.getElementById('{anchor}').closest('details').open), 50);}});</script>"
+)
+
+
+def test_a_contents_link_opens_its_collapsed_block(full_report, tmp_path):
+    _, page, manifest = full_report
+    text = page.read_text(encoding="utf-8")
+    assert "<details open" not in text, "every block is written closed"
+    blocks = manifest["subsections"]
+    target, clicked = blocks[-1], blocks[0]
+    copy = tmp_path / "report.html"
+    copy.write_text(text.replace("</body>", CLICK.format(anchor=clicked) + "</body>"))
+    dom, console = _render(copy, tmp_path / "profile", fragment=target)
+    assert console == []
+    assert set(blocks) <= set(dom.opened), "every block's anchor lies inside its <details>"
+    # loaded at report.html#<target>: the navigation opened the block holding the target
+    assert dom.opened[target] is True
+    # followed from the contents: opened too
+    assert dom.body.get("data-clicked") == "true"
+    # and no other block
+    assert {anchor for anchor in blocks if dom.opened[anchor]} == {target, clicked}

@@ -87,7 +87,7 @@ def page(tmp_path_factory, inputs):
 def test_sections_tables_and_figures(page):
     folder, text, manifest = page
     assert manifest["sections"] == [
-        "run", "metrics", "rankings", "friedman", "severity", "accepted"
+        "run", "studies", "metrics", "rankings", "friedman", "severity", "accepted"
     ]
     for name in (
         "friedman_ranks_augrc",

@@ -30,6 +30,7 @@ h1 { font-size: 1.6em; } h2 { border-bottom: 1px solid #ccc; margin-top: 2em; }
 h3 { font-size: 1.05em; margin-bottom: 0.3em; }
 details { margin: 0.4em 0; border: 1px solid #e3e3e3; border-radius: 4px; padding: 0.2em 0.8em; }
 details > summary { cursor: pointer; font-weight: 600; padding: 0.3em 0; }
+div.block { scroll-margin-top: 2.4em; }
 table { border-collapse: collapse; font-size: 0.85em; margin: 0.5em 0 1.2em 0; }
 th, td { padding: 0.25em 0.5em; border: 1px solid #ddd; text-align: right; }
 th { background: #f3f3f3; vertical-align: bottom; max-width: 9em; }
@@ -123,11 +124,18 @@ def image_html(
 
 
 def details_html(anchor: str, summary: str, body: str) -> str:
-    """A collapsed ``<details>`` block (no JavaScript needed) with the id ``anchor``; a link to
-    the anchor opens it."""
+    """A collapsed ``<details>`` block (no JavaScript needed) whose content, ``body``, is wrapped
+    in a ``<div class="block">`` with the id ``anchor``.
+
+    The id sits inside the block, not on the ``<details>`` itself: following a link to it
+    (``#anchor``, e.g. from the table of contents) opens the block, because fragment navigation
+    reveals a target hidden in a closed ``<details>`` by opening it (the HTML standard's
+    "ancestor details revealing algorithm", run when scrolling to a fragment; Chromium 97 and
+    later). The block scrolls into view with its summary line above it (``scroll-margin-top``).
+    """
     return (
-        f'<details id="{html.escape(anchor)}"><summary>{html.escape(summary)}</summary>'
-        f"{body}</details>"
+        f"<details><summary>{html.escape(summary)}</summary>"
+        f'<div class="block" id="{html.escape(anchor)}">{body}</div></details>'
     )
 
 

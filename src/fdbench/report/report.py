@@ -118,6 +118,11 @@ def _usable_cpus() -> int:
         return os.cpu_count() or 1
 
 
+def group_anchor(section: str, label: str) -> str:
+    """The anchor of the collapsed block ``label`` of the section ``section``."""
+    return _stem(section, label)
+
+
 class _Builder:
     """Collects sections, exports tables and figures, and remembers what it wrote.
 
@@ -135,14 +140,15 @@ class _Builder:
         self.subs: list[tuple[str, str]] = []
         self._pending: list[tuple[Callable[..., bytes], tuple[Any, ...], str, str]] = []
 
-    def group(self, label: str, body: str) -> str:
+    def group(self, label: str, body: str, summary: str | None = None) -> str:
         """``body`` (the part of the current section about one dataset × method, study, …
-        ``label``) as a collapsed ``<details>`` block, listed in the table of contents."""
+        ``label``) as a collapsed ``<details>`` block, listed in the table of contents under
+        ``label``; its summary line is ``summary`` (default ``label``)."""
         if not label:
             return body
-        anchor = _stem(self.section, label)
+        anchor = group_anchor(self.section, label)
         self.subs.append((anchor, label))
-        return details_html(anchor, label, body)
+        return details_html(anchor, summary or label, body)
 
     def table(self, table: ReportTable) -> str:
         table.export(self.run_dir / TABLES_DIR)
@@ -403,10 +409,35 @@ def _curve_csfs(curves: pd.DataFrame, results: pd.DataFrame | None, limit: int =
     return available[:limit]
 
 
+def _curve_groups(
+    curves: pd.DataFrame, csfs: Sequence[str] | None, results: pd.DataFrame | None
+) -> list[tuple[str, pd.DataFrame, list[str], str | None]]:
+    """The curve figures of the curves section: per dataset × method (its lowest seed) the
+    label, the curves, the CSFs drawn (the method's own confidence, the MSR baseline and
+    ``csfs`` if given, else :func:`_curve_csfs`) and the baseline; groups with none of the
+    CSFs asked for are left out."""
+    from fdbench.csf.registry import head_csf_names
+
+    groups = []
+    for label, part in _run_groups(_lowest_seed(curves)):
+        available = list(dict.fromkeys(part["csf"]))
+        if csfs is not None:
+            asked = [c for c in csfs if c in available]
+        else:
+            mine = None if results is None else _select(results, part)
+            asked = _curve_csfs(part, mine)
+        if not asked:
+            continue
+        baseline = next((c for c in BASELINE_CSFS if c in available), None)
+        own = [c for c in head_csf_names() if c in available]
+        chosen = list(dict.fromkeys([*own, *([baseline] if baseline else []), *asked]))
+        groups.append((label, part, chosen, baseline))
+    return groups
+
+
 def _curves_section(
     b: _Builder, curves: pd.DataFrame, csfs: Sequence[str] | None, results: pd.DataFrame | None
 ) -> str:
-    from fdbench.csf.registry import head_csf_names
     from fdbench.report.plots import curves_figure
 
     how = (
@@ -424,18 +455,7 @@ def _curves_section(
         "risk: share of all samples that are accepted and wrong (the curve AUGRC "
         "integrates).</p>"
     ]
-    for label, part in _run_groups(_lowest_seed(curves)):
-        available = list(dict.fromkeys(part["csf"]))
-        if csfs is not None:
-            asked = [c for c in csfs if c in available]
-        else:
-            mine = None if results is None else _select(results, part)
-            asked = _curve_csfs(part, mine)
-        if not asked:
-            continue
-        baseline = next((c for c in BASELINE_CSFS if c in available), None)
-        own = [c for c in head_csf_names() if c in available]
-        chosen = list(dict.fromkeys([*own, *([baseline] if baseline else []), *asked]))
+    for label, part, chosen, baseline in _curve_groups(curves, csfs, results):
         title = "Risk-coverage curves" + _suffix(label) + _seed_note(part)
         figure = b.figure(
             curves_figure,
@@ -885,6 +905,34 @@ def _leaderboard(b: _Builder, context: ReportContext) -> str:
     return leaderboard_section(b, b.run_dir)
 
 
+def _studies(b: _Builder, context: ReportContext) -> str:
+    from fdbench.report.studies import STUDIES_FILE, read_study_summary, studies_section
+
+    summary = read_study_summary(b.run_dir, context.inputs.results)
+    if summary is None:
+        return ""
+    from_file = (b.run_dir / STUDIES_FILE).exists()
+    return studies_section(b, summary, from_file, _curve_links(context))
+
+
+def _curve_links(context: ReportContext) -> dict[tuple[str, str], list[tuple[str, str]]]:
+    """For every (dataset, study) the blocks of the curves section whose figure draws it:
+    (anchor, label); the section itself where it has no blocks (no dataset or method)."""
+    curves = context.inputs.curves
+    if curves is None or curves.empty:
+        return {}
+    links: dict[tuple[str, str], list[tuple[str, str]]] = {}
+    groups = _curve_groups(curves, context.curve_csfs, context.inputs.results)
+    for label, part, _, _ in groups:
+        dataset = ""
+        if "dataset" in part.columns:
+            dataset = str(part["dataset"].astype(object).fillna("").iloc[0])
+        anchor = group_anchor("curves", label) if label else "curves"
+        for study in dict.fromkeys(part["study"].astype(str)):
+            links.setdefault((dataset, study), []).append((anchor, label or "all studies"))
+    return links
+
+
 def _friedman(b: _Builder, context: ReportContext) -> str:
     results = context.inputs.results
     if results is None or results.empty:
@@ -912,9 +960,11 @@ def _accepted(b: _Builder, context: ReportContext) -> str:
     return accepted_calibration_section(b, accepted)
 
 
-# SECTIONS in page order: what was run, the cross-method leaderboard, then the detail.
+# SECTIONS in page order: what was run, the cross-method leaderboard, the per-study blocks,
+# then the detail.
 SECTIONS: list[tuple[str, str, SectionFunction]] = [
     ("leaderboard", "Leaderboard of scoring methods", _leaderboard),
+    ("studies", "Studies: which scoring method is best where", _studies),
     ("metrics", "Metrics per study and CSF (seed means)", _metrics),
     ("unknown-detection", "Unknown detection (Kim et al.)", _unknown_detection),
     ("seeds", "Scores over seeds (medical testbed)", _seed_boxplots),
@@ -953,9 +1003,11 @@ def write_report(
     """Build ``run_dir/report.html``, one self-contained page, and export its tables and figures.
 
     Inputs given as arguments win; with ``read_files`` the missing ones are read from the run
-    folder (:func:`read_run_inputs`, layout in docs/report.md). Sections: accuracy once per
-    classifier and heat-mapped metric tables (AURC and AUGRC ×1000, AUROC_f, ECE; CSF × study,
-    colour per column where the shown values differ, best outlined) from ``results``;
+    folder (:func:`read_run_inputs`, layout in docs/report.md). Sections: the leaderboard and
+    one block per study (its scoring methods best first, :mod:`fdbench.report.studies`) from
+    the leaderboard files (else from ``results``); accuracy once per classifier and
+    heat-mapped metric tables (AURC and AUGRC ×1000, AUROC_f, ECE; CSF × study, colour per column
+    where the shown values differ, best outlined) from ``results``;
     bootstrap rankings, rank distributions, Wilcoxon significance maps and Kendall τ (AURC vs
     AUGRC) from ``bootstrap``; risk-coverage and generalized-risk curves from ``curves``; ECE
     and reliability diagrams after scaling from ``reliability``; the failure gallery; the
@@ -1025,8 +1077,8 @@ def write_report(
     b.sections = [(a, h, _fill(body, images), subs) for a, h, body, subs in b.sections]
     note = (
         f"Run folder {run_dir.resolve().name}. AURC-type metrics are shown ×1000 everywhere. "
-        "Each dataset × method is a collapsed block: click its name (or its entry in the "
-        "contents) to open it."
+        "Each study (Studies) and each dataset × method (the sections after it) is a collapsed "
+        "block: click its name or its entry in the contents to open it."
     )
     if len(b.sections) <= 1:
         note += " No report inputs were found."

@@ -26,18 +26,34 @@ DISPLAY_METRICS = (
 class ReportTable:
     """One table of the report: ``frame`` (index = row labels) and how to show it.
 
-    ``higher_is_better`` says which end of each column is best (None: no heat map, no best
-    mark); ``digits`` is the number of decimals in HTML and LaTeX; ``name`` is the file stem of
-    the CSV/LaTeX exports; ``intervals`` (optional, the shape of ``frame``) holds text shown
-    under each value in HTML, e.g. its bootstrap interval.
+    ``higher_is_better`` says which end of each column is best: one bool for every column, a
+    tuple of one bool per column (e.g. AUGRC lower, AUROC_f higher is better), or None (no heat
+    map, no best mark); ``digits`` is the number of decimals in HTML and LaTeX; ``name`` is the
+    file stem of the CSV/LaTeX exports; ``intervals`` (optional, the shape of ``frame``) holds
+    text shown under each value in HTML, e.g. its bootstrap interval.
     """
 
     name: str
     title: str
     frame: pd.DataFrame
     digits: int = 4
-    higher_is_better: bool | None = None
+    higher_is_better: bool | tuple[bool, ...] | None = None
     intervals: pd.DataFrame | None = None
+
+    def __post_init__(self) -> None:
+        if isinstance(self.higher_is_better, tuple) and len(self.higher_is_better) != len(
+            self.frame.columns
+        ):
+            raise ValueError(
+                f"higher_is_better: expected one direction per column "
+                f"({len(self.frame.columns)}); got {len(self.higher_is_better)}"
+            )
+
+    def higher(self, j: int) -> bool | None:
+        """Whether higher values of column ``j`` are better (None: the table has no direction)."""
+        if isinstance(self.higher_is_better, tuple):
+            return self.higher_is_better[j]
+        return self.higher_is_better
 
     def shown(self, j: int) -> np.ndarray:
         """Column ``j`` as numbers at the precision it is shown with (NaN where no number):
@@ -62,7 +78,7 @@ class ReportTable:
         for j in range(self.frame.shape[1]):
             values = self.shown(j)
             if self.varies(j):
-                best = np.nanmax(values) if self.higher_is_better else np.nanmin(values)
+                best = np.nanmax(values) if self.higher(j) else np.nanmin(values)
                 cells |= {(int(i), j) for i in np.flatnonzero(values == best)}
         return cells
 
@@ -79,7 +95,7 @@ class ReportTable:
             values = self.shown(j)
             low, high = np.nanmin(values), np.nanmax(values)
             scaled = (values - low) / (high - low)
-            out[:, j] = scaled if self.higher_is_better else 1 - scaled
+            out[:, j] = scaled if self.higher(j) else 1 - scaled
         return out
 
     def export(self, directory: str | Path) -> tuple[Path, Path]:
