@@ -993,6 +993,9 @@ def main() -> None:
     from fdbench.errors import is_user_error, one_line
 
     signal.signal(signal.SIGINT, _on_sigint)
+    # the resource tracker (a process of its own, started with these options) would warn on
+    # Ctrl-C about the semaphores of worker pools that the exit leaves to it to remove
+    sys.warnoptions.append("ignore::UserWarning:multiprocessing.resource_tracker")
     try:
         code = app(standalone_mode=False)
     except click.NoArgsIsHelpError as error:

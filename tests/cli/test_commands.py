@@ -77,6 +77,7 @@ def test_benchmark_out_that_is_a_file_is_refused_at_once(tmp_path):
 
 
 INTERRUPTED = '''
+import multiprocessing
 import sys
 import time
 from pathlib import Path
@@ -86,10 +87,14 @@ from fdbench.jobs import benchmark
 from fdbench.jobs.runner import Job, run_jobs
 
 WORKERS = []
+HELD = []
 
 
 def sleeping_benchmark(config, run_dir, *, progress=None, **kwargs):
     progress("training", 1, 3)
+    # a semaphore of the spawn context, as worker pools hold: left behind by the exit, the
+    # resource tracker would warn about it
+    HELD.append(multiprocessing.get_context("spawn").Semaphore())
     jobs = [Job(f"sleep{i}", time.sleep, (120,), Path(run_dir) / f"never{i}") for i in (0, 1)]
     print("running", flush=True)
     run_jobs(jobs, workers=WORKERS[0], on_done=lambda job: None)
