@@ -19,7 +19,7 @@ def _pyplot():
     return plt
 
 
-def figure_png(fig, dpi: int = 100) -> bytes:
+def figure_png(fig, dpi: int = 85) -> bytes:
     """PNG bytes of a matplotlib figure (closed afterwards), as an 8-bit palette image.
 
     The figures of this module use the constrained layout, which already fits titles, labels
