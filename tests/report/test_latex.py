@@ -38,7 +38,7 @@ def test_every_exported_table_matches_its_csv(full_report):
         csv = pd.read_csv(folder / "tables" / f"{name}.csv", index_col=0)
         tex = (folder / "tables" / f"{name}.tex").read_text()
         _check_structure(tex, len(csv), csv.shape[1])
-        digits = {"rank": 2, "aurc": 2, "augrc": 2, "kendall": 3, "float": 6, "sgr": 3}
+        digits = {"rank": 2, "aurc": 2, "augrc": 2, "study": 2, "kendall": 3, "float": 6, "sgr": 3}
         d = next((v for k, v in digits.items() if name.startswith(k)), 4)
         for (label, row), cells in zip(csv.iterrows(), _rows(tex), strict=True):
             assert cells[0] == escape_latex(label)
