@@ -457,11 +457,24 @@ class TrainingConfig(_Strict):
 
 
 class InferenceConfig(_Strict):
-    """Inference settings: MC-dropout samples, batch size, cap on stored train samples."""
+    """Inference settings: MC-dropout samples, batch size, cap on stored train samples.
+
+    ``mc_methods`` names the methods whose runs get the ``mc_samples`` MC-dropout passes
+    (default, left out of the dumped config: every method whose network has dropout); the
+    runs of the others store no MC-dropout outputs, so their MCD-* CSFs are not computed.
+    """
 
     mc_samples: int = Field(default=50, ge=0)
     batch_size: PositiveInt = 500
     max_train_samples: PositiveInt = 10_000
+    mc_methods: list[str] | None = Field(default=None, exclude_if=lambda v: v is None)
+
+    def mc_samples_of(self, method: str) -> int:
+        """The MC-dropout passes the runs of ``method`` get: ``mc_samples``, or 0 when
+        ``mc_methods`` leaves it out."""
+        if self.mc_methods is not None and method not in self.mc_methods:
+            return 0
+        return self.mc_samples
 
 
 class SelectionConfig(_Strict):
@@ -661,6 +674,11 @@ class BenchmarkConfig(_Strict):
                 )
             if self.ensemble_combinations is not None:
                 self.ensemble_combinations.subsets(by_name[name].seeds)
+        unknown = sorted(set(self.inference.mc_methods or ()) - set(names))
+        if unknown:
+            raise ValueError(
+                f"inference.mc_methods: {unknown} name no method of this config; methods: {names}"
+            )
         for m in self.methods:
             for dep in m.dependencies():
                 base = by_name.get(dep)

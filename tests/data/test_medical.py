@@ -181,7 +181,8 @@ def test_embedded_experiments_binary_task() -> None:
     multi, binary = medical_embedded_experiments(seed=0, quick=True)
     assert (multi.name, binary.name) == ("embedded_multiclass", "embedded_binary")
     assert len(multi.class_names) == 10 and len(binary.class_names) == 2
-    assert len(binary.train) + len(binary.val) == 6000
+    assert len(binary.train) + len(binary.val) == 4000
+    assert len(binary.studies[0].labels) == 1000
     np.testing.assert_array_equal(binary.studies[0].images, multi.studies[0].images)
     np.testing.assert_array_equal(
         binary.studies[0].labels, np.isin(multi.studies[0].labels, [0, 2, 4, 6])

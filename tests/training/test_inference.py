@@ -31,7 +31,10 @@ def test_predict_experiment_shapes_and_dtypes(experiment):
     for name, split in run.splits.items():
         n = len(split.labels)
         assert split.logits.dtype == np.float64 and split.logits.shape == (n, 3), name
-        assert split.mcd_logits.dtype == np.float64 and split.mcd_logits.shape == (n, 5, 3)
+        if name == "train":
+            assert split.mcd_logits is None
+        else:
+            assert split.mcd_logits.dtype == np.float64 and split.mcd_logits.shape == (n, 5, 3)
         assert split.features.dtype == np.float64 and split.features.shape == (n, 6)
     np.testing.assert_array_equal(run.splits["new_class/noise"].labels, -1)
     assert run.meta["fc_weight"].shape == (3, 6) and run.meta["fc_weight"].dtype == np.float64

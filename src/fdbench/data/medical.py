@@ -433,7 +433,7 @@ def medical_experiments(
 
 #: Fashion-MNIST classes that form the positive class of the embedded binary task.
 SHIRT_LIKE = (0, 2, 4, 6)  # T-shirt/top, Pullover, Coat, Shirt
-_EMBEDDED_CAPS = {False: (None, None), True: (6_000, 2_000)}
+_EMBEDDED_CAPS = {False: (None, None), True: (4_000, 1_000)}
 
 
 def medical_embedded_experiments(
@@ -445,7 +445,7 @@ def medical_embedded_experiments(
     (:data:`SHIRT_LIKE`: T-shirt/top, pullover, coat, shirt) = 1 against the rest = 0, for the
     binary protocol. In-domain only, as the testbed: a seeded 10 % validation split of the
     official training set and one ``iid`` study from the official test set. ``quick`` caps
-    training at 6000 images (before the validation split) and the test study at 2000.
+    training at 4000 images (before the validation split) and the test study at 1000.
     """
     from fdbench.data.datasets import load_dataset
     from fdbench.data.studies import _sub_rng, _take, _train_val

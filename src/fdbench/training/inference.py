@@ -176,8 +176,13 @@ def predict_experiment(
     Splits: ``train`` (a uniform random subset of at most ``max_train_samples`` samples, drawn
     with ``seed``, kept in the original order; all samples when ``None``), ``val`` and one per
     study (named by ``Study.name``, kind ``Study.kind.value``). See :func:`predict_split` for
-    the arrays. ``meta`` gets the class names, ``fc_weight`` (K × D) and ``fc_bias`` (K) of the
-    final layer in float64 (for ViM), and the given entries. A rich progress bar over splits
+    the arrays. The ``train`` split gets no MC-dropout samples: it only feeds the fits of the
+    feature and logit CSFs (Mahalanobis, DKNN, TrustScore, ViM, OpenMax), which read the
+    deterministic pass; MC dropout is evaluated on the test splits, and on ``val`` where the
+    binary protocol sets its threshold. The other splits draw the same masks either way
+    (each split's generator is seeded from ``seed`` and the split's position). ``meta`` gets
+    the class names, ``fc_weight`` (K × D) and ``fc_bias`` (K) of the final layer in float64
+    (for ViM), and the given entries. A rich progress bar over splits
     is shown when ``progress``. ``method`` adds its heads (see :func:`predict_split`).
     """
     if not isinstance(model, Network):
@@ -215,7 +220,7 @@ def predict_experiment(
                 images,
                 labels,
                 kind=kind,
-                mc_samples=mc_samples,
+                mc_samples=0 if name == "train" else mc_samples,
                 batch_size=batch_size,
                 seed=_split_seed(seed, i),
                 method=method,

@@ -276,7 +276,7 @@ def run_training_job(
                 net,
                 experiment,
                 method=trained,
-                mc_samples=inf.mc_samples,
+                mc_samples=inf.mc_samples_of(method),
                 batch_size=inf.batch_size,
                 seed=seed,
                 max_train_samples=inf.max_train_samples,

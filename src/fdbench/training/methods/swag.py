@@ -21,13 +21,17 @@ class SWAGParams(EndToEndParams):
     """SWAG: ``lr`` (or ``training.lr``) until half of ``swa_start`` epochs, decayed linearly to
     ``swa_lr`` by 0.9 · ``swa_start``, then constant; the weights after every epoch past
     ``swa_start`` (default: ¾ of the epochs) give the SWA mean, the diagonal variance and the
-    last ``rank`` deviations; ``samples`` draws at scale ``scale`` predict."""
+    last ``rank`` deviations; ``samples`` draws at scale ``scale`` predict, each with its
+    batch-norm statistics re-estimated on the train split's batches, or on the first
+    ``bn_subset`` of them (a fraction, at least one batch; swa_gaussian's ``bn_update(...,
+    subset=...)`` in ``swag/utils.py``; default, left out of the dumped parameters: all)."""
 
     swa_start: int | None = Field(default=None, ge=0)
     swa_lr: float = Field(default=0.01, gt=0)
     rank: int = Field(default=20, ge=1)
     samples: int = Field(default=10, ge=1)
     scale: float = Field(default=0.5, ge=0)
+    bn_subset: float | None = Field(default=None, gt=0, le=1, exclude_if=lambda v: v is None)
 
 
 def swag_learning_rate(epoch: int, lr: float, swa_lr: float, swa_start: int) -> float:
@@ -58,10 +62,11 @@ class SWAG(TrainingMethod):
     schedule (:func:`swag_learning_rate`), one weight snapshot after every epoch past
     ``swa_start`` (:class:`~fdbench.models.swag.SWAGMoments`: mean, diagonal, the last
     ``rank`` deviations); then ``samples`` draws (generator seeded by the run seed), each with
-    its batch-norm statistics recomputed on the train split (unaugmented, in order), stored as
-    the network head ``swag``. The network's own weights are the SWA mean (batch norm
-    recomputed), whose features are stored. The stored logits are the log of the samples'
-    mean softmax, so MSR is the SWAG confidence (the average softmax of the predicted class).
+    its batch-norm statistics recomputed on the train split (unaugmented, in order; its first
+    batches with ``bn_subset``), stored as the network head ``swag``. The network's own
+    weights are the SWA mean (batch norm recomputed likewise), whose features are stored. The
+    stored logits are the log of the samples' mean softmax, so MSR is the SWAG confidence (the
+    average softmax of the predicted class).
     """
 
     name = "swag"
@@ -97,6 +102,8 @@ class SWAG(TrainingMethod):
             x = ctx.images()
             size = ctx.config.training.batch_size
             batches = [x[i : i + size] for i in range(0, len(x), size)]
+            if params.bn_subset is not None:
+                batches = batches[: max(1, int(len(batches) * params.bn_subset))]
             generator = torch.Generator().manual_seed(ctx.seed)
             with torch.no_grad():
                 for s in range(params.samples):
