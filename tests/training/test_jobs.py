@@ -74,8 +74,9 @@ def test_changed_config_is_refused(tmp_path, config, experiment, make_config):
 def test_methods_produce_their_heads(tmp_path, config, experiment, method, head):
     run = read_outputs(run_training_job(config, experiment, method, 0, tmp_path))
     expected = [head, f"{head}_mcd"] if run.meta["mc_samples"] else [head]
-    for split in run.splits.values():
-        assert list(split.heads) == expected
+    for name, split in run.splits.items():
+        # no MC-dropout passes on the train split, which no CSF reads
+        assert list(split.heads) == ([head] if name == "train" else expected)
     assert run.meta["method_kind"] == config.method(method).kind
 
 
