@@ -163,7 +163,21 @@ def test_arguments_are_checked():
 @pytest.mark.timeout(600)
 def test_two_processes_gather_before_logging(tmp_path):
     """Under DDP (two CPU processes, gloo) the store holds the outputs of both processes and
-    its metrics are the ones logged."""
+    its metrics are the ones logged. A spawned process that aborts in gloo's teardown
+    ("terminate called without an active exception", seen once in this project's CI) is run
+    once more; any other failure, or a second abort, fails the test."""
+    from torch.multiprocessing.spawn import ProcessExitedException
+
+    try:
+        _two_processes(tmp_path / "first")
+    except ProcessExitedException as error:
+        if "SIGABRT" not in str(error):
+            raise
+        _two_processes(tmp_path / "again")
+
+
+def _two_processes(tmp_path):
+    tmp_path.mkdir()
     seed_everything(0, workers=True)
     store = tmp_path / "ddp_store"
     trainer = Trainer(
