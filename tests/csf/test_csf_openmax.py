@@ -131,3 +131,14 @@ def test_registry_computes_openmax_only_when_asked():
     fit = fit_openmax(train_logits, train_labels, params)
     np.testing.assert_array_equal(scores, openmax_score(test_logits, fit))
     assert np.all((scores > 0) & (scores <= 1))
+
+
+def test_score_is_a_probability_when_the_unknown_class_underflows(monkeypatch):
+    # log-probabilities whose known part rounds above 0: exp would give 1 + 4 ulp
+    from fdbench.csf import openmax
+
+    rounded = np.array([[5e-16, -np.inf, -np.inf], [np.log(0.25), np.log(0.25), np.log(0.5)]])
+    monkeypatch.setattr(openmax, "_openmax_log_probabilities", lambda logits, fit: rounded)
+    score = openmax_score(np.zeros((2, 2)), toy_fit())
+    assert score[0] == 1.0
+    assert score[1] == pytest.approx(0.5, rel=1e-15)

@@ -272,7 +272,9 @@ def openmax_score(logits: ArrayLike, fit: OpenMaxFit) -> np.ndarray:
     (``metrics_md.py`` and ``metrics_ood.py``: ``scores = 1 - li_openmax``); here it is judged
     with the network's arg-max prediction like every other CSF (Kim et al. predict with the
     OpenMax arg-max over K + 1 classes, so their accuracy differs from the baseline's).
-    Computed as the sum of the known classes' probabilities, in log space.
+    Computed as the sum of the known classes' probabilities, in log space, and capped at 1:
+    where P(unknown) underflows, the rounded sum can exceed 1 by an ulp, which is no
+    probability (the calibration metrics refuse it).
     """
     log_p = _openmax_log_probabilities(logits, fit)
-    return np.exp(logsumexp(log_p[:, :-1], axis=1))
+    return np.minimum(np.exp(logsumexp(log_p[:, :-1], axis=1)), 1.0)
