@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 import fnmatch
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
@@ -16,7 +16,7 @@ from fdbench.jobs.plan import SCORES_FILE, BenchmarkPlan, StudyScores, load_scor
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from fdbench.config import BenchmarkConfig
+    from fdbench.config import AnalysisConfig, BenchmarkConfig
     from fdbench.data.studies import Experiment
 
 GALLERY_KINDS = ("iid", "subclass", "new_class_semantic", "new_class_nonsemantic")
@@ -252,7 +252,7 @@ BOOTSTRAP_METRICS = ("aurc", "augrc")
 
 
 def _bootstrap(
-    tasks: list, settings: Any, workers: int | None, scheduler: str | None
+    tasks: list, settings: AnalysisConfig, workers: int | None, scheduler: str | None
 ) -> tuple[pd.DataFrame, pd.DataFrame | None]:
     """:func:`fdbench.analysis.bootstrap_analysis` of ``tasks`` with :data:`BOOTSTRAP_METRICS`,
     and the rows of the leaderboard's other metric, AUROC_f, where every task has 0/1
