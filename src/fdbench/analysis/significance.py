@@ -37,15 +37,19 @@ def pairwise_wilcoxon(values: np.ndarray, metric: str) -> np.ndarray:
     """One-sided Wilcoxon signed-rank p-values for every ordered pair of CSFs.
 
     ``values`` is a CSFs × resamples array of paired values (the same resample index is the same
-    bootstrap sample for every CSF). Entry (a, b) tests whether CSF a is better than CSF b:
-    ``scipy.stats.wilcoxon(values[a] - values[b], alternative=...)`` with 'less' for a
-    lower-is-better metric and 'greater' for a higher-is-better one, and scipy's defaults
-    otherwise: ``zero_method='wilcox'`` (zero differences, resamples where the two CSFs tie, are
-    dropped before ranking; Wilcoxon 1945), tied absolute differences get average ranks, and
-    ``method='auto'`` (exact null distribution for at most 50 differences without zeros, the
-    normal approximation otherwise, as always with 500 resamples). A pair whose differences are
-    all zero (e.g. MLS and a temperature-scaled MLS, which order samples identically) gets
-    p = 1; the diagonal is NaN.
+    bootstrap sample for every CSF). Entry (a, b) tests whether CSF a is better than CSF b and
+    equals ``scipy.stats.wilcoxon(values[a] - values[b], alternative=...)`` called for that pair
+    alone, with 'less' for a lower-is-better metric and 'greater' for a higher-is-better one
+    and scipy's defaults otherwise: ``zero_method='wilcox'`` (zero differences, resamples where
+    the two CSFs tie, are dropped before ranking; Wilcoxon 1945), tied absolute differences get
+    average ranks, and ``method='auto'``. For more than 50 resamples that is the normal
+    approximation. For at most 50, scipy decides per pair: the exact null distribution where
+    the differences have no zeros and no ties, an exact sign-flip permutation test where they
+    have some and there are at most 13 resamples, the normal approximation otherwise. The
+    pairs are grouped by that decision and each group is one vectorised call (the permutation
+    tests are enumerated here, :func:`_sign_flip_pvalues`: scipy's per-pair permutation test
+    takes tens of milliseconds a pair). A pair whose differences are all zero (e.g. MLS and a
+    temperature-scaled MLS, which order samples identically) gets p = 1; the diagonal is NaN.
     """
     v = np.asarray(values, dtype=np.float64)
     if v.ndim != 2:
@@ -57,13 +61,66 @@ def pairwise_wilcoxon(values: np.ndarray, metric: str) -> np.ndarray:
     if a.size == 0:
         return p
     diff = v[a] - v[b]
-    degenerate = ~np.any(diff != 0, axis=1)
     result = np.ones(a.size)
-    live = ~degenerate
-    if live.any():
-        result[live] = stats.wilcoxon(diff[live], alternative=alternative, axis=1).pvalue
+    live = np.any(diff != 0, axis=1)
+    method = np.where(live, "asymptotic" if diff.shape[1] > 50 else "exact", "").astype(object)
+    if diff.shape[1] <= 50:
+        irregular = live & (np.any(diff == 0, axis=1) | _has_ties(np.abs(diff)))
+        method[irregular] = "permutation" if diff.shape[1] <= 13 else "asymptotic"
+    for name in ("exact", "asymptotic"):
+        rows = method == name
+        if rows.any():
+            result[rows] = stats.wilcoxon(
+                diff[rows], alternative=alternative, method=name, axis=1
+            ).pvalue
+    rows = method == "permutation"
+    if rows.any():
+        result[rows] = _sign_flip_pvalues(diff[rows], alternative)
     p[a, b] = result
     return p
+
+
+def _has_ties(magnitudes: np.ndarray) -> np.ndarray:
+    """Per row, whether two nonzero entries are equal (scipy's ``has_ties`` of one pair)."""
+    ordered = np.sort(np.where(magnitudes == 0, np.nan, magnitudes), axis=1)
+    return np.any(ordered[:, 1:] == ordered[:, :-1], axis=1)
+
+
+#: Null-distribution values held at once by :func:`_sign_flip_pvalues` (rows × 2^m).
+_NULL_ELEMENTS = 1 << 20
+
+
+def _sign_flip_pvalues(diff: np.ndarray, alternative: str) -> np.ndarray:
+    """Exact one-sided p-values of the Wilcoxon statistic under all sign flips, per row.
+
+    The statistic is the rank sum of the positive differences, zeros dropped and ties given
+    average ranks; its null distribution takes every one of the 2^m sign patterns of the m
+    nonzero differences as equally likely. This is the test ``scipy.stats.wilcoxon`` runs for
+    a pair with zeros or ties and at most 13 differences (``permutation_test`` enumerating
+    every sign pattern, its p-value the share of patterns at least as extreme, with its
+    relative tolerance of 100 machine epsilons; flipping a zero changes nothing, so counting
+    over the nonzero differences gives the same share).
+    """
+    out = np.empty(diff.shape[0])
+    nonzero = diff != 0
+    sizes = nonzero.sum(axis=1)
+    eps = 100 * np.finfo(np.float64).eps
+    for m in np.unique(sizes).tolist():
+        patterns = ((np.arange(2**m)[:, None] >> np.arange(m)) & 1).T.astype(np.float64)
+        same = np.flatnonzero(sizes == m)
+        for start in range(0, same.size, max(1, _NULL_ELEMENTS >> m)):
+            rows = same[start : start + max(1, _NULL_ELEMENTS >> m)]
+            d = diff[rows][nonzero[rows]].reshape(rows.size, m)
+            ranks = stats.rankdata(np.abs(d), axis=1)
+            observed = np.sum(ranks * (d > 0), axis=1)[:, None]
+            null = ranks @ patterns
+            gamma = np.abs(eps * observed)
+            if alternative == "less":
+                extreme = null <= observed + gamma
+            else:
+                extreme = null >= observed - gamma
+            out[rows] = np.count_nonzero(extreme, axis=1) / 2.0**m
+    return out
 
 
 def significance_matrix(
