@@ -156,3 +156,35 @@ def test_working_points_equal_explicit_resampling(data):
             assert table[name, "selective_risk@95cov", b] == pytest.approx(expected, abs=1e-12)
     assert (df.query("metric == 'risk@95cov'")["value"].to_numpy()
             <= df.query("metric == 'selective_risk@95cov'")["value"].to_numpy()).all()
+
+
+@pytest.mark.parametrize("n", [7, 100, 4095, 4096, 4099, 6001])
+@pytest.mark.parametrize("dtype", [np.float64, np.int32])
+def test_gathered_cumsum_equals_cumsum_of_the_gathered_weights(n, dtype):
+    from fdbench.metrics._core import gathered_cumsum, scan_index
+
+    rng = np.random.default_rng(n)
+    weights = rng.integers(0, 5, size=(3, n + 11), dtype=np.int32)
+    index = rng.permutation(n + 11)[:n]
+    out = np.empty((3, n), dtype=dtype)
+    buffer = np.empty(3 * n + 5, dtype=np.int32)
+    gathered_cumsum(weights, scan_index(index), out, buffer)
+    np.testing.assert_array_equal(out, np.cumsum(weights[:, index], axis=1))
+
+
+@pytest.mark.parametrize("ties", [True, False])
+def test_large_bootstrap_equals_explicit_resampling(ties):
+    """Sets large enough for the segmented prefix sums, of all samples and of the failures."""
+    rng = np.random.default_rng(5)
+    n = 9000
+    r = (rng.random(n) < 0.55).astype(float)
+    c = rng.random(n) - 0.3 * r
+    if ties:
+        c = np.round(c, 3)
+    df = M.bootstrap(r, c, metrics=["aurc", "augrc", "auroc_f"], n_resamples=3, seed=4)
+    counts = M.bootstrap_counts(n, 3, seed=4)
+    for b in range(3):
+        idx = np.repeat(np.arange(n), counts[b])
+        assert df.loc[b, "aurc"] == pytest.approx(M.aurc(r[idx], c[idx]), rel=1e-12)
+        assert df.loc[b, "augrc"] == pytest.approx(M.augrc(r[idx], c[idx]), rel=1e-12)
+        assert df.loc[b, "auroc_f"] == pytest.approx(M.auroc_f(r[idx], c[idx]), rel=1e-12)

@@ -38,7 +38,7 @@ from .suite import BINARY_ONLY_KEYS, METRIC_KEYS, SOFT_METRIC_KEYS
 
 __all__ = ["bootstrap", "bootstrap_counts", "bootstrap_summary", "iter_bootstrap_counts"]
 
-_CHUNK_ELEMENTS = 1 << 16
+_CHUNK_ELEMENTS = 1 << 17
 _CACHED_BYTES = 64 << 20
 _OPTIMUM_KEYS = frozenset({"eaurc", "eaugrc", "naurc"})
 
