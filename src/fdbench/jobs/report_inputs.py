@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import dataclasses
 import fnmatch
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -102,7 +103,7 @@ def write_report_inputs(
         risk_excess,
         severity_level,
     )
-    from fdbench.report import Gallery, curve_table, select_gallery
+    from fdbench.report import curve_table, select_gallery
 
     settings = config.analysis
     images = {e.name: {s.name: s.images for s in e.studies} for e in experiments}
@@ -199,15 +200,46 @@ def write_report_inputs(
                             **named,
                         )
                     )
+    _write_tables(run_dir, accepted, curves, reliability, sgr, galleries)
     boot, shared = None, []
-    if tasks and settings.n_bootstrap:
-        boot, extra = _bootstrap(tasks, settings, workers, scheduler)
-        write_table(boot, run_dir / "bootstrap.parquet")
-        shared.extend((boot, extra))
-    if settings.n_bootstrap:
-        shared.extend(
-            _write_severity_bootstrap(run_dir, boot, level_tasks, settings, workers, scheduler)
-        )
+    with _one_cluster(workers, scheduler, settings.n_bootstrap > 0) as (workers, scheduler):
+        if tasks and settings.n_bootstrap:
+            boot, extra = _bootstrap(tasks, settings, workers, scheduler)
+            write_table(boot, run_dir / "bootstrap.parquet")
+            shared.extend((boot, extra))
+        if settings.n_bootstrap:
+            shared.extend(
+                _write_severity_bootstrap(run_dir, boot, level_tasks, settings, workers, scheduler)
+            )
+        if leaderboard and settings.n_bootstrap:
+            _write_leaderboard(config, leaderboard, results, run_dir, workers, scheduler, shared)
+    _write_rounding(config, plan, run_dir)
+
+
+@contextmanager
+def _one_cluster(
+    workers: int | None, scheduler: str | None, needed: bool
+) -> Iterator[tuple[int | None, str | None]]:
+    """The (workers, scheduler) the bootstraps of the analysis stage run on: with ``workers``
+    and no ``scheduler``, one local cluster (:func:`fdbench.jobs.runner.local_cluster`) that
+    all of them share, started only where ``needed`` (each would otherwise start its own, about
+    1.4 s of start-up and imports here); otherwise the arguments as they are."""
+    if not needed or scheduler is not None or not workers:
+        yield workers, scheduler
+        return
+    from fdbench.jobs.runner import local_cluster
+
+    cluster = local_cluster(workers)
+    try:
+        yield None, cluster.scheduler_address
+    finally:
+        cluster.close()
+
+
+def _write_tables(run_dir, accepted, curves, reliability, sgr, galleries) -> None:
+    """The analysis files that need no bootstrap (those of :func:`write_report_inputs`)."""
+    from fdbench.report import Gallery
+
     if accepted:
         table = pd.concat(accepted, ignore_index=True)
         write_table(table, run_dir / "accepted_calibration.parquet")
@@ -219,9 +251,6 @@ def write_report_inputs(
         write_table(pd.concat(sgr, ignore_index=True), run_dir / "sgr.csv")
     if galleries:
         Gallery.concat(galleries).save(run_dir / "gallery.npz")
-    if leaderboard and settings.n_bootstrap:
-        _write_leaderboard(config, leaderboard, results, run_dir, workers, scheduler, shared)
-    _write_rounding(config, plan, run_dir)
 
 
 def _paired_samples(
