@@ -254,13 +254,19 @@ def aurc_from_risks(
     return 0.5 * (_rowdot(coef, risks) + head) / W[:, -1]
 
 
-def aurc_from_cum(W: np.ndarray, L: np.ndarray, work: Work = None) -> np.ndarray:
+def aurc_from_cum(
+    W: np.ndarray, L: np.ndarray, work: Work = None, *, overwrite: bool = False
+) -> np.ndarray:
     """AURC: :func:`aurc_from_risks` of the selective risks L / W (head: the first group's
-    loss)."""
+    loss). With ``overwrite`` the selective risks are written into ``L`` (which then holds
+    them, for a caller that needs L no more), one array less to stream through the cache."""
     sr, coef = _scratch(W, work, 2)
     first = first_positive(W)
+    head = L[np.arange(W.shape[0]), first]
+    if overwrite:
+        sr = L
     selective_risks_from_cum(W, L, sr, first)
-    return aurc_from_risks(W, sr, L[np.arange(W.shape[0]), first], [coef])
+    return aurc_from_risks(W, sr, head, [coef])
 
 
 def increments(X: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:

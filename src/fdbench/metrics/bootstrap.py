@@ -41,6 +41,12 @@ __all__ = ["bootstrap", "bootstrap_counts", "bootstrap_summary", "iter_bootstrap
 _CHUNK_ELEMENTS = 1 << 17
 _CACHED_BYTES = 64 << 20
 _OPTIMUM_KEYS = frozenset({"eaurc", "eaugrc", "naurc"})
+#: Metrics that need the cumulative losses L no more once AURC and AUGRC are computed: with
+#: no other, AURC may overwrite L with its selective risks.
+_WITHOUT_L = frozenset(
+    {"aurc", "augrc", "eaurc", "eaugrc", "naurc", "auroc_f"}
+    | {"accuracy", "mean_residual", "ece", "mce"}
+)
 
 
 def _check_count(value: int, name: str, minimum: int) -> int:
@@ -237,13 +243,14 @@ def _csf_metrics(
     out: dict[str, np.ndarray] = {}
     tp = None
     nan = np.full(weights.shape[0], np.nan)
-    if "aurc" in metrics or _OPTIMUM_KEYS.intersection(metrics):
-        out["aurc"] = aurc_from_cum(W, L, scratch)
     if {"augrc", "eaugrc", "auroc_f"}.intersection(metrics):
         if s.failures is not None:
             out["augrc"], out["auroc_f"] = augrc_auroc_binary(W, L, s.failures, work)
         else:
             out["augrc"] = augrc_from_cum(W, L)
+    if "aurc" in metrics or _OPTIMUM_KEYS.intersection(metrics):
+        last = _WITHOUT_L.issuperset(metrics)
+        out["aurc"] = aurc_from_cum(W, L, scratch, overwrite=last)
     with np.errstate(invalid="ignore", divide="ignore"):
         for key in metrics:
             if key in out:
