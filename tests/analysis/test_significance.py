@@ -131,3 +131,16 @@ def test_wilcoxon_small_samples_are_fast():
     expected = _per_pair(values[0], "less", pairs)
     checked = ~np.isnan(expected)
     np.testing.assert_allclose(maps[0][checked], expected[checked], rtol=1e-13, atol=0)
+
+
+@pytest.mark.parametrize("n_resamples", [10, 30, 60])
+def test_wilcoxon_nan_difference_gives_nan_as_scipy(n_resamples):
+    rng = np.random.default_rng(1)
+    values = np.round(rng.normal(size=(3, n_resamples)), 1)
+    values[0, 3] = np.nan
+    p = pairwise_wilcoxon(values, "aurc")
+    assert np.isnan(stats.wilcoxon(values[0] - values[1], alternative="less").pvalue)
+    assert np.isnan(p[0, 1]) and np.isnan(p[2, 0])
+    assert p[1, 2] == pytest.approx(
+        stats.wilcoxon(values[1] - values[2], alternative="less").pvalue, rel=1e-13
+    )

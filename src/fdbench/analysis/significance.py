@@ -49,7 +49,8 @@ def pairwise_wilcoxon(values: np.ndarray, metric: str) -> np.ndarray:
     pairs are grouped by that decision and each group is one vectorised call (the permutation
     tests are enumerated here, :func:`_sign_flip_pvalues`: scipy's per-pair permutation test
     takes tens of milliseconds a pair). A pair whose differences are all zero (e.g. MLS and a
-    temperature-scaled MLS, which order samples identically) gets p = 1; the diagonal is NaN.
+    temperature-scaled MLS, which order samples identically) gets p = 1; a pair with a NaN
+    difference gets NaN, as from scipy; the diagonal is NaN.
     """
     v = np.asarray(values, dtype=np.float64)
     if v.ndim != 2:
@@ -67,6 +68,9 @@ def pairwise_wilcoxon(values: np.ndarray, metric: str) -> np.ndarray:
     if diff.shape[1] <= 50:
         irregular = live & (np.any(diff == 0, axis=1) | _has_ties(np.abs(diff)))
         method[irregular] = "permutation" if diff.shape[1] <= 13 else "asymptotic"
+    missing = np.isnan(diff).any(axis=1)
+    method[missing] = ""
+    result[missing] = np.nan  # scipy's default nan_policy, 'propagate'
     for name in ("exact", "asymptotic"):
         rows = method == name
         if rows.any():
