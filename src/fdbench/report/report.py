@@ -311,6 +311,7 @@ def _ranking_section(b: _Builder, bootstrap: pd.DataFrame, results: pd.DataFrame
     labels = dict.fromkeys(
         label for ranks, *_ in analyses.values() for label, _ in _run_groups(ranks)
     )
+    all_studies = list(bootstrap["study"].unique())
     for label in labels:
         group = []
         for metric, (ranks, overall, per_study, significance) in analyses.items():
@@ -319,7 +320,7 @@ def _ranking_section(b: _Builder, bootstrap: pd.DataFrame, results: pd.DataFrame
                 continue
             summary = _select(per_study, part)
             table = ranking_table(summary, metric, label)
-            studies = [s for s in dict.fromkeys(bootstrap["study"]) if s in table.frame.columns]
+            studies = [s for s in all_studies if s in table.frame.columns]
             mine = _select(overall, part)
             mean_rank = mine.groupby("csf", sort=False)["rank"].mean().sort_values(kind="stable")
             order = list(mean_rank.index)
@@ -400,7 +401,7 @@ ensemble run)."""
 def _curve_csfs(curves: pd.DataFrame, results: pd.DataFrame | None, limit: int = 4) -> list[str]:
     """The ``limit`` CSFs of ``curves`` with the lowest mean AURC in ``results`` (else the
     first ones)."""
-    available = list(dict.fromkeys(curves["csf"]))
+    available = list(curves["csf"].unique())
     if results is not None and (results["metric"] == "aurc").any():
         aurc = results[results["metric"] == "aurc"]
         means = aurc.groupby("csf")["value"].mean().sort_values(kind="stable")
@@ -420,7 +421,7 @@ def _curve_groups(
 
     groups = []
     for label, part in _run_groups(_lowest_seed(curves)):
-        available = list(dict.fromkeys(part["csf"]))
+        available = list(part["csf"].unique())
         if csfs is not None:
             asked = [c for c in csfs if c in available]
         else:
