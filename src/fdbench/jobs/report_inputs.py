@@ -19,6 +19,7 @@ if TYPE_CHECKING:
 
     from fdbench.config import AnalysisConfig, BenchmarkConfig
     from fdbench.data.studies import Experiment
+    from fdbench.outputs import RunOutputs
 
 GALLERY_KINDS = ("iid", "subclass", "new_class_semantic", "new_class_nonsemantic")
 
@@ -28,18 +29,17 @@ def _selected(study: str, patterns: Sequence[str]) -> bool:
 
 
 def _gallery_labels(
-    store: Path | None, parts: Sequence[tuple[str, np.ndarray]], csf: str, classes: list[str]
+    run: RunOutputs | None, parts: Sequence[tuple[str, np.ndarray]], csf: str, classes: list[str]
 ) -> dict[str, np.ndarray]:
     """The true and the predicted class (names; ``"new class"`` for label −1) of the samples
     ``parts`` of a study, for the gallery of ``csf``: the prediction of the classifier the CSF
     is judged with (:func:`fdbench.evaluation.csf_prediction_source`), read from the run's
-    outputs store. Empty when the run has no single store (an ensemble)."""
+    outputs (``read_outputs(store, lazy=True)``). Empty when the run has no single store (an
+    ensemble: ``run`` is ``None``)."""
     from fdbench.jobs.evaluate import csf_prediction_source
-    from fdbench.outputs import read_outputs
 
-    if store is None:
+    if run is None:
         return {}
-    run = read_outputs(store, lazy=True)
     classes = [str(c) for c in run.meta.get("classes", classes)]
     labels, predictions = [], []
     for name, idx in parts:
@@ -103,6 +103,7 @@ def write_report_inputs(
         risk_excess,
         severity_level,
     )
+    from fdbench.outputs import read_outputs
     from fdbench.report import curve_table, select_gallery
 
     settings = config.analysis
@@ -182,13 +183,16 @@ def write_report_inputs(
                 sgr.append(table.assign(csf=csf, **info))
         if method != config.methods[0].name:
             continue
+        outputs = None  # the run's store, opened (and its checksums verified) once
         for e in entries:
             if kinds[dataset].get(e.study) not in GALLERY_KINDS:
                 continue
             pictures = np.concatenate([images[dataset][name][idx] for name, idx in e.parts])
             for csf in settings.gallery_csfs:
                 if csf in e.confidences:
-                    named = _gallery_labels(store, e.parts, csf, class_names[dataset])
+                    if outputs is None and store is not None:
+                        outputs = read_outputs(store, lazy=True)
+                    named = _gallery_labels(outputs, e.parts, csf, class_names[dataset])
                     galleries.append(
                         select_gallery(
                             pictures,
