@@ -43,7 +43,8 @@ def pairwise_wilcoxon(values: np.ndarray, metric: str) -> np.ndarray:
     and scipy's defaults otherwise: ``zero_method='wilcox'`` (zero differences, resamples where
     the two CSFs tie, are dropped before ranking; Wilcoxon 1945), tied absolute differences get
     average ranks, and ``method='auto'``. For more than 50 resamples that is the normal
-    approximation. For at most 50, scipy decides per pair: the exact null distribution where
+    approximation. For at most 50, scipy decides per call (scipy 1.17,
+    ``scipy/stats/_wilcoxon.py``), so per pair here: the exact null distribution where
     the differences have no zeros and no ties, an exact sign-flip permutation test where they
     have some and there are at most 13 resamples, the normal approximation otherwise. The
     pairs are grouped by that decision and each group is one vectorised call (the permutation
