@@ -113,8 +113,9 @@ def _sign_flip_pvalues(diff: np.ndarray, alternative: str) -> np.ndarray:
     for m in np.unique(sizes).tolist():
         patterns = ((np.arange(2**m)[:, None] >> np.arange(m)) & 1).T.astype(np.float64)
         same = np.flatnonzero(sizes == m)
-        for start in range(0, same.size, max(1, _NULL_ELEMENTS >> m)):
-            rows = same[start : start + max(1, _NULL_ELEMENTS >> m)]
+        step = max(1, _NULL_ELEMENTS >> m)
+        for start in range(0, same.size, step):
+            rows = same[start : start + step]
             d = diff[rows][nonzero[rows]].reshape(rows.size, m)
             ranks = stats.rankdata(np.abs(d), axis=1)
             observed = np.sum(ranks * (d > 0), axis=1)[:, None]
