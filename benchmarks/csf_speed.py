@@ -127,9 +127,7 @@ def main() -> None:
         ),
         (
             f"ensemble CSFs ({args.members} members: MSR, PE, EE, MI)",
-            lambda: _summary_csfs(
-                csf.mcdropout.mcd_summary(csf.ensemble.stack_members(members))
-            ),
+            lambda: _summary_csfs(csf.mcdropout.mcd_summary(csf.ensemble.stack_members(members))),
         ),
         (
             "learned heads (DeVries, DG-Res, ConfidNet)",

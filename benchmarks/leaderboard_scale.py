@@ -86,14 +86,14 @@ def main() -> None:
         f"{args.resamples} resamples of {args.samples} samples"
     )
     stages: dict[str, tuple[float, float]] = {}
-    paired = timed(stages, "paired bootstrap", paired_bootstrap, tasks,
-                   n_resamples=args.resamples, seed=0)
+    paired = timed(
+        stages, "paired bootstrap", paired_bootstrap, tasks, n_resamples=args.resamples, seed=0
+    )
     columns = timed(stages, "column tables", lb.column_bootstrap, paired)
     for metric in PAIRED_METRICS:
         timed(stages, f"ranks {metric}", lb.leaderboard_ranks, columns, metric)
         timed(stages, f"Wilcoxon maps {metric}", lb.leaderboard_significance, columns, metric)
-    deltas = timed(stages, "paired deltas (all pairs)", lb.paired_deltas, columns,
-                   reference=None)
+    deltas = timed(stages, "paired deltas (all pairs)", lb.paired_deltas, columns, reference=None)
     for name, (wall, cpu) in stages.items():
         print(f"{name:28s} wall {wall:7.2f} s   CPU {cpu:7.2f} s")
     wall = sum(w for w, _ in stages.values())

@@ -70,9 +70,7 @@ def medical_table(results: pd.DataFrame, times: pd.DataFrame, dataset: str) -> s
         def values(metric: str, part: pd.DataFrame = mine) -> np.ndarray:
             return part.loc[part["metric"] == metric, "value"].to_numpy(dtype=float)
 
-        classifier = rows[
-            (rows["method"] == method) & (rows["csf"] == _CLASSIFIER.get(csf, "MSR"))
-        ]
+        classifier = rows[(rows["method"] == method) & (rows["csf"] == _CLASSIFIER.get(csf, "MSR"))]
         lines.append(
             f"| {name} | {mine['seed'].nunique()} | {_cell(values(performance, classifier))} "
             f"| {_cell(values('auroc_f'))} | {_cell(values('fpr@80tpr'))} "

@@ -124,8 +124,10 @@ def leaderboard_markdown(run: Path, top: int) -> str:
             + " |"
             for name, values in zip(frame.index, frame.to_numpy(), strict=True)
         ]
-        parts.append(f"**{dataset}** ({n_methods} scoring methods, {top} best and the "
-                     "papers' references shown)\n")
+        parts.append(
+            f"**{dataset}** ({n_methods} scoring methods, {top} best and the "
+            "papers' references shown)\n"
+        )
         parts.append("\n".join([head, rule, *rows]) + "\n")
     return "\n".join(parts)
 

@@ -100,9 +100,7 @@ def test_results_cover_methods_csfs_and_studies(sequential):
     assert sum(s.startswith("corruption/") for s in studies) == 75 + 5
     unknown = results[results["protocol"] == "unknown_detection"]
     # the new-class studies and Kim et al.'s pooled study of all of them
-    assert set(unknown["study"]) == {s for s in studies if s.startswith("new_class/")} | {
-        "unknown"
-    }
+    assert set(unknown["study"]) == {s for s in studies if s.startswith("new_class/")} | {"unknown"}
     assert {"auroc_out", "fpr@95tpr_out"} <= set(unknown["metric"])
     for name in (
         "results.parquet",
@@ -197,9 +195,7 @@ def test_run_folder_records_its_provenance(config, sequential):
     assert results.groupby(["dataset", "study"])["split_fingerprint"].nunique().max() == 1
 
 
-def test_unchanged_rerun_skips_the_analysis_and_keeps_the_times(
-    config, sequential, monkeypatch
-):
+def test_unchanged_rerun_skips_the_analysis_and_keeps_the_times(config, sequential, monkeypatch):
     import fdbench.jobs.benchmark as benchmark
     from fdbench.training.experiments import build_experiments
 
@@ -220,8 +216,9 @@ def test_unchanged_rerun_skips_the_analysis_and_keeps_the_times(
     # any changed input changes the key of the analysis
     plan = benchmark.plan_benchmark(config, build_experiments(config), run_dir)
     key = benchmark.analysis_key(config, plan, True)
-    other = config.model_copy(update={"analysis": config.analysis.model_copy(
-        update={"n_bootstrap": 21})})
+    other = config.model_copy(
+        update={"analysis": config.analysis.model_copy(update={"n_bootstrap": 21})}
+    )
     assert benchmark.analysis_key(other, plan, True) != key
     assert benchmark.analysis_key(config, plan, False) != key
     record = plan.evaluation[0].output.with_name("results.parquet.sha256")
@@ -233,15 +230,26 @@ def test_stage_times_keep_the_stages_that_did_no_work(tmp_path):
     from fdbench.jobs.run_folder import write_times
 
     path = tmp_path / "times.json"
-    write_times({"build_studies_s": 1.0, "training_s": 50.0, "analysis_report_s": 9.0},
-                tmp_path, worked={"training_s", "analysis_report_s"})
-    write_times({"build_studies_s": 2.0, "training_s": 0.1, "analysis_report_s": 0.2},
-                tmp_path, worked=set())
+    write_times(
+        {"build_studies_s": 1.0, "training_s": 50.0, "analysis_report_s": 9.0},
+        tmp_path,
+        worked={"training_s", "analysis_report_s"},
+    )
+    write_times(
+        {"build_studies_s": 2.0, "training_s": 0.1, "analysis_report_s": 0.2},
+        tmp_path,
+        worked=set(),
+    )
     assert json.loads(path.read_text())["training_s"] == 50.0
-    write_times({"build_studies_s": 3.0, "training_s": 0.1, "analysis_report_s": 7.0},
-                tmp_path, worked={"analysis_report_s"})
+    write_times(
+        {"build_studies_s": 3.0, "training_s": 0.1, "analysis_report_s": 7.0},
+        tmp_path,
+        worked={"analysis_report_s"},
+    )
     assert json.loads(path.read_text()) == {
-        "build_studies_s": 3.0, "training_s": 50.0, "analysis_report_s": 7.0
+        "build_studies_s": 3.0,
+        "training_s": 50.0,
+        "analysis_report_s": 7.0,
     }
     write_times({"build_studies_s": 4.0}, tmp_path)  # without ``worked``: every time
     assert json.loads(path.read_text()) == {"build_studies_s": 4.0}
@@ -462,8 +470,17 @@ def test_cor_is_the_mean_over_the_pooled_levels_not_over_the_types():
     rows.append(("iid", 0.05, 100))
     results = pd.DataFrame(
         [
-            {"dataset": "d", "method": "ce", "seed": 0, "csf": "MSR", "study": study,
-             "metric": "aurc", "value": value, "n_samples": n, "protocol": protocol}
+            {
+                "dataset": "d",
+                "method": "ce",
+                "seed": 0,
+                "csf": "MSR",
+                "study": study,
+                "metric": "aurc",
+                "value": value,
+                "n_samples": n,
+                "protocol": protocol,
+            }
             for study, value, n in rows
             for protocol in ("failure_detection", "unknown_detection")
         ]

@@ -147,8 +147,12 @@ def test_tiny_vit_end_to_end_with_mahalanobis(data_root, tmp_path):
     raw["data"]["args"].update(max_per_study=12, max_train=24)
     raw["architecture"]["options"] = {"img_size": 16, "patch_size": 4, "dim": 16, "depth": 1,
                                       "heads": 2, "weights": None}  # fmt: skip
-    raw["training"].update(steps=3, batch_size=8, threads=1,
-                           schedule={"name": "warmup_cosine", "warmup": 1, "interval": "step"})
+    raw["training"].update(
+        steps=3,
+        batch_size=8,
+        threads=1,
+        schedule={"name": "warmup_cosine", "warmup": 1, "interval": "step"},
+    )
     raw["methods"][0]["grid"] = {"lr": [0.01, 0.001], "dropout": [True]}
     raw.update(inference={"mc_samples": 2, "batch_size": 64, "max_train_samples": 24},
                analysis={"n_bootstrap": 0})  # fmt: skip

@@ -28,9 +28,7 @@ LONG = {
 
 def readme_blocks(text: str) -> list[tuple[str, str]]:
     """The fenced blocks of ``text`` in a shell language or Python: (language, code)."""
-    return [
-        (lang, code) for lang, code in FENCE.findall(text) if lang in {"bash", "sh", "python"}
-    ]
+    return [(lang, code) for lang, code in FENCE.findall(text) if lang in {"bash", "sh", "python"}]
 
 
 def _left_out(code: str) -> str | None:

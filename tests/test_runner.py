@@ -117,11 +117,17 @@ def train_three_epochs(path: Path) -> None:
 
 @pytest.mark.parametrize("workers", [None, 2])
 def test_running_jobs_report_their_epochs(tmp_path, workers):
-    jobs = [Job(f"train{i}", train_three_epochs, (tmp_path / f"m{i}",), tmp_path / f"m{i}")
-            for i in range(2)]
+    jobs = [
+        Job(f"train{i}", train_three_epochs, (tmp_path / f"m{i}",), tmp_path / f"m{i}")
+        for i in range(2)
+    ]
     epochs, done = [], []
-    run_jobs(jobs, workers=workers, on_epoch=lambda job, d, t: epochs.append((job.key, d, t)),
-             on_done=lambda job: done.append(job.key))
+    run_jobs(
+        jobs,
+        workers=workers,
+        on_epoch=lambda job, d, t: epochs.append((job.key, d, t)),
+        on_done=lambda job: done.append(job.key),
+    )
     assert sorted(done) == ["train0", "train1"]
     if workers is None:
         assert epochs == [(f"train{i}", d, 3) for i in (0, 1) for d in (1, 2, 3)]
@@ -144,6 +150,9 @@ def test_stage_progress_counts_epoch_shares_that_never_go_back():
     counter.epoch_done(job, 1, 4)  # the job's second training loop starts
     counter.job_done(job)
     assert calls == [
-        ("training", 1, 4), ("training", 1.5, 4), ("training", 1.99, 4), ("training", 1.99, 4),
+        ("training", 1, 4),
+        ("training", 1.5, 4),
+        ("training", 1.99, 4),
+        ("training", 1.99, 4),
         ("training", 2, 4),
     ]

@@ -70,6 +70,8 @@ def _root(
 
 #: Jobs finished and planned per stage of the running command, for the Ctrl-C message.
 _JOBS: dict[str, tuple[int, int]] = {}
+
+
 def _progress_bar() -> contextlib.AbstractContextManager:
     """The progress display of every stage: description, bar, done/total, elapsed time and
     the estimated time remaining."""
@@ -355,8 +357,11 @@ def _evaluate(
     is_table = path.suffix.lower() in {".csv", ".parquet", ".pq"}
     if is_table or score_dump:
         what = "an OpenOOD score dump" if score_dump else "a confidence table"
-        for given, option in ((precision_report, "--precision-report"), (openmax, "--openmax"),
-                              (binary_fpr is not None, "--binary-fpr")):
+        for given, option in (
+            (precision_report, "--precision-report"),
+            (openmax, "--openmax"),
+            (binary_fpr is not None, "--binary-fpr"),
+        ):
             if given:
                 raise ValueError(f"{option} needs logits; {what} has none")
     if confidence and not is_table:
@@ -441,8 +446,14 @@ def print_compact(results: pd.DataFrame, *, iid_study: str = "iid") -> None:
         "(per-study tables in files)",
         title_justify="left",
     )
-    for header in ("CSF", f"AUGRC‰ {iid_study}", "AUGRC‰ others", f"AUROC_f {iid_study}",
-                   "AUROC_f others", "best AUGRC in"):
+    for header in (
+        "CSF",
+        f"AUGRC‰ {iid_study}",
+        "AUGRC‰ others",
+        f"AUROC_f {iid_study}",
+        "AUROC_f others",
+        "best AUGRC in",
+    ):
         grid.add_column(header, justify="left" if header == "CSF" else "right")
     augrc = wide["augrc"].unstack("study") if "augrc" in wide else None
     auroc = wide["auroc_f"].unstack("study") if "auroc_f" in wide else None
@@ -716,7 +727,11 @@ def zoo(
                 settings.zoo, quick=quick, workers=train_workers or None, progress=progress
             )
         results = run_zoo(
-            settings, run_dir, workers=workers, scheduler=scheduler, report=report,
+            settings,
+            run_dir,
+            workers=workers,
+            scheduler=scheduler,
+            report=report,
             progress=progress,
         )
     typer.echo(f"{results['member'].nunique()} members; results: {run_dir / 'results.parquet'}")

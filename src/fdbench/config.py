@@ -260,9 +260,7 @@ class ArchitectureConfig(_Strict):
         default=None, pattern=r"^[A-Za-z0-9_.\-]+$", exclude_if=lambda v: v is None
     )
     dropout: float = Field(default=0.3, ge=0.0, lt=1.0)
-    dropout_placement: (
-        Literal["head", "fc", "fdshifts", "every_conv", "every_layer"] | None
-    ) = None
+    dropout_placement: Literal["head", "fc", "fdshifts", "every_conv", "every_layer"] | None = None
     options: dict[str, Any] = Field(default_factory=dict)
 
     @field_validator("factory")
@@ -434,9 +432,7 @@ class TrainingConfig(_Strict):
     schedule: Literal["cosine", "constant"] | ScheduleConfig = "cosine"
     augment: bool | list[AugmentationOp] = True
     threads: PositiveInt = 2
-    device: Literal["auto", "cpu", "cuda"] = Field(
-        default="auto", exclude_if=lambda v: v == "auto"
-    )
+    device: Literal["auto", "cpu", "cuda"] = Field(default="auto", exclude_if=lambda v: v == "auto")
     precision: Literal["32", "bf16-mixed"] = Field(default="32", exclude_if=lambda v: v == "32")
     steps: PositiveInt | None = Field(default=None, exclude_if=lambda v: v is None)
 
@@ -735,8 +731,10 @@ def _non_finite(data: Any, where: str = "") -> str | None:
     """The dotted path of the first NaN or infinite number in parsed YAML, if any."""
     if isinstance(data, float) and not math.isfinite(data):
         return where or "<root>"
-    items = data.items() if isinstance(data, dict) else (
-        enumerate(data) if isinstance(data, list) else ()
+    items = (
+        data.items()
+        if isinstance(data, dict)
+        else (enumerate(data) if isinstance(data, list) else ())
     )
     for key, value in items:
         found = _non_finite(value, f"{where}.{key}" if where else str(key))
@@ -822,10 +820,7 @@ def config_digest(config: BenchmarkConfig, method: str) -> str:
     bases = spec.dependencies()
     if bases:
         parts["bases"] = sorted(
-            {
-                json.dumps(config.method(b).model_dump(mode="json", exclude={"seeds"}))
-                for b in bases
-            }
+            {json.dumps(config.method(b).model_dump(mode="json", exclude={"seeds"})) for b in bases}
         )
     blob = json.dumps(parts, sort_keys=True).encode()
     return hashlib.sha256(blob).hexdigest()

@@ -61,9 +61,7 @@ def test_matches_brute_force_and_selective_risk(pairs, coverage):
     assert out["n_accepted"] == accepted.sum()
     assert out["accuracy"] == pytest.approx(1 - wrong[accepted].mean())
     assert out["ece"] == pytest.approx(M.ece(wrong[accepted], conf[accepted]))
-    assert 1 - out["accuracy"] == pytest.approx(
-        M.selective_risk_at_coverage(wrong, conf, coverage)
-    )
+    assert 1 - out["accuracy"] == pytest.approx(M.selective_risk_at_coverage(wrong, conf, coverage))
 
 
 def test_table_uses_the_calibration_treatment():
@@ -72,9 +70,7 @@ def test_table_uses_the_calibration_treatment():
     val = {"MSR": rng.uniform(0.5, 1, 400), "MLS": rng.normal(5, 2, 400) - 3 * wrong_val}
     wrong = (rng.uniform(size=300) < 0.3).astype(float)
     test = {"MSR": rng.uniform(0.5, 1, 300), "MLS": rng.normal(5, 2, 300) - 3 * wrong}
-    table = accepted_calibration_table(
-        wrong_val, val, {"iid": wrong}, {"iid": test}, coverage=0.5
-    )
+    table = accepted_calibration_table(wrong_val, val, {"iid": wrong}, {"iid": test}, coverage=0.5)
     assert list(table["csf"]) == ["MSR", "MLS"]
     assert list(table["treatment"]) == ["none", "platt"]
     msr = table.iloc[0]

@@ -50,9 +50,7 @@ def test_demsar_worked_example():
     """Section 3.2.4: average ranks 3.143, 2.000, 2.893, 1.964; χ²_F = 9.28; F_F = 3.69;
     q_0.05 = 2.569 and CD = 1.25 for k = 4, N = 14."""
     result = friedman_test(DEMSAR_AUC, higher_is_better=True, tie_correction=False)
-    np.testing.assert_array_equal(
-        np.round(result.average_ranks, 3), [3.143, 2.000, 2.893, 1.964]
-    )
+    np.testing.assert_array_equal(np.round(result.average_ranks, 3), [3.143, 2.000, 2.893, 1.964])
     assert round(result.statistic, 2) == 9.28
     assert round(result.f_statistic, 2) == 3.69
     assert (result.n_blocks, result.n_methods) == (14, 4)
@@ -67,9 +65,7 @@ def test_demsar_worked_example():
     p = nemenyi_p_values(DEMSAR_AUC, higher_is_better=True)
     rows, columns = np.nonzero(p < 0.10)
     significant = {
-        (DEMSAR_METHODS[a], DEMSAR_METHODS[b])
-        for a, b in zip(rows, columns, strict=True)
-        if a < b
+        (DEMSAR_METHODS[a], DEMSAR_METHODS[b]) for a, b in zip(rows, columns, strict=True) if a < b
     }
     assert significant == {("C4.5", "C4.5+m"), ("C4.5", "C4.5+m+cf")}
     assert not (p < 0.05).any()

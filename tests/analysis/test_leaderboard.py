@@ -83,18 +83,26 @@ def test_ranks_equal_brute_force_and_columns_weigh_equally():
     studies = ["iid", "corruption/1", "corruption/2", "new_class/semantic", "new_class/a"]
     paired = _paired(rng, names, studies)
     columns = column_bootstrap(paired)
-    assert set(columns["study"]) == {"iid", "corruption", "new-class semantic",
-                                     "new-class non-semantic"}
+    assert set(columns["study"]) == {
+        "iid",
+        "corruption",
+        "new-class semantic",
+        "new-class non-semantic",
+    }
     ranks = leaderboard_ranks(columns, "augrc").set_index(["study", "scoring_method"])
     wide = {
-        s: paired[paired["study"] == s].pivot(index="resample", columns="scoring_method",
-                                              values="value")[names].to_numpy()
+        s: paired[paired["study"] == s]
+        .pivot(index="resample", columns="scoring_method", values="value")[names]
+        .to_numpy()
         for s in studies
     }
     cor = (wide["corruption/1"] + wide["corruption/2"]) / 2
-    per_column = {"iid": wide["iid"], "corruption": cor,
-                  "new-class semantic": wide["new_class/semantic"],
-                  "new-class non-semantic": wide["new_class/a"]}
+    per_column = {
+        "iid": wide["iid"],
+        "corruption": cor,
+        "new-class semantic": wide["new_class/semantic"],
+        "new-class non-semantic": wide["new_class/a"],
+    }
     column_ranks = {c: stats.rankdata(v, axis=1) for c, v in per_column.items()}
     for column, r in column_ranks.items():
         for j, name in enumerate(names):
@@ -107,8 +115,9 @@ def test_ranks_equal_brute_force_and_columns_weigh_equally():
 def test_significance_over_all_scoring_methods():
     rng = np.random.default_rng(4)
     names = ["MSR", "DG-Res", "ConfidNet"]
-    columns = column_bootstrap(_paired(rng, names, ["iid"], shift={"MSR": 0.1, "DG-Res": 0.2,
-                                                                  "ConfidNet": 0.3}))
+    columns = column_bootstrap(
+        _paired(rng, names, ["iid"], shift={"MSR": 0.1, "DG-Res": 0.2, "ConfidNet": 0.3})
+    )
     maps = leaderboard_significance(columns, "augrc").set_index(
         ["scoring_method_a", "scoring_method_b"]
     )
@@ -138,8 +147,9 @@ def test_paired_deltas_against_the_baseline_per_column_and_overall():
     deltas = paired_deltas(columns, ["augrc"]).set_index(["study", "scoring_method"])
     assert set(deltas["reference"]) == {"MSR"}
     assert deltas.loc[(ALL_STUDIES, "TWIN"), ["mean_delta", "lower", "upper"]].tolist() == [0, 0, 0]
-    value = columns.pivot_table(index=["study", "resample"], columns="scoring_method",
-                                values="value")
+    value = columns.pivot_table(
+        index=["study", "resample"], columns="scoring_method", values="value"
+    )
     diff = (value["DG-Res"] - value["MSR"]).unstack("study")
     overall = diff.mean(axis=1)
     lo, hi = np.percentile(overall, [2.5, 97.5])

@@ -151,12 +151,17 @@ def test_known_values_of_the_per_run_bootstrap_give_the_same_table(shared):
 
     rng = np.random.default_rng(3)
     tasks = [*shared, _new_class_task("ce", rng)]
-    runs = [StudySamples(t.dataset, t.method, t.seed, t.study, t.residuals, t.confidences)
-            for t in tasks]
+    runs = [
+        StudySamples(t.dataset, t.method, t.seed, t.study, t.residuals, t.confidences)
+        for t in tasks
+    ]
     boot = bootstrap_analysis(runs, metrics=("aurc", "augrc", "auroc_f"), n_resamples=B, seed=SEED)
     known = known_values(boot)
-    assert set(known) == {("d", "ce", 0, "iid"), ("d", "deepgamblers", 0, "iid"),
-                          ("d", "ce", 0, "new_class/semantic")}
+    assert set(known) == {
+        ("d", "ce", 0, "iid"),
+        ("d", "deepgamblers", 0, "iid"),
+        ("d", "ce", 0, "new_class/semantic"),
+    }
     plain = paired_bootstrap(tasks, n_resamples=B, seed=SEED)
     reused = paired_bootstrap(tasks, n_resamples=B, seed=SEED, known=known)
     assert plain.equals(reused)
@@ -168,9 +173,19 @@ def test_known_values_serve_unfiltered_runs_only(shared):
     rng = np.random.default_rng(4)
     new = _new_class_task("ce", rng)
     fake = [
-        {"dataset": "d", "method": t.method, "seed": 0, "study": t.study, "csf": c,
-         "metric": m, "resample": b, "value": 5.0}
-        for t in (*shared, new) for c in t.confidences for m in ("augrc", "aurc", "auroc_f")
+        {
+            "dataset": "d",
+            "method": t.method,
+            "seed": 0,
+            "study": t.study,
+            "csf": c,
+            "metric": m,
+            "resample": b,
+            "value": 5.0,
+        }
+        for t in (*shared, new)
+        for c in t.confidences
+        for m in ("augrc", "aurc", "auroc_f")
         for b in range(B)
     ]
     import pandas as pd

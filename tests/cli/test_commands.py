@@ -76,7 +76,7 @@ def test_benchmark_out_that_is_a_file_is_refused_at_once(tmp_path):
     assert time.perf_counter() - start < 60 and out.read_text() == "a spreadsheet"
 
 
-INTERRUPTED = '''
+INTERRUPTED = """
 import multiprocessing
 import sys
 import time
@@ -105,7 +105,7 @@ if __name__ == "__main__":
     benchmark.run_benchmark = sleeping_benchmark
     sys.argv = ["fdbench", "benchmark", "--quick", "--no-report", "--out", sys.argv[1]]
     cli.main()
-'''
+"""
 
 
 @pytest.mark.parametrize("workers", [0, 2])
@@ -164,9 +164,7 @@ def test_evaluate_many_studies_prints_one_table_and_writes_the_rest(tmp_path):
     wide = pd.read_csv(folder / "new_class__set7.csv", index_col="csf")
     row = results[(results.study == "new_class/set7") & (results.metric == "augrc")]
     expected = row.set_index("csf")["value"]
-    pd.testing.assert_series_equal(
-        wide.loc[expected.index, "augrc"], expected, check_names=False
-    )
+    pd.testing.assert_series_equal(wide.loc[expected.index, "augrc"], expected, check_names=False)
 
 
 def test_evaluate_few_studies_still_prints_every_table(tmp_path):

@@ -18,7 +18,6 @@ from tests._cli import run_cli
 ROOT = Path(__file__).resolve().parents[2]
 
 
-
 def synthetic_npz(path: Path, *, n: int = 400, k: int = 5, seed: int = 0, **overrides) -> Path:
     rng = np.random.default_rng(seed)
     labels = rng.integers(0, k, n)
@@ -79,8 +78,16 @@ def test_evaluate_npz_with_bootstrap_to_parquet(tmp_path):
 @pytest.mark.parametrize("protocol", ["failure_detection", "unknown_detection"])
 def test_evaluate_pools_per_type_corruption_splits_per_severity(tmp_path, protocol):
     rng = np.random.default_rng(4)
-    k, sizes = 4, {"iid": 80, "corruption/fog/1": 50, "corruption/noise/1": 70,
-                   "corruption/fog/2": 50, "corruption/noise/2": 70}
+    k, sizes = (
+        4,
+        {
+            "iid": 80,
+            "corruption/fog/1": 50,
+            "corruption/noise/1": 70,
+            "corruption/fog/2": 50,
+            "corruption/noise/2": 70,
+        },
+    )
     study = np.concatenate([np.full(n, name) for name, n in sizes.items()])
     n = study.size
     labels = rng.integers(0, k, n)
@@ -436,6 +443,8 @@ def test_evaluate_fd_shifts_run_reproduces_metrics_from_the_arrays(tmp_path):
         c, r = confidence[mask], residuals[mask]
         assert table[(csf, study, "aurc")] == pytest.approx(_aurc_from_definition(r, c), rel=1e-9)
         assert table[(csf, study, "auroc_f")] == pytest.approx(roc_auc_score(1 - r, c), rel=1e-9)
+
+
 @pytest.mark.parametrize(
     ("name", "content", "needle"),
     [
@@ -492,13 +501,20 @@ def test_evaluate_writes_curves_that_the_report_draws(tmp_path):
     path = synthetic_npz(tmp_path / "outputs.npz", n=n, k=k, mcd_logits=mcd)
     folder = tmp_path / "eval"
     folder.mkdir()
-    done = run_cli("evaluate", str(path), "--out", str(folder / "results.parquet"),
-                   "--name", "toy")
+    done = run_cli("evaluate", str(path), "--out", str(folder / "results.parquet"), "--name", "toy")
     assert done.returncode == 0, done.stderr
     curves = pd.read_parquet(folder / "curves.parquet")
     results = pd.read_parquet(folder / "results.parquet")
-    assert {"study", "csf", "coverage", "selective_risk", "generalized_risk", "dataset",
-            "method", "seed"} <= set(curves.columns)
+    assert {
+        "study",
+        "csf",
+        "coverage",
+        "selective_risk",
+        "generalized_risk",
+        "dataset",
+        "method",
+        "seed",
+    } <= set(curves.columns)
     assert set(curves["dataset"]) == {"toy"}
     # every study and CSF of the results has its curve
     pairs = set(map(tuple, results[["study", "csf"]].drop_duplicates().to_numpy()))
@@ -514,8 +530,11 @@ def test_evaluate_writes_curves_that_the_report_draws(tmp_path):
     mean = _softmax(data["mcd_logits"][iid]).mean(axis=1)
     assert "MCD-MSR" in set(curves["csf"])
     _assert_curve_matches(
-        curves, (mean.argmax(axis=1) != labels).astype(float), mean.max(axis=1),
-        study="iid", csf="MCD-MSR",
+        curves,
+        (mean.argmax(axis=1) != labels).astype(float),
+        mean.max(axis=1),
+        study="iid",
+        csf="MCD-MSR",
     )
     report = run_cli("report", str(folder))
     assert report.returncode == 0, report.stderr
@@ -549,9 +568,7 @@ def test_evaluate_table_writes_curves_and_refuses_foreign_curves_file(tmp_path):
     assert set(curves["dataset"]) == {""}
     part = table[table.study == "shifted"]
     residuals = (part["label"] != part["prediction"]).to_numpy(dtype=float)
-    _assert_curve_matches(
-        curves, residuals, part["good"].to_numpy(), study="shifted", csf="good"
-    )
+    _assert_curve_matches(curves, residuals, part["good"].to_numpy(), study="shifted", csf="good")
     report = run_cli("report", str(folder))
     assert report.returncode == 0, report.stderr
     manifest = json.loads((folder / "report_manifest.json").read_text())

@@ -70,8 +70,11 @@ def test_registration_errors(clean_plugins):
 
 @pytest.mark.parametrize(
     ("value", "needle"),
-    [(np.zeros(5), "must return 20 real confidences"), (np.full(20, np.nan), "non-finite"),
-     (np.array(["a"] * 20), "real confidences")],
+    [
+        (np.zeros(5), "must return 20 real confidences"),
+        (np.full(20, np.nan), "non-finite"),
+        (np.array(["a"] * 20), "real confidences"),
+    ],
 )
 def test_bad_plugin_output_is_a_clear_error(clean_plugins, value, needle):
     register_csf("Bad")(lambda run, s: value)
@@ -84,7 +87,7 @@ def test_no_plugin_leaves_the_csfs_unchanged():
     assert list(compute_csfs(_run(), "iid")) == ["MSR", "MLS", "PE", "energy", "DOCTOR"]
 
 
-PLUGIN = '''
+PLUGIN = """
 import numpy as np
 from fdbench.csf import register_csf
 from fdbench.training.methods import EndToEndParams, TrainingMethod
@@ -109,7 +112,7 @@ class PlugCE(TrainingMethod):
 
         x, y = batch
         return F.cross_entropy(module.network(x), y)
-'''
+"""
 
 
 def _install_plugin(site):

@@ -280,9 +280,7 @@ def test_super_cifar100(built, fake):
         "subclass": StudyKind.SUBCLASS,
     }
     super_of = {
-        CIFAR100_CLASSES.index(f): supers.index(s)
-        for s in supers
-        for f in CIFAR100_SUPERCLASSES[s]
+        CIFAR100_CLASSES.index(f): supers.index(s) for s in supers for f in CIFAR100_SUPERCLASSES[s]
     }
     held = {CIFAR100_CLASSES.index(f) for f in FDSHIFTS_SUPERCIFAR_HELD_OUT}
     # one held-out sub-class per kept super-class
@@ -603,8 +601,9 @@ def test_openset_benchmark_records_each_runs_draw(openset, tmp_path):
     assert set(results["seed"]) == {0, 1}
     for seed in (0, 1):
         recorded = json.loads(
-            (tmp_path / "run" / "runs" / "svhn_openset" / "ce" / f"seed{seed}" / "split.json")
-            .read_text()
+            (
+                tmp_path / "run" / "runs" / "svhn_openset" / "ce" / f"seed{seed}" / "split.json"
+            ).read_text()
         )
         (exp,) = fdshifts_experiments(dataset="svhn_openset", data_dir=root, run_seed=seed)
         assert recorded == exp.split

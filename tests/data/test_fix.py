@@ -91,9 +91,9 @@ def test_prepare_fix_keeps_the_folder_structure(tmp_path):
 
 def test_prepare_fix_command(tmp_path):
     _write_tree(tmp_path / "src")
-    result = run_cli("prepare-fix", str(tmp_path / "src"), str(tmp_path / "dst"),
-                     data_dir=tmp_path)
+    result = run_cli("prepare-fix", str(tmp_path / "src"), str(tmp_path / "dst"), data_dir=tmp_path)
     assert result.returncode == 0 and "wrote 4 images" in result.stdout
-    result = run_cli("prepare-fix", str(tmp_path / "nope"), str(tmp_path / "dst"),
-                     data_dir=tmp_path)
+    result = run_cli(
+        "prepare-fix", str(tmp_path / "nope"), str(tmp_path / "dst"), data_dir=tmp_path
+    )
     assert result.returncode == 2 and "nope" in result.stderr and "Traceback" not in result.stderr

@@ -35,12 +35,44 @@ TOY = parse_data_noun(
 )
 #: Tiny ImageNet classes the wnid rule removes with CIFAR100_WNIDS (docs/unknown_detection_data.md).
 EXPECTED_REMOVED = {
-    "n04099969", "n02279972", "n02132136", "n04146614", "n01443537", "n03085013", "n02437312",
-    "n01944390", "n02281406", "n01774750", "n03983396", "n02233338", "n02823428", "n02481823",
-    "n03902125", "n09193705", "n02917067", "n04465501", "n02165456", "n03179701", "n02206856",
-    "n01984695", "n03937543", "n07734744", "n04560804", "n04366367", "n02403003", "n04311004",
-    "n03649909", "n01774384", "n07747607", "n01983481", "n04487081", "n04532670", "n01742172",
-    "n02129165", "n07720875", "n02504458",
+    "n04099969",
+    "n02279972",
+    "n02132136",
+    "n04146614",
+    "n01443537",
+    "n03085013",
+    "n02437312",
+    "n01944390",
+    "n02281406",
+    "n01774750",
+    "n03983396",
+    "n02233338",
+    "n02823428",
+    "n02481823",
+    "n03902125",
+    "n09193705",
+    "n02917067",
+    "n04465501",
+    "n02165456",
+    "n03179701",
+    "n02206856",
+    "n01984695",
+    "n03937543",
+    "n07734744",
+    "n04560804",
+    "n04366367",
+    "n02403003",
+    "n04311004",
+    "n03649909",
+    "n01774384",
+    "n07747607",
+    "n01983481",
+    "n04487081",
+    "n04532670",
+    "n01742172",
+    "n02129165",
+    "n07720875",
+    "n02504458",
 }
 
 
@@ -67,8 +99,15 @@ def test_name_rule_matches_any_node_of_the_subtree_spanned_by_the_reference():
 
 
 def test_keywords_follow_table_4_variations():
-    assert set(keywords("cup_cakes")) == {"cup cakes", "cup cake", "cup", "cakes", "cake",
-                                          "cupcakes", "cupcake"}
+    assert set(keywords("cup_cakes")) == {
+        "cup cakes",
+        "cup cake",
+        "cup",
+        "cakes",
+        "cake",
+        "cupcakes",
+        "cupcake",
+    }
     assert "bus" in keywords("buses") and "pi" not in keywords("pies")
     assert "chimpanzee" in keywords("chimp", ["chimpanzee"])
     assert "of" not in keywords("eggs_of_fish")
@@ -115,9 +154,11 @@ def test_cifar100_wnids_cover_every_class_and_the_papers_examples(wordnet):
     assert CIFAR100_WNIDS["camel"] == "n02437136" and CIFAR100_WNIDS["mouse"] == "n02330245"
     for name, key in CIFAR100_WNIDS.items():
         assert wordnet.name(key)  # a noun synset of WordNet 3.0
-        assert name.replace("_tree", "").replace("_", " ") in " ".join(
-            wordnet.lemmas[key] + wordnet.lemmas[wordnet.parents[key][0]]
-        ) or name == "aquarium_fish"
+        assert (
+            name.replace("_tree", "").replace("_", " ")
+            in " ".join(wordnet.lemmas[key] + wordnet.lemmas[wordnet.parents[key][0]])
+            or name == "aquarium_fish"
+        )
 
 
 def test_wnid_rule_on_the_real_tiny_imagenet_classes(wordnet):
@@ -130,8 +171,18 @@ def test_wnid_rule_on_the_real_tiny_imagenet_classes(wordnet):
 
 
 def test_lsun_categories_under_the_cifar_name_rule(wordnet):
-    lsun = ["bedroom", "bridge", "church_outdoor", "classroom", "conference_room",
-            "dining_room", "kitchen", "living_room", "restaurant", "tower"]
+    lsun = [
+        "bedroom",
+        "bridge",
+        "church_outdoor",
+        "classroom",
+        "conference_room",
+        "dining_room",
+        "kitchen",
+        "living_room",
+        "restaurant",
+        "tower",
+    ]
     result = remove_name_matches(lsun, CIFAR100_WNIDS.values(), wordnet)
     assert list(result.removed) == ["bridge"]
 

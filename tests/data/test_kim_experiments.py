@@ -41,8 +41,12 @@ def _released_cifar(root, rng):
             base = bench / mode / "cifar40" / ("" if mode == "train" else "labels") / cls
             for i in range(n):
                 _png(base / f"{i}.png", rng)
-    for name, size in (("cifar60", (32, 32)), ("svhn", (32, 32)), ("lsun-fix", (32, 32)),
-                       ("describable-textures", (57, 60))):
+    for name, size in (
+        ("cifar60", (32, 32)),
+        ("svhn", (32, 32)),
+        ("lsun-fix", (32, 32)),
+        ("describable-textures", (57, 60)),
+    ):
         for i in range(3):
             _png(bench / "test" / name / "no-labels" / "0" / f"{i}.png", rng, size)
 
@@ -96,8 +100,9 @@ def _official_cifar(root, rng):
 def test_cifar100_benchmark_from_the_official_files(tmp_path, wordnet):
     rng = np.random.default_rng(1)
     _official_cifar(tmp_path, rng)
-    (exp,) = kim_cifar100_experiments(data_dir=tmp_path, id_classes=CIFAR40, val_per_class=1,
-                                      seed=0)
+    (exp,) = kim_cifar100_experiments(
+        data_dir=tmp_path, id_classes=CIFAR40, val_per_class=1, seed=0
+    )
     assert exp.class_names == tuple(CIFAR40)
     assert len(exp.train) == 4 and len(exp.val) == 4  # 2 training images per class
     studies = {s.name: s for s in exp.studies}
@@ -159,8 +164,9 @@ def _imagenet_tree(root, rng):
 def test_imagenet_benchmark_on_a_fake_tree_with_real_wnids(tmp_path, wordnet):
     rng = np.random.default_rng(3)
     _imagenet_tree(tmp_path, rng)
-    (exp,) = kim_imagenet_experiments(data_dir=tmp_path, in_distribution=["n02129165"],
-                                      n_near=1, val_per_class=1, seed=0)
+    (exp,) = kim_imagenet_experiments(
+        data_dir=tmp_path, in_distribution=["n02129165"], n_near=1, val_per_class=1, seed=0
+    )
     assert exp.class_names == ("lion",)
     assert exp.train.images.shape == (2, 224, 224, 3) and len(exp.val) == 1
     split = exp.split

@@ -233,22 +233,16 @@ def test_medmnist(tmp_path):
     # <flag>.npz as distributed (np.savez_compressed): {train,val,test}_images uint8 N×28×28
     # (grey) or N×28×28×3 (colour), {train,val,test}_labels uint8 N×1 (N×L for multi-label).
     sizes = (("train", 3), ("val", 2), ("test", 2))
-    grey = {
-        f"{s}_images": RNG.integers(0, 256, (n, 28, 28), dtype=np.uint8) for s, n in sizes
-    }
+    grey = {f"{s}_images": RNG.integers(0, 256, (n, 28, 28), dtype=np.uint8) for s, n in sizes}
     labels = {f"{s}_labels": np.array([[i % 3] for i in range(n)], np.uint8) for s, n in sizes}
     np.savez_compressed(tmp_path / "pneumoniamnist.npz", **grey, **labels)
     ds = readers.read_medmnist(tmp_path / "pneumoniamnist.npz", "train")
     assert ds.images.shape == (3, 28, 28, 1) and ds.labels.tolist() == [0, 1, 2]
     assert ds.name == "pneumoniamnist" and len(ds.class_names) == 3
     np.testing.assert_array_equal(ds.images[..., 0], grey["train_images"])
-    colour = {
-        f"{s}_images": RNG.integers(0, 256, (n, 28, 28, 3), dtype=np.uint8) for s, n in sizes
-    }
+    colour = {f"{s}_images": RNG.integers(0, 256, (n, 28, 28, 3), dtype=np.uint8) for s, n in sizes}
     np.savez_compressed(tmp_path / "pathmnist.npz", **colour, **labels)
-    val = readers.read_medmnist(
-        tmp_path / "pathmnist.npz", "val", class_names=("a", "b", "c")
-    )
+    val = readers.read_medmnist(tmp_path / "pathmnist.npz", "val", class_names=("a", "b", "c"))
     np.testing.assert_array_equal(val.images, colour["val_images"])
     assert val.labels.tolist() == [0, 1] and val.class_names == ("a", "b", "c")
     np.savez_compressed(

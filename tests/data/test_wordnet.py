@@ -37,14 +37,22 @@ def test_parse_reads_lemmas_and_parent_pointers_only(small):
 
 def test_ancestors_descendants_and_subtree(small):
     assert small.ancestors("n00000040") == {
-        "n00000040", "n00000030", "n00000020", "n00000010", "n00001740"
+        "n00000040",
+        "n00000030",
+        "n00000020",
+        "n00000010",
+        "n00001740",
     }
     assert small.is_descendant("n00000030", "n00000020")
     assert small.is_descendant("n00000020", "n00000020")
     assert not small.is_descendant("n00000020", "n00000030")
     assert not small.is_descendant("n00000050", "n00000010")
     assert small.subtree(["n00000030", "n00000050"]) == {
-        "n00000030", "n00000020", "n00000010", "n00001740", "n00000050"
+        "n00000030",
+        "n00000020",
+        "n00000010",
+        "n00001740",
+        "n00000050",
     }
     assert small.synsets("Pickup_Truck") == ("n00000050",)
     assert small.synsets("camel") == ("n00000020",)

@@ -84,9 +84,7 @@ def test_callback_logs_suite_and_store_evaluates(tmp_path):
         enable_model_summary=False,
         deterministic=True,
     )
-    trainer.fit(
-        TinyClassifier(), _loader("train", 600, True), _loader("test", 300, False)
-    )
+    trainer.fit(TinyClassifier(), _loader("train", 600, True), _loader("test", 300, False))
 
     logged = pd.read_csv(tmp_path / "logs" / "version_0" / "metrics.csv")
     epochs = logged.dropna(subset=["fd/MSR/aurc"]).set_index("epoch")

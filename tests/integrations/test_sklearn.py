@@ -110,8 +110,14 @@ def test_bad_predictions_are_named():
 def test_score_functions():
     y_true = np.array([0, 0, 1, 2, 2, 1])
     proba = np.array(
-        [[0.9, 0.05, 0.05], [0.2, 0.7, 0.1], [0.1, 0.8, 0.1],
-         [0.3, 0.3, 0.4], [0.6, 0.2, 0.2], [0.1, 0.5, 0.4]]
+        [
+            [0.9, 0.05, 0.05],
+            [0.2, 0.7, 0.1],
+            [0.1, 0.8, 0.1],
+            [0.3, 0.3, 0.4],
+            [0.6, 0.2, 0.2],
+            [0.1, 0.5, 0.4],
+        ]
     )
     # predictions 0 1 1 2 0 1: failures at samples 1 and 4 (confidences 0.7 and 0.6)
     residuals = np.array([0, 1, 0, 0, 1, 0], dtype=float)

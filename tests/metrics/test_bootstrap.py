@@ -154,8 +154,10 @@ def test_working_points_equal_explicit_resampling(data):
             assert table[name, "risk@95cov", b] == pytest.approx(expected, abs=1e-12)
             expected = M.selective_risk_at_coverage(rb, cb, 0.95)
             assert table[name, "selective_risk@95cov", b] == pytest.approx(expected, abs=1e-12)
-    assert (df.query("metric == 'risk@95cov'")["value"].to_numpy()
-            <= df.query("metric == 'selective_risk@95cov'")["value"].to_numpy()).all()
+    assert (
+        df.query("metric == 'risk@95cov'")["value"].to_numpy()
+        <= df.query("metric == 'selective_risk@95cov'")["value"].to_numpy()
+    ).all()
 
 
 @pytest.mark.parametrize("n", [7, 100, 4095, 4096, 4099, 6001])

@@ -86,9 +86,7 @@ def test_aurc_over_coverage_range(data, bounds):
 
 
 @SETTINGS
-@given(
-    samples(weights="none"), st.sampled_from([(0.0, 1.0), (0.1, 0.9), (0.5, 1.0), (0.0, 0.3)])
-)
+@given(samples(weights="none"), st.sampled_from([(0.0, 1.0), (0.1, 0.9), (0.5, 1.0), (0.0, 0.3)]))
 def test_excess_and_normalised_aurc_over_coverage_range(data, bounds):
     r, c, _ = data
     perfect = -np.argsort(np.argsort(r, kind="stable"), kind="stable").astype(float)
@@ -160,7 +158,6 @@ def test_coverage_at_risk_exactly_on_a_curve_point(n):
             assert M.coverage_at_risk(r, c, risk) == brute.coverage_at_risk(r, c, risk), (k, m)
     for risk in curve.selective_risks:
         assert M.coverage_at_risk(r, c, risk) == brute.coverage_at_risk(r, c, risk)
-
 
 
 def test_coverage_at_risk_one_failure_in_m():

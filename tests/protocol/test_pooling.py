@@ -69,12 +69,21 @@ def test_unknown_study_and_bad_severity_are_rejected():
 #   pool (every fog sample more confident than every noise sample): residuals [0, 1, 1, 0],
 #   risks 0, 1/2, 2/3, 1/2 at coverages 1/4, 1/2, 3/4, 1 (and 0 at coverage 0):
 #   AURC = 1/4 · (0 + 1/4 + 7/12 + 7/12) = 17/48 ≈ 0.354.
-HAND_LABELS = {"iid": np.array([0, 1]), "corruption/fog/1": np.array([0, 0]),
-               "corruption/noise/1": np.array([1, 1])}
-HAND_PREDS = {"iid": np.array([0, 1]), "corruption/fog/1": np.array([0, 1]),
-              "corruption/noise/1": np.array([0, 1])}
-HAND_CONF = {"iid": {"c": np.array([0.5, 0.4])}, "corruption/fog/1": {"c": np.array([0.9, 0.8])},
-             "corruption/noise/1": {"c": np.array([0.3, 0.2])}}
+HAND_LABELS = {
+    "iid": np.array([0, 1]),
+    "corruption/fog/1": np.array([0, 0]),
+    "corruption/noise/1": np.array([1, 1]),
+}
+HAND_PREDS = {
+    "iid": np.array([0, 1]),
+    "corruption/fog/1": np.array([0, 1]),
+    "corruption/noise/1": np.array([0, 1]),
+}
+HAND_CONF = {
+    "iid": {"c": np.array([0.5, 0.4])},
+    "corruption/fog/1": {"c": np.array([0.9, 0.8])},
+    "corruption/noise/1": {"c": np.array([0.3, 0.2])},
+}
 
 
 @pytest.mark.parametrize("protocol", list(Protocol))
@@ -101,8 +110,14 @@ def test_pooled_evaluation_set_concatenates_the_per_type_splits_in_order():
 def _random_outputs(seed: int = 0, k: int = 4):
     rng = np.random.default_rng(seed)
     labels, preds, logits, conf = {}, {}, {}, {}
-    sizes = {"iid": 60, "corruption/fog/1": 40, "corruption/noise/1": 50,
-             "corruption/blur/1": 30, "corruption/fog/2": 40, "corruption/noise/2": 50}
+    sizes = {
+        "iid": 60,
+        "corruption/fog/1": 40,
+        "corruption/noise/1": 50,
+        "corruption/blur/1": 30,
+        "corruption/fog/2": 40,
+        "corruption/noise/2": 50,
+    }
     for name, n in sizes.items():
         y = rng.integers(0, k, n)
         z = rng.normal(size=(n, k)) + 2.0 * np.eye(k)[y] * rng.random((n, 1))
@@ -128,9 +143,7 @@ def test_pooled_metrics_equal_evaluate_all_on_the_concatenated_arrays():
         assert (rows.n_samples == 120).all()
     # the per-type rows are those of evaluating the per-type studies alone
     alone = evaluate_confidences(labels, preds, conf, logits=logits, studies=members)
-    pd.testing.assert_frame_equal(
-        table[table.study.isin(members)].reset_index(drop=True), alone
-    )
+    pd.testing.assert_frame_equal(table[table.study.isin(members)].reset_index(drop=True), alone)
 
 
 def test_pooled_bootstrap_intervals_come_from_the_pool():

@@ -14,7 +14,6 @@ from tests._cli import run_cli  # noqa: F401 (re-exported)
 ROOT = Path(__file__).resolve().parents[2]
 
 
-
 def digest(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 

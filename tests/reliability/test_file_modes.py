@@ -30,9 +30,7 @@ def _mode(path: Path) -> int:
 
 def _run() -> RunOutputs:
     rng = np.random.default_rng(0)
-    split = SplitOutputs(
-        labels=rng.integers(0, 3, 20), logits=rng.normal(size=(20, 3)), kind="iid"
-    )
+    split = SplitOutputs(labels=rng.integers(0, 3, 20), logits=rng.normal(size=(20, 3)), kind="iid")
     return RunOutputs(splits={"iid": split}, meta={"method": "ce"})
 
 

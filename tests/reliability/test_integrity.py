@@ -295,8 +295,13 @@ def test_checksum_files_are_sha256sum_compatible(tmp_path):
 
 def test_evaluate_verifies_an_input_fdbench_wrote(tmp_path):
     # an input with a checksum beside it (a table fdbench wrote) is verified before use
-    frame = pd.DataFrame({"label": [0, 1, 1, 0] * 10, "prediction": [0, 1, 0, 0] * 10,
-                          "msr": np.linspace(0.1, 0.9, 40)})
+    frame = pd.DataFrame(
+        {
+            "label": [0, 1, 1, 0] * 10,
+            "prediction": [0, 1, 0, 0] * 10,
+            "msr": np.linspace(0.1, 0.9, 40),
+        }
+    )
     path = write_table(frame, tmp_path / "confidences.csv")
     assert run_cli("evaluate", str(path)).returncode == 0
     path.write_text(path.read_text().replace("0.1", "0.7", 1))

@@ -116,8 +116,15 @@ def test_foreign_report_html_needs_force(tmp_path):
     run = tmp_path / "run"
     run.mkdir()
     pd.DataFrame(
-        {"dataset": "d", "method": "m", "seed": 0, "csf": "MSR", "study": "iid",
-         "metric": "aurc", "value": [0.1]}
+        {
+            "dataset": "d",
+            "method": "m",
+            "seed": 0,
+            "csf": "MSR",
+            "study": "iid",
+            "metric": "aurc",
+            "value": [0.1],
+        }
     ).to_csv(run / "results.csv", index=False)
     page = run / "report.html"
     page.write_text("<html>my own page</html>")

@@ -64,9 +64,7 @@ class _Dom(HTMLParser):
             self._details.pop()
 
 
-def _render(
-    page: Path, profile: Path, *extra: str, fragment: str = ""
-) -> tuple[_Dom, list[str]]:
+def _render(page: Path, profile: Path, *extra: str, fragment: str = "") -> tuple[_Dom, list[str]]:
     """Load (a probed copy of) ``page``, at ``#fragment`` if given, and return its DOM after
     the load and the console lines."""
     probe = page.with_name(page.stem + "_probe.html")

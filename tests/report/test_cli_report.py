@@ -15,7 +15,6 @@ from .conftest import write_run_folder
 ROOT = Path(__file__).resolve().parents[2]
 
 
-
 def _benchmark_results(results: pd.DataFrame) -> pd.DataFrame:
     """The results as ``fdbench benchmark`` stores them: a protocol column, and the new-class
     study scored again under the unknown-detection protocol (other values, same study name)."""
@@ -25,9 +24,7 @@ def _benchmark_results(results: pd.DataFrame) -> pd.DataFrame:
     return pd.concat([fd, ud, pooled], ignore_index=True)
 
 
-def test_report_command_reads_the_run_folder_as_the_benchmark_reports_it(
-    tmp_path, report_inputs
-):
+def test_report_command_reads_the_run_folder_as_the_benchmark_reports_it(tmp_path, report_inputs):
     inputs = dict(report_inputs, results=_benchmark_results(report_inputs["results"]))
     write_run_folder(tmp_path, inputs)
     done = run_cli("report", str(tmp_path), "--title", "tiny")

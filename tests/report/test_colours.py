@@ -123,10 +123,12 @@ def _pipeline_results(protocol: str = "failure_detection") -> pd.DataFrame:
 
     info = {"dataset": "toy", "method": "ce", "seed": 0}
     parts = [
-        evaluate_confidences(labels, network, confidences(("MSR", "PE")), run_info=info,
-                             protocol=protocol),
-        evaluate_confidences(labels, mc, confidences(("MCD-MSR", "MCD-EE")), run_info=info,
-                             protocol=protocol),
+        evaluate_confidences(
+            labels, network, confidences(("MSR", "PE")), run_info=info, protocol=protocol
+        ),
+        evaluate_confidences(
+            labels, mc, confidences(("MCD-MSR", "MCD-EE")), run_info=info, protocol=protocol
+        ),
     ]
     results = pd.concat(parts, ignore_index=True).assign(protocol=protocol)
     return results[results["metric"] == "accuracy"]

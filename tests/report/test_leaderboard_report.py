@@ -81,8 +81,7 @@ def test_leaderboard_frame_lists_every_scoring_method_best_first(report):
     folder, _, _ = report
     tables = read_leaderboard(folder)
     frame = leaderboard_frame(tables["summary"], tables["ranks"], "cifar10")
-    assert set(frame.index) == {"MSR", "MLS", "PE", "DOCTOR", "DG-MSR", "DG-MLS", "DG-PE",
-                                "DG-Res"}
+    assert set(frame.index) == {"MSR", "MLS", "PE", "DOCTOR", "DG-MSR", "DG-MLS", "DG-PE", "DG-Res"}
     ranks = frame["mean rank, all studies"].to_numpy()
     assert np.all(np.diff(ranks) >= 0)
     assert list(frame.columns[:3]) == ["iid", "corruption", "new-class semantic"]

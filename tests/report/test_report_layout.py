@@ -46,9 +46,7 @@ def test_optimal_curve_by_hand():
 
 def test_curves_always_draw_the_own_csf_and_the_msr_baseline(tmp_path, report_inputs):
     # asked for PE only: DG-Res (the method's own confidence) and MSR are drawn all the same
-    write_report(
-        tmp_path, curves=report_inputs["curves"], curve_csfs=["PE"], read_files=False
-    )
+    write_report(tmp_path, curves=report_inputs["curves"], curve_csfs=["PE"], read_files=False)
     manifest = json.loads((tmp_path / "report_manifest.json").read_text())
     colours = manifest["figure_colours"]
     assert list(colours["curves_cifar10-dg"]) == ["DG-Res", "MSR", "PE"]
@@ -90,8 +88,14 @@ def test_gallery_keeps_true_and_predicted_class(tmp_path):
     labels = np.array(["cat", "dog", "cat", "dog", "cat", "new class"])
     predictions = np.array(["dog", "dog", "dog", "dog", "cat", "cat"])
     gallery = select_gallery(
-        images, residuals, confidence, study="iid", csf="MSR", k=1,
-        labels=labels, predictions=predictions,
+        images,
+        residuals,
+        confidence,
+        study="iid",
+        csf="MSR",
+        k=1,
+        labels=labels,
+        predictions=predictions,
     )
     # the most confident failure (sample 0) and the least confident success (sample 4)
     assert list(gallery.label) == ["cat", "cat"] and list(gallery.prediction) == ["dog", "cat"]
@@ -109,8 +113,14 @@ def test_gallery_keeps_true_and_predicted_class(tmp_path):
 def test_bootstrap_intervals_of_one_run_are_shown_under_the_values(tmp_path):
     rows = pd.DataFrame(
         {
-            "dataset": "", "method": "", "seed": 0, "csf": ["MSR", "PE"], "study": "iid",
-            "metric": "aurc", "value": [0.004, 0.006], "ci_lower": [0.002, 0.003],
+            "dataset": "",
+            "method": "",
+            "seed": 0,
+            "csf": ["MSR", "PE"],
+            "study": "iid",
+            "metric": "aurc",
+            "value": [0.004, 0.006],
+            "ci_lower": [0.002, 0.003],
             "ci_upper": [0.007, 0.009],
         }
     )
@@ -130,8 +140,12 @@ def test_evaluate_name_sets_the_dataset_and_the_report_title(tmp_path):
     run = tmp_path / "run"
     run.mkdir()
     done = run_cli(
-        "evaluate", str(tmp_path / "outputs.npz"), "--name", "toy",
-        "--out", str(run / "results.parquet"),
+        "evaluate",
+        str(tmp_path / "outputs.npz"),
+        "--name",
+        "toy",
+        "--out",
+        str(run / "results.parquet"),
     )
     assert done.returncode == 0, done.stderr
     assert set(pd.read_parquet(run / "results.parquet")["dataset"]) == {"toy"}

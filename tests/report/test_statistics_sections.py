@@ -51,8 +51,16 @@ def inputs():
                 for csf, c in conf.items():
                     for metric in ("aurc", "augrc"):
                         value = getattr(M, metric)(wrong, c)
-                        rows.append({**info, "csf": csf, "study": study, "metric": metric,
-                                     "value": value, "protocol": "failure_detection"})
+                        rows.append(
+                            {
+                                **info,
+                                "csf": csf,
+                                "study": study,
+                                "metric": metric,
+                                "value": value,
+                                "protocol": "failure_detection",
+                            }
+                        )
             accepted.append(
                 accepted_calibration_table(
                     val_wrong,
@@ -63,8 +71,13 @@ def inputs():
             )
     results = pd.DataFrame(rows)
     pooled = results[results.study.str.match(r"^corruption/\d+$")]
-    cor = pooled.groupby(["dataset", "method", "seed", "csf", "metric", "protocol"],
-                         as_index=False)["value"].mean().assign(study="cor")
+    cor = (
+        pooled.groupby(["dataset", "method", "seed", "csf", "metric", "protocol"], as_index=False)[
+            "value"
+        ]
+        .mean()
+        .assign(study="cor")
+    )
     results = pd.concat([results, cor], ignore_index=True)
     boot = bootstrap_analysis(tasks, n_resamples=20, seed=0)
     severity = boot[boot.study.str.startswith("corruption/")]
@@ -79,15 +92,23 @@ def inputs():
 def page(tmp_path_factory, inputs):
     folder = tmp_path_factory.mktemp("run")
     path = write_report(folder, processes=1, read_files=False, **inputs)
-    return folder, path.read_text(encoding="utf-8"), json.loads(
-        (folder / "report_manifest.json").read_text()
+    return (
+        folder,
+        path.read_text(encoding="utf-8"),
+        json.loads((folder / "report_manifest.json").read_text()),
     )
 
 
 def test_sections_tables_and_figures(page):
     folder, text, manifest = page
     assert manifest["sections"] == [
-        "run", "studies", "metrics", "rankings", "friedman", "severity", "accepted"
+        "run",
+        "studies",
+        "metrics",
+        "rankings",
+        "friedman",
+        "severity",
+        "accepted",
     ]
     for name in (
         "friedman_ranks_augrc",
@@ -128,7 +149,9 @@ def test_severity_table_shows_seed_mean_and_band(inputs, page):
     assert list(table.columns) == ["corruption 1", "corruption 2", "corruption 3"]
     rows = inputs["results"]
     mean = rows[
-        (rows.study == "corruption/2") & (rows.method == "dg") & (rows.csf == "DG-Res")
+        (rows.study == "corruption/2")
+        & (rows.method == "dg")
+        & (rows.csf == "DG-Res")
         & (rows.metric == "augrc")
     ].value.mean()
     cell = table.loc["DG-Res", "corruption 2"]

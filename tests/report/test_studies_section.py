@@ -28,8 +28,14 @@ def _summary(studies, dataset="d") -> pd.DataFrame:
 
 def test_studies_come_in_the_leaderboard_order():
     studies = [
-        "new_class/mnist", "corruption/2", "zzz", "iid", "new_class/semantic", "subclass",
-        "corruption/1", "aaa",
+        "new_class/mnist",
+        "corruption/2",
+        "zzz",
+        "iid",
+        "new_class/semantic",
+        "subclass",
+        "corruption/1",
+        "aaa",
     ]
     summary = pd.concat([_summary(studies, "b"), _summary(["iid"], "a")], ignore_index=True)
     assert study_order(summary) == [
@@ -131,8 +137,10 @@ def test_the_full_report_builds_its_studies_from_the_results(full_report):
     ]
     results = pd.read_parquet(folder / "results.parquet")
     rows = results[
-        (results["method"] == "dg") & (results["csf"] == "DG-Res")
-        & (results["study"] == "iid") & (results["metric"] == "aurc")
+        (results["method"] == "dg")
+        & (results["csf"] == "DG-Res")
+        & (results["study"] == "iid")
+        & (results["metric"] == "aurc")
     ]
     table = pd.read_csv(folder / "tables" / "study_cifar10_iid.csv", index_col=0)
     assert table.loc["DG-Res", "AURC ×1000"] == pytest.approx(1000 * rows["value"].mean())

@@ -219,8 +219,12 @@ def test_configured_schedule_reaches_the_optimiser(experiment, make_config):
         def on_train_epoch_start(self, trainer, pl_module):
             lrs.append(trainer.optimizers[0].param_groups[0]["lr"])
 
-    loader = make_loader(image_tensor(experiment.train.images),
-                         torch.from_numpy(experiment.train.labels), batch_size=32, shuffle=True)
+    loader = make_loader(
+        image_tensor(experiment.train.images),
+        torch.from_numpy(experiment.train.labels),
+        batch_size=32,
+        shuffle=True,
+    )
     fit = trainer(3)
     fit.callbacks.append(Record())
     fit.fit(module, loader)
@@ -242,10 +246,17 @@ def test_timings_are_recorded_per_candidate_without_the_base(tmp_path, config, e
     run_training_job(config, experiment, "grid", 0, tmp_path)
     table = collect_timings(tmp_path)
     assert list(table.columns) == [
-        "dataset", "method", "seed", "candidate", "train_s", "inference_s"
+        "dataset",
+        "method",
+        "seed",
+        "candidate",
+        "train_s",
+        "inference_s",
     ]
     assert sorted(zip(table["method"], table["candidate"], strict=True)) == [
-        ("cn", 0), ("grid", 0), ("grid", 1)
+        ("cn", 0),
+        ("grid", 0),
+        ("grid", 1),
     ]
     cn = table[table["method"] == "cn"].iloc[0]
     assert 0 < cn["train_s"] and 0 < cn["inference_s"] and 0 < base_s

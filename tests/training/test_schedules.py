@@ -38,18 +38,25 @@ def test_warmup_cosine_by_hand():
 
 
 def test_multistep_and_step_by_hand():
-    assert [lr_factor("multistep", t, 10, milestones=[3, 6], gamma=0.2) for t in (0, 2, 3, 6, 9)] \
-        == pytest.approx([1, 1, 0.2, 0.04, 0.04])
-    assert [lr_factor("step", t, 10, step_size=4, gamma=0.5) for t in (0, 3, 4, 8)] \
-        == [1, 1, 0.5, 0.25]
+    assert [
+        lr_factor("multistep", t, 10, milestones=[3, 6], gamma=0.2) for t in (0, 2, 3, 6, 9)
+    ] == pytest.approx([1, 1, 0.2, 0.04, 0.04])
+    assert [lr_factor("step", t, 10, step_size=4, gamma=0.5) for t in (0, 3, 4, 8)] == [
+        1,
+        1,
+        0.5,
+        0.25,
+    ]
 
 
 def test_string_cosine_is_torch_cosine_per_step():
     lrs, interval = _lrs("cosine", 8, 2, 9)
     assert interval == "step"
     assert lrs == pytest.approx([0.1 * lr_factor("cosine", t, 8) for t in range(9)])
-    assert make_scheduler(torch.optim.SGD([torch.zeros(1)], lr=1), "constant", steps=5,
-                          epochs=1) is None
+    assert (
+        make_scheduler(torch.optim.SGD([torch.zeros(1)], lr=1), "constant", steps=5, epochs=1)
+        is None
+    )
 
 
 @pytest.mark.parametrize(
@@ -57,8 +64,10 @@ def test_string_cosine_is_torch_cosine_per_step():
     [
         ({"name": "cosine", "interval": "epoch"}, {}),
         ({"name": "warmup_cosine", "warmup": 3}, {"warmup": 3}),
-        ({"name": "multistep", "milestones": [2, 5], "gamma": 0.2, "interval": "epoch"},
-         {"milestones": [2, 5], "gamma": 0.2}),
+        (
+            {"name": "multistep", "milestones": [2, 5], "gamma": 0.2, "interval": "epoch"},
+            {"milestones": [2, 5], "gamma": 0.2},
+        ),
         ({"name": "step", "step_size": 3, "gamma": 0.5}, {"step_size": 3, "gamma": 0.5}),
     ],
 )

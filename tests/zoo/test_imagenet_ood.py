@@ -82,8 +82,19 @@ def _class_tar(root: Path, wnid: str, n: int) -> list[bytes]:
 
 
 def test_filter_removes_imagenet1k_classes_their_hypernyms_and_hyponyms():
-    candidates = [ENTITY, ANIMAL, BEAR, BROWN_BEAR, ALASKAN_BEAR, ICE_BEAR, DOG, CAT, TABBY,
-                  CHAIR, UNKNOWN]
+    candidates = [
+        ENTITY,
+        ANIMAL,
+        BEAR,
+        BROWN_BEAR,
+        ALASKAN_BEAR,
+        ICE_BEAR,
+        DOG,
+        CAT,
+        TABBY,
+        CHAIR,
+        UNKNOWN,
+    ]
     kept, removed = filter_imagenet21k(candidates, ID_WNIDS, _wordnet())
     assert kept == [DOG, ICE_BEAR, CHAIR]  # wnid order
     assert removed == {
@@ -129,8 +140,10 @@ def test_pool_keeps_n_samples_of_every_clean_class_with_enough_images(tmp_path):
     again, _ = imagenet21k_pool(tmp_path, ID_WNIDS, _wordnet(), n_samples=3, seed=0)
     assert again == items
     draws = {
-        tuple(str(i) for i, _ in imagenet21k_pool(tmp_path, ID_WNIDS, _wordnet(), n_samples=3,
-                                                  seed=s)[0])
+        tuple(
+            str(i)
+            for i, _ in imagenet21k_pool(tmp_path, ID_WNIDS, _wordnet(), n_samples=3, seed=s)[0]
+        )
         for s in range(6)
     }
     assert len(draws) > 1  # the seed draws the samples
@@ -165,12 +178,15 @@ def test_missing_folders_are_one_error_naming_the_path(tmp_path):
 
 
 def test_config_takes_the_imagenet_sets_as_sources_of_the_pool(tmp_path):
-    timm = {"models": ["m"], "dataset": "val", "imagenet21k": "in21k", "imagenet_o": "o",
-            "wordnet": "wn/data.noun"}
+    timm = {
+        "models": ["m"],
+        "dataset": "val",
+        "imagenet21k": "in21k",
+        "imagenet_o": "o",
+        "wordnet": "wn/data.noun",
+    }
     (tmp_path / "zoo.yaml").write_text(
-        "name: t\nzoo: zoo\nsources:\n  timm: "
-        + str(timm).replace("'", '"')
-        + "\n"
+        "name: t\nzoo: zoo\nsources:\n  timm: " + str(timm).replace("'", '"') + "\n"
     )
     source = load_zoo_config(tmp_path / "zoo.yaml").sources.timm
     assert source.imagenet21k == str(tmp_path / "in21k")
@@ -204,16 +220,19 @@ def test_imagenet_o_auroc_recomputed_from_saved_outputs(tmp_path):
         arrays = dict(data)
     np.savez(member.path, **arrays, imagenet_o_logits=extra)
     config = parse_zoo_config(
-        {"name": "t", "zoo": str(tmp_path), "pnorm": {"t_count": 5}, "n_bootstrap": 50,
-         "cood": {"n_estimation": 12, "n_test": 4}}
+        {
+            "name": "t",
+            "zoo": str(tmp_path),
+            "pnorm": {"t_count": 5},
+            "n_bootstrap": 50,
+            "cood": {"n_estimation": 12, "n_test": 4},
+        }
     )
     table, _ = evaluate_member(member, config)
     z, y = arrays["test_logits"], arrays["test_labels"]
     val = declared_val_mask(y, config.val_fraction, config.seed)
     id_conf = msr(z[~val])
-    expected = M.auroc_out(
-        np.r_[np.zeros(id_conf.size), np.ones(37)], np.r_[id_conf, msr(extra)]
-    )
+    expected = M.auroc_out(np.r_[np.zeros(id_conf.size), np.ones(37)], np.r_[id_conf, msr(extra)])
     rows = table[table["study"] == "imagenet_o"]
     assert set(rows["metric"]) == {"auroc_ood"}
     assert set(rows["csf"]) == set(config.cood.csfs) - {"MCD-PE"}
@@ -234,8 +253,7 @@ class _FakeTimm:
         torch = self.torch
         torch.manual_seed(0)
         model = torch.nn.Sequential(torch.nn.Flatten(), torch.nn.Linear(3 * 8 * 8, 2))
-        model.pretrained_cfg = {"architecture": "fake", "input_size": (3, 8, 8),
-                                "crop_pct": 1.0}
+        model.pretrained_cfg = {"architecture": "fake", "input_size": (3, 8, 8), "crop_pct": 1.0}
         return model
 
 
@@ -254,8 +272,13 @@ def test_timm_members_run_on_the_filtered_pool_and_imagenet_o(tmp_path, monkeypa
     wordnet = tmp_path / "data.noun"
     monkeypatch.setattr("fdbench.data.wordnet.load_wordnet", lambda path: _wordnet())
     timm_members(
-        ["fake"], tmp_path / "val", tmp_path / "zoo", imagenet21k=tmp_path / "in21k",
-        imagenet_o=tmp_path / "o", wordnet=wordnet, weights={"fake": tmp_path / "w.pth"},
+        ["fake"],
+        tmp_path / "val",
+        tmp_path / "zoo",
+        imagenet21k=tmp_path / "in21k",
+        imagenet_o=tmp_path / "o",
+        wordnet=wordnet,
+        weights={"fake": tmp_path / "w.pth"},
         ood_samples=3,
     )
     with np.load(tmp_path / "zoo" / "fake.npz") as z:

@@ -157,7 +157,6 @@ def test_cood_levels_recomputed_from_saved_outputs(tmp_path):
     assert (table.loc[table["metric"] == "group_size", "value"] == k).all()
 
 
-
 def test_cli_zoo_end_to_end_and_resume(tmp_path):
     zoo = make_synthetic_zoo(tmp_path / "zoo", n_members=4, n_test=200, n_ood_classes=25)
     config = tmp_path / "zoo.yaml"
@@ -185,9 +184,7 @@ def test_cli_zoo_end_to_end_and_resume(tmp_path):
     assert {p: p.stat().st_mtime_ns for p in caches} == stamps
     again = pd.read_parquet(out / "results.parquet")
     assert again["member"].nunique() == 5
-    pd.testing.assert_frame_equal(
-        again[again["member"] != "m004"].reset_index(drop=True), results
-    )
+    pd.testing.assert_frame_equal(again[again["member"] != "m004"].reset_index(drop=True), results)
     # another configuration is refused in the same folder
     config.write_text(config.read_text().replace("n_test: 4", "n_test: 3"))
     refused = run_cli("zoo", str(config), "--out", str(out))

@@ -43,7 +43,7 @@ def _tiny_data(seed: int = 0) -> EmbeddedData:
         return x.clip(0, 255).astype(np.uint8), labels
 
     ood_classes = np.repeat(np.arange(12), 10).astype(np.int64)
-    ood = (rng.integers(0, 255 - 20 * 12, (120, 28, 28, 1)) + 20 * ood_classes[:, None, None, None])
+    ood = rng.integers(0, 255 - 20 * 12, (120, 28, 28, 1)) + 20 * ood_classes[:, None, None, None]
     return EmbeddedData(
         class_names=tuple("abcdef"),
         train=split(64),
@@ -67,7 +67,10 @@ def test_embedded_specs_vary_as_the_issue_asks():
     assert len(specs) == len(EMBEDDED_MEMBERS) >= 20
     assert {s.family for s in EMBEDDED_MEMBERS} == {"convnet", "mlp", "resnet"}
     assert {s.regime for s in EMBEDDED_MEMBERS} == {
-        "vanilla", "label_smoothing", "mixup", "distillation"
+        "vanilla",
+        "label_smoothing",
+        "mixup",
+        "distillation",
     }
     assert sum(s.dropout > 0 for s in EMBEDDED_MEMBERS) >= 3
     assert len({s.epochs for s in EMBEDDED_MEMBERS}) >= 3
@@ -156,8 +159,13 @@ def _store(path: Path, seed: int) -> None:
         "new_class/semantic": split(7, "new_class_semantic", new=True),
         "new_class/mnist": split(5, "new_class_nonsemantic", new=True),
     }
-    meta = {"model": "convnet", "method_kind": "ce", "method": "ce_dropout", "seed": seed,
-            "mc_samples": 4}
+    meta = {
+        "model": "convnet",
+        "method_kind": "ce",
+        "method": "ce_dropout",
+        "seed": seed,
+        "mc_samples": 4,
+    }
     write_outputs(path, RunOutputs(splits=splits, meta=meta))
 
 
@@ -176,9 +184,7 @@ def test_benchmark_checkpoints_become_members(tmp_path):
         np.testing.assert_array_equal(z["val_labels"], source.splits["val"].labels)
         np.testing.assert_array_equal(z["ood_classes"], [0] * 7 + [1] * 5)
         assert list(z["ood_class_names"]) == ["new_class/semantic", "new_class/mnist"]
-        np.testing.assert_array_equal(
-            z["ood_logits"][7:], source.splits["new_class/mnist"].logits
-        )
+        np.testing.assert_array_equal(z["ood_logits"][7:], source.splits["new_class/mnist"].logits)
         assert z["ood_mcd_logits"].shape == (12, 4, 3)
     meta = pd.read_csv(zoo / "members.csv")
     assert list(meta["regime"]) == ["ce", "ce"] and meta["has_dropout"].all()
@@ -254,8 +260,12 @@ def test_timm_member_without_local_weights_is_one_error_naming_it(fake_timm, tmp
         timm_members(["fakenet_s.in21k"], tmp_path / "val", tmp_path / "zoo")
     assert all(not pretrained for _, pretrained, _ in _FakeNet.calls)  # nothing fetched
     with pytest.raises(ValueError, match=r"weights file .* does not exist"):
-        timm_members(["fakenet_s.in21k"], tmp_path / "val", tmp_path / "zoo",
-                     weights={"fakenet_s.in21k": tmp_path / "nope.pth"})
+        timm_members(
+            ["fakenet_s.in21k"],
+            tmp_path / "val",
+            tmp_path / "zoo",
+            weights={"fakenet_s.in21k": tmp_path / "nope.pth"},
+        )
     with pytest.raises(ValueError, match=r"timm model .other.: Unknown model"):
         timm_members(["other"], tmp_path / "val", tmp_path / "zoo")
     assert not list((tmp_path / "zoo").glob("*.npz"))
@@ -313,8 +323,9 @@ def test_config_sources_write_benchmark_members_before_the_evaluation(tmp_path):
     results = run_zoo(config, tmp_path / "out", report=False)
     assert set(results["member"]) == {"fm-ce-seed0"}
     with pytest.raises(ValueError, match=r"sources\.timm\.models"):
-        parse_zoo_config({"name": "t", "zoo": "z", "sources": {"timm": {"models": [],
-                                                                         "dataset": "d"}}})
+        parse_zoo_config(
+            {"name": "t", "zoo": "z", "sources": {"timm": {"models": [], "dataset": "d"}}}
+        )
 
 
 def test_embedded_folder_of_another_recipe_is_refused(tmp_path):
@@ -340,7 +351,9 @@ def test_cli_zoo_without_config_trains_and_evaluates_the_embedded_zoo(tmp_path, 
     assert result.exit_code == 0, result.output
     assert "10 MC-dropout passes" in result.output
     assert sorted(p.name for p in (out / "zoo").glob("*.npz")) == [
-        "mlp.npz", "student.npz", "teacher.npz"
+        "mlp.npz",
+        "student.npz",
+        "teacher.npz",
     ]
     assert (out / "zoo_report.html").is_file()
     assert set(pd.read_parquet(out / "results.parquet")["member"]) == {"mlp", "student", "teacher"}

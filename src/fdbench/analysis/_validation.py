@@ -25,9 +25,7 @@ def require_numeric(table: pd.DataFrame, columns: Iterable[str], name: str) -> N
         if not (pd.api.types.is_numeric_dtype(dtype) or pd.api.types.is_bool_dtype(dtype)) or (
             pd.api.types.is_complex_dtype(dtype)
         ):
-            raise TypeError(
-                f"{name}: column {column!r} must hold real numbers, got dtype {dtype}"
-            )
+            raise TypeError(f"{name}: column {column!r} must hold real numbers, got dtype {dtype}")
 
 
 def present(columns: Sequence[str], table: pd.DataFrame) -> list[str]:

@@ -80,7 +80,6 @@ def calibration_treatment(csf: str) -> str:
     return CALIBRATION_TREATMENT[csf]
 
 
-
 def reliability_table(
     residuals: ArrayLike, confidence: ArrayLike, *, n_bins: int = 15
 ) -> pd.DataFrame:
@@ -208,9 +207,7 @@ def csf_calibration(
             index=table.index,
         )
         fit = table["csf"].map(lambda c: collapsed.get(c, False)).astype(bool)
-        return table.assign(
-            treatment=kinds, platt_collapsed=(kinds == "platt") & (fit | one_bin)
-        )
+        return table.assign(treatment=kinds, platt_collapsed=(kinds == "platt") & (fit | one_bin))
 
     return flags(ece), flags(reliability)
 

@@ -39,9 +39,11 @@ class FriedmanResult:
 
 def _block_matrix(values: ArrayLike) -> np.ndarray:
     matrix = np.asarray(values)
-    if matrix.dtype == object or not (
-        np.issubdtype(matrix.dtype, np.number) or matrix.dtype == bool
-    ) or np.iscomplexobj(matrix):
+    if (
+        matrix.dtype == object
+        or not (np.issubdtype(matrix.dtype, np.number) or matrix.dtype == bool)
+        or np.iscomplexobj(matrix)
+    ):
         raise TypeError(f"values must hold real numbers; got dtype {matrix.dtype}")
     matrix = matrix.astype(np.float64)
     if matrix.ndim != 2:

@@ -89,8 +89,9 @@ def _task_metrics(
         if np.unique(positions).size != positions.size:
             raise ValueError(f"positions of {task.study!r} must not repeat")
         if set(metrics) <= _CURVE_METRICS and np.all((residuals == 0) | (residuals == 1)):
-            return _filtered_metrics(residuals, confidences, positions, n, metrics,
-                                     n_resamples, seed)
+            return _filtered_metrics(
+                residuals, confidences, positions, n, metrics, n_resamples, seed
+            )
         # the whole set, weight 0 where the classifier's filter drops a sample: the resample
         # draws from all n samples, the filter applies inside it
         weight = np.zeros(n)
@@ -116,9 +117,7 @@ def _task_metrics(
         sample_weight=weight,
     )
     values = table["value"].to_numpy().reshape(len(confidences), len(metrics), n_resamples)
-    return {
-        (c, m): values[i, j] for i, c in enumerate(confidences) for j, m in enumerate(metrics)
-    }
+    return {(c, m): values[i, j] for i, c in enumerate(confidences) for j, m in enumerate(metrics)}
 
 
 def _filtered_metrics(
@@ -271,8 +270,9 @@ def paired_bootstrap(
         [(t.method, c) for t in tasks for c in t.confidences], columns=["method", "csf"]
     ).drop_duplicates()
     named = add_scoring_method(pairs, kinds)
-    names = dict(zip(zip(named["method"], named["csf"], strict=True), named["scoring_method"],
-                     strict=True))
+    names = dict(
+        zip(zip(named["method"], named["csf"], strict=True), named["scoring_method"], strict=True)
+    )
     studies: dict[tuple[str, str], list[PairedSamples]] = {}
     for t in tasks:
         group = studies.setdefault((t.dataset, t.study), [])

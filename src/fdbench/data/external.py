@@ -116,9 +116,7 @@ def check_external_name(name: str) -> str:
     return name
 
 
-def load_external(
-    name: str, n: int, *, size: int, channels: int, seed: int = 0
-) -> ImageDataset:
+def load_external(name: str, n: int, *, size: int, channels: int, seed: int = 0) -> ImageDataset:
     """``n`` images of the external set ``name`` (one of :data:`EXTERNAL_SETS`) in the
     training format ``size`` × ``size`` × ``channels``."""
     if name not in EXTERNAL_SETS:

@@ -47,9 +47,7 @@ def center_crop(image, side: int):
     return image.crop((left, top, left + side, top + side))
 
 
-def fix_resize(
-    image, *, size: int = FIX_SIZE, intermediate: int = FIX_INTERMEDIATE
-) -> np.ndarray:
+def fix_resize(image, *, size: int = FIX_SIZE, intermediate: int = FIX_INTERMEDIATE) -> np.ndarray:
     """One image resized the FIX way: shorter side to ``intermediate``, centre crop
     ``intermediate`` × ``intermediate`` (offsets ``round((side − intermediate) / 2)``, as
     torchvision's ``CenterCrop``), then ``size`` × ``size``; bilinear, RGB, uint8.

@@ -268,8 +268,12 @@ def remove_name_matches(
             removed[name] = f"keyword {word!r} names subtree node {key} ({wordnet.name(key)})"
         else:
             kept.append(name)
-    _log.info("WordNet name filter removed %d of %d classes: %s", len(removed),
-              len(class_names), ", ".join(removed))
+    _log.info(
+        "WordNet name filter removed %d of %d classes: %s",
+        len(removed),
+        len(class_names),
+        ", ".join(removed),
+    )
     return FilterResult("name matches a node of the reference subtree", tuple(kept), removed)
 
 
@@ -314,8 +318,12 @@ def remove_imagenet_overlaps(
             removed[name] = reason
         else:
             kept.append(name)
-    _log.info("ImageNet overlap filter removed %d of %d classes: %s", len(removed),
-              len(class_names), ", ".join(removed))
+    _log.info(
+        "ImageNet overlap filter removed %d of %d classes: %s",
+        len(removed),
+        len(class_names),
+        ", ".join(removed),
+    )
     return FilterResult("keyword synset overlaps ImageNet (criteria i-iii)", tuple(kept), removed)
 
 

@@ -140,8 +140,12 @@ def kim_released_experiments(
         images = read_released_set(root, benchmark, "test", s).images
         studies.append(_ood_study(s, known[s][0], images, max_per_study, seed))
     external = next(n for n, (role, _) in known.items() if role == "external")
-    split = {"benchmark": f"kim_{benchmark}_released", "in_distribution": ind,
-             "external": external, "test_sets": chosen}
+    split = {
+        "benchmark": f"kim_{benchmark}_released",
+        "in_distribution": ind,
+        "external": external,
+        "test_sets": chosen,
+    }
     return [Experiment(f"kim_{benchmark}", train.class_names, train, val, tuple(studies), split)]
 
 
@@ -214,19 +218,34 @@ def kim_cifar100_experiments(
             )
         is_val[rng.choice(members, val_per_class, replace=False)] = True
     inside = np.isin(train_all.labels, known)
-    train = ImageDataset("cifar40", train_all.images[inside & ~is_val],
-                         relabel(train_all.labels[inside & ~is_val], known), class_names)
-    val = ImageDataset("cifar40", train_all.images[is_val], relabel(train_all.labels[is_val],
-                                                                    known), class_names)
+    train = ImageDataset(
+        "cifar40",
+        train_all.images[inside & ~is_val],
+        relabel(train_all.labels[inside & ~is_val], known),
+        class_names,
+    )
+    val = ImageDataset(
+        "cifar40", train_all.images[is_val], relabel(train_all.labels[is_val], known), class_names
+    )
     in_test = np.isin(test_all.labels, known)
     keep = _take(int(in_test.sum()), max_per_study, _sub_rng(seed, "iid"))
-    studies = [Study("iid", StudyKind.IID, test_all.images[in_test][keep],
-                     relabel(test_all.labels[in_test], known)[keep])]
-    studies.append(_ood_study("cifar60", "near_ood", test_all.images[~in_test], max_per_study,
-                              seed))
+    studies = [
+        Study(
+            "iid",
+            StudyKind.IID,
+            test_all.images[in_test][keep],
+            relabel(test_all.labels[in_test], known)[keep],
+        )
+    ]
+    studies.append(
+        _ood_study("cifar60", "near_ood", test_all.images[~in_test], max_per_study, seed)
+    )
     wordnet = load_wordnet(wordnet_path)
-    split: dict = {"benchmark": "kim_cifar100", "cifar40": list(class_names),
-                   "cifar60": [n for n in names if n not in class_names]}
+    split: dict = {
+        "benchmark": "kim_cifar100",
+        "cifar40": list(class_names),
+        "cifar60": [n for n in names if n not in class_names],
+    }
     for s in far_ood:
         images, record = _cifar_far_ood(root, s, wordnet)
         if record is not None:
@@ -301,27 +320,41 @@ def kim_imagenet_experiments(
         )
     wordnet = load_wordnet(wordnet_path)
     classes = class_folders(root / imagenet / "train")
-    split = imagenet_split(classes, wordnet, in_distribution=in_distribution, n_near=n_near,
-                           seed=_sub_rng(seed, "kim_imagenet_near"))
+    split = imagenet_split(
+        classes,
+        wordnet,
+        in_distribution=in_distribution,
+        n_near=n_near,
+        seed=_sub_rng(seed, "kim_imagenet_near"),
+    )
     transform = resize_center_crop()
     ind = list(split.in_distribution)
     names = tuple(wordnet.name(k) for k in ind)
-    train_all = read_class_folders(root / imagenet / "train", transform, classes=ind,
-                                   max_per_class=max_per_class, name="imagenet200")
+    train_all = read_class_folders(
+        root / imagenet / "train",
+        transform,
+        classes=ind,
+        max_per_class=max_per_class,
+        name="imagenet200",
+    )
     rng = _sub_rng(seed, "kim_imagenet_val")
     is_val = np.zeros(train_all.labels.size, bool)
     for c in range(len(ind)):
         members = np.flatnonzero(train_all.labels == c)
         is_val[rng.choice(members, min(val_per_class, members.size - 1), replace=False)] = True
-    train = ImageDataset("imagenet200", train_all.images[~is_val], train_all.labels[~is_val],
-                         names)
+    train = ImageDataset("imagenet200", train_all.images[~is_val], train_all.labels[~is_val], names)
     val = ImageDataset("imagenet200", train_all.images[is_val], train_all.labels[is_val], names)
-    test = read_class_folders(root / imagenet / "val", transform, classes=ind,
-                              max_per_class=max_per_class)
+    test = read_class_folders(
+        root / imagenet / "val", transform, classes=ind, max_per_class=max_per_class
+    )
     keep = _take(test.labels.size, max_per_study, _sub_rng(seed, "iid"))
     studies = [Study("iid", StudyKind.IID, test.images[keep], test.labels[keep])]
-    near = read_class_folders(root / imagenet / "val", transform, classes=list(split.near_ood),
-                              max_per_class=max_per_class)
+    near = read_class_folders(
+        root / imagenet / "val",
+        transform,
+        classes=list(split.near_ood),
+        max_per_class=max_per_class,
+    )
     studies.append(_ood_study("near_imagenet", "near_ood", near.images, max_per_study, seed))
     record: dict = {"benchmark": "kim_imagenet", **split.to_dict()}
     for s in far_ood:
@@ -339,7 +372,8 @@ def kim_imagenet_experiments(
         if s == "places365":
             images = ds.images[np.isin(ds.labels, [all_classes.index(c) for c in kept])]
         else:
-            images = read_class_folders(folder, transform, classes=kept,
-                                        max_per_class=max_per_class).images
+            images = read_class_folders(
+                folder, transform, classes=kept, max_per_class=max_per_class
+            ).images
         studies.append(_ood_study(s, "far_ood", images, max_per_study, seed))
     return [Experiment("kim_imagenet", names, train, val, tuple(studies), record)]

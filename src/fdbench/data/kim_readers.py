@@ -38,8 +38,10 @@ KIM_IMAGENET_SETS: dict[str, tuple[str, tuple[str, ...]]] = {
     "caltech256": ("far_ood", ("test",)),
     "places365": ("far_ood", ("test",)),
 }
-KIM_BENCHMARKS = {"cifar": ("cifar-bench", KIM_CIFAR_SETS), "imagenet": ("imagenet-bench",
-                                                                        KIM_IMAGENET_SETS)}
+KIM_BENCHMARKS = {
+    "cifar": ("cifar-bench", KIM_CIFAR_SETS),
+    "imagenet": ("imagenet-bench", KIM_IMAGENET_SETS),
+}
 #: Sets the authors' test loader resizes to 32 × 32 (``transforms.Resize((32, 32))`` in
 #: ``dataloader.py``); the others are stored at 32 × 32.
 CIFAR_RESIZED_SETS = ("new-tinyimagenet158", "describable-textures")
@@ -130,9 +132,7 @@ def released_set_folder(root: str | os.PathLike, benchmark: str, mode: str, name
         raise ValueError(f"benchmark must be one of {sorted(KIM_BENCHMARKS)}; got {benchmark!r}")
     bench, sets = KIM_BENCHMARKS[benchmark]
     if name not in sets:
-        raise ValueError(
-            f"unknown {benchmark} set {name!r}; recognised sets: {', '.join(sets)}"
-        )
+        raise ValueError(f"unknown {benchmark} set {name!r}; recognised sets: {', '.join(sets)}")
     role, modes = sets[name]
     if mode not in modes:
         raise ValueError(f"set {name!r} has modes {modes}; got {mode!r}")
@@ -219,7 +219,10 @@ def read_tiny_imagenet_fix(
         )
     result = remove_wnid_overlaps(classes, CIFAR100_WNIDS, wordnet)
     ds = read_class_folders(
-        folder, _require_size(32), classes=list(result.kept), max_per_class=max_per_class,
+        folder,
+        _require_size(32),
+        classes=list(result.kept),
+        max_per_class=max_per_class,
         name="tiny_imagenet_fix",
     )
     return ds, result

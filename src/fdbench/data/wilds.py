@@ -169,9 +169,7 @@ def read_camelyon17_metadata(root: str | os.PathLike) -> WildsTable:
         stem = f"patient_{p:03d}_node_{n}"
         paths.append(folder / "patches" / stem / f"patch_{stem}_x_{x}_y_{y}.png")
     splits = np.asarray([names[c] for c in codes], dtype=object)
-    return WildsTable(
-        "camelyon17", paths, ints["tumor"], splits, ints["center"], CAMELYON_CLASSES
-    )
+    return WildsTable("camelyon17", paths, ints["tumor"], splits, ints["center"], CAMELYON_CLASSES)
 
 
 def read_iwildcam_metadata(root: str | os.PathLike) -> WildsTable:

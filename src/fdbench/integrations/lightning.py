@@ -43,8 +43,9 @@ SUITE_METRICS: tuple[str, ...] = (*METRIC_KEYS, *LABEL_KEYS, *LOGIT_KEYS)
 
 def _as_tensor(value: Any, name: str) -> torch.Tensor:
     if not isinstance(value, torch.Tensor):
-        raise TypeError(f"validation_step output {name!r}: expected a tensor, got "
-                        f"{type(value).__name__}")
+        raise TypeError(
+            f"validation_step output {name!r}: expected a tensor, got {type(value).__name__}"
+        )
     return value.detach()
 
 
@@ -70,8 +71,10 @@ def logits_and_target(outputs: Any) -> tuple[np.ndarray, np.ndarray]:
     logits = _as_tensor(logits, "logits").to("cpu", torch.float64).numpy()
     target = _as_tensor(target, "target")
     if target.is_floating_point() or target.is_complex():
-        raise TypeError(f"validation_step output 'target': expected integer class indices, "
-                        f"got dtype {target.dtype}")
+        raise TypeError(
+            f"validation_step output 'target': expected integer class indices, "
+            f"got dtype {target.dtype}"
+        )
     target = target.to("cpu", torch.int64).numpy()
     if logits.ndim != 2 or target.ndim != 1 or logits.shape[0] != target.shape[0]:
         raise ValueError(
@@ -206,9 +209,8 @@ class FailureDetectionCallback(Callback):
                 f"{sorted(trainer.callback_metrics)}"
             )
         value = float(trainer.callback_metrics[self.monitor])
-        better = (
-            self.best_score is None
-            or (value < self.best_score if self.mode == "min" else value > self.best_score)
+        better = self.best_score is None or (
+            value < self.best_score if self.mode == "min" else value > self.best_score
         )
         if math.isnan(value) or not better:
             return

@@ -66,8 +66,14 @@ class _CurveDisplay:
     _ylabel = ""
     _area_score: Callable[..., float]
 
-    def __init__(self, coverages: ArrayLike, risks: ArrayLike, thresholds: ArrayLike | None,
-                 area: float | None, name: str | None) -> None:
+    def __init__(
+        self,
+        coverages: ArrayLike,
+        risks: ArrayLike,
+        thresholds: ArrayLike | None,
+        area: float | None,
+        name: str | None,
+    ) -> None:
         self.coverages = np.asarray(coverages, dtype=np.float64)
         self._risks = np.asarray(risks, dtype=np.float64)
         if self.coverages.ndim != 1 or self._risks.shape != self.coverages.shape:

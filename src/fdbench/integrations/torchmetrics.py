@@ -67,9 +67,7 @@ class FailureDetectionMetric(Metric):
         r = torch.as_tensor(residuals)
         for name, value in (("confidence", c), ("residuals", r)):
             if value.ndim != 1:
-                raise ValueError(
-                    f"{name}: expected a 1-D tensor, got shape {tuple(value.shape)}"
-                )
+                raise ValueError(f"{name}: expected a 1-D tensor, got shape {tuple(value.shape)}")
             if value.is_complex():
                 raise TypeError(f"{name}: expected real numbers, got dtype {value.dtype}")
         if c.shape != r.shape:

@@ -351,9 +351,7 @@ def select_candidates(results: pd.DataFrame, metric: str) -> pd.DataFrame:
     graded = pd.MultiIndex.from_frame(results.loc[is_val, methods].drop_duplicates())
     chosen = best_configs(results[is_val], metric, config_columns=["candidate"])
     in_grid = pd.MultiIndex.from_frame(results[methods]).isin(graded)
-    selected = pd.MultiIndex.from_frame(results[keys]).isin(
-        pd.MultiIndex.from_frame(chosen[keys])
-    )
+    selected = pd.MultiIndex.from_frame(results[keys]).isin(pd.MultiIndex.from_frame(chosen[keys]))
     keep = ~is_val & (~in_grid | selected)
     return results[keep].reset_index(drop=True)
 
@@ -553,4 +551,3 @@ def _settings(config: BenchmarkConfig) -> dict:
     the speed, not the results.
     """
     return config.model_dump(mode="json", exclude={"analysis", "workers"})
-

@@ -179,8 +179,7 @@ def _study_confidences(
     )
     names = _common_csfs(confidences, [name for name, _ in es.parts])
     return es, {
-        csf: es.gather({split: confidences[split][csf] for split, _ in es.parts})
-        for csf in names
+        csf: es.gather({split: confidences[split][csf] for split, _ in es.parts}) for csf in names
     }
 
 
@@ -401,8 +400,13 @@ def evaluate_table(
         confidences[study] = {c: part[c].to_numpy(dtype=np.float64) for c in csfs}
     pools = _protocol_pools(protocol, split_kinds(labels))
     studies = [*default_studies(list(labels)), *pools]
-    common = {"studies": studies, "protocol": protocol, "iid_split": iid_split,
-              "run_info": run_info, "pools": pools}
+    common = {
+        "studies": studies,
+        "protocol": protocol,
+        "iid_split": iid_split,
+        "run_info": run_info,
+        "pools": pools,
+    }
     results = evaluate_confidences(
         labels, predictions, confidences, n_bootstrap=n_bootstrap, seed=seed, **common
     )
@@ -524,9 +528,7 @@ def prediction_groups(
         if threshold is not None:
             positive = np.exp(M.log_softmax(_source_logits(runs, s, "logits")))[:, 1]
             thresholded = threshold_predictions(positive, threshold)
-        all_csfs[s] = compute_csfs(
-            first, s, knn_k=knn_k, openmax=openmax, predictions=thresholded
-        )
+        all_csfs[s] = compute_csfs(first, s, knn_k=knn_k, openmax=openmax, predictions=thresholded)
     groups = []
     for source in ("logits", "mcd"):
         confidences = {
@@ -615,8 +617,13 @@ def evaluate_run(
         studies = [*default_studies(available), *pools]
     iid = [iid_split] if iid_split in first.splits else []
     needed = list(dict.fromkeys([*splits_of(studies, available, pools=pools), *iid]))
-    common = {"studies": studies, "protocol": protocol, "iid_split": iid_split,
-              "run_info": _run_info(first, len(runs) > 1), "pools": pools}
+    common = {
+        "studies": studies,
+        "protocol": protocol,
+        "iid_split": iid_split,
+        "run_info": _run_info(first, len(runs) > 1),
+        "pools": pools,
+    }
     groups = prediction_groups(runs, needed, openmax=openmax, binary_fpr=binary_fpr)
     tables = [
         evaluate_confidences(

@@ -273,8 +273,14 @@ def _paired_samples(
         whole = n == positions.size
         samples.append(
             PairedSamples(
-                dataset, method, seed, e.study, e.residuals, e.confidences,
-                None if whole else positions, n,
+                dataset,
+                method,
+                seed,
+                e.study,
+                e.residuals,
+                e.confidences,
+                None if whole else positions,
+                n,
             )
         )
     return samples

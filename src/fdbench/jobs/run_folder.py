@@ -50,9 +50,7 @@ def write_results(results: pd.DataFrame, run_dir: Path) -> Path:
     return path
 
 
-def write_times(
-    times: dict[str, float], run_dir: Path, *, worked: set[str] | None = None
-) -> Path:
+def write_times(times: dict[str, float], run_dir: Path, *, worked: set[str] | None = None) -> Path:
     """Write the seconds each stage took into ``times.json``.
 
     With ``worked`` (the names of the stages that did work this time) a stage that did none

@@ -370,9 +370,7 @@ def balanced_residuals(
     return out
 
 
-def _balance_factor(
-    codes: np.ndarray, n_classes: int, weights: np.ndarray | None
-) -> np.ndarray:
+def _balance_factor(codes: np.ndarray, n_classes: int, weights: np.ndarray | None) -> np.ndarray:
     """n / (K n_{y_i}) per sample from the class codes of :func:`class_codes` (weights > 0)."""
     counts = np.bincount(codes, weights=weights)
     present = counts > 0

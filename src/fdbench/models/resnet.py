@@ -158,6 +158,11 @@ def resnet50(
 ) -> ResNet:
     """ResNet-50: bottleneck blocks (3, 4, 6, 3)."""
     return ResNet(
-        _Bottleneck, (3, 4, 6, 3), in_channels, base, dropout=dropout, placement=placement,
+        _Bottleneck,
+        (3, 4, 6, 3),
+        in_channels,
+        base,
+        dropout=dropout,
+        placement=placement,
         stem=stem,
     )

@@ -159,9 +159,7 @@ def _run_from_arrays(
             raise ValueError(f"{where} lacks the required array {key!r}")
     logits = as_real_array(data["logits"], f"{where}: logits")
     if logits.ndim != 2 or logits.shape[1] < 2:
-        raise ValueError(
-            f"{where}: logits must have shape (N, K) with K >= 2; got {logits.shape}"
-        )
+        raise ValueError(f"{where}: logits must have shape (N, K) with K >= 2; got {logits.shape}")
     if logits.shape[0] == 0:
         raise ValueError(f"{where} holds no samples (logits has 0 rows)")
     if np.shape(data["labels"]) != (logits.shape[0],):
@@ -182,13 +180,13 @@ def _run_from_arrays(
     names = [str(groups[i]) for i in np.sort(first)]
     optional = {"mcd_logits": ("N, S, K", 3), "features": ("N, D", 2)}
     optional.update({key: ("N", 1) for key in data if key.startswith("head_")})
-    arrays = {
-        key: as_real_array(data[key], f"{where}: {key}") for key in optional if key in data
-    }
+    arrays = {key: as_real_array(data[key], f"{where}: {key}") for key in optional if key in data}
     for key, array in arrays.items():
         shape, ndim = optional[key]
-        if array.ndim != ndim or array.shape[0] != n or (
-            key == "mcd_logits" and array.shape[2] != logits.shape[1]
+        if (
+            array.ndim != ndim
+            or array.shape[0] != n
+            or (key == "mcd_logits" and array.shape[2] != logits.shape[1])
         ):
             raise ValueError(
                 f"{where}: {key} must have shape ({shape}) with N = {n} samples "
@@ -686,8 +684,10 @@ def import_fd_shifts(
             raise ValueError(f"last_layer.npz must hold W and b, found {len(layer)} array(s)")
         weight, bias = (np.asarray(a, dtype=np.float64) for a in layer[:2])
         dim = weight.shape[1] if weight.ndim == 2 else -1
-        if weight.shape != (k, dim) or bias.shape != (k,) or (
-            features is not None and dim != features.shape[1]
+        if (
+            weight.shape != (k, dim)
+            or bias.shape != (k,)
+            or (features is not None and dim != features.shape[1])
         ):
             raise ValueError(
                 f"last_layer.npz must hold W ({k} × D) and b ({k},) with D the feature dimension; "

@@ -152,9 +152,7 @@ def _exchange(first: Path, second: Path) -> bool:
     if renameat2 is None:
         return False
     at_fdcwd, rename_exchange = -100, 2
-    result = renameat2(
-        at_fdcwd, os.fsencode(first), at_fdcwd, os.fsencode(second), rename_exchange
-    )
+    result = renameat2(at_fdcwd, os.fsencode(first), at_fdcwd, os.fsencode(second), rename_exchange)
     return result == 0
 
 
@@ -343,8 +341,7 @@ def _check_layout(root: zarr.Group, target: Path, digests: dict[str, str]) -> No
         found = _arrays_under(digests, prefix)
         if found != declared:
             raise corrupted(
-                f"split {name!r} lists the array(s) {sorted(declared)} but holds "
-                f"{sorted(found)}"
+                f"split {name!r} lists the array(s) {sorted(declared)} but holds {sorted(found)}"
             )
     for key in digests:
         if not key.endswith("/zarr.json") or key[: -len("/zarr.json")] in {"splits", "meta_arrays"}:

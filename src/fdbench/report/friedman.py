@@ -152,4 +152,3 @@ def friedman_section(b, results: pd.DataFrame) -> str:
         "tables/friedman_values_&lt;metric&gt;.csv and tables/nemenyi_p_&lt;metric&gt;.csv.</p>"
     )
     return note + "".join(parts)
-

@@ -54,6 +54,7 @@ dl.run details { border: none; padding: 0; margin: 0.2em 0 0; }
 .ci { font-size: 0.8em; color: #444; font-weight: normal; }
 """
 
+
 def _breakable(text: str) -> str:
     """``text`` escaped, with a line-break opportunity after every ``/`` and ``_`` (long study
     names in headers wrap there instead of widening the column)."""
@@ -160,6 +161,6 @@ def page_html(
         '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
         f"<title>{html.escape(title)}</title><style>{STYLE}</style></head><body>"
         f'<div class="layout"><nav class="toc" aria-label="contents"><b>Contents</b>'
-        f'<ul>{"".join(entries)}</ul></nav><main><h1>{html.escape(title)}</h1>'
+        f"<ul>{''.join(entries)}</ul></nav><main><h1>{html.escape(title)}</h1>"
         f'<p class="note">{html.escape(note)}</p>{body}</main></div></body></html>'
     )

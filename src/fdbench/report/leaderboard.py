@@ -71,8 +71,7 @@ def leaderboard_frame(
     for column in _columns(rows):
         part = rows[rows["study"] == column].set_index("scoring_method")
         text = [
-            _mean_std(part["mean"].get(name), part["std"].get(name), scale)
-            for name in frame.index
+            _mean_std(part["mean"].get(name), part["std"].get(name), scale) for name in frame.index
         ]
         frame[column] = text
     frame[OVERALL_RANK] = overall["mean_rank"].to_numpy(np.float64)

@@ -192,8 +192,15 @@ def rank_distribution_figure(ranks: pd.DataFrame, order: Sequence[str], title: s
         for j in range(k):
             if share[i, j] >= 0.05:
                 colour = "white" if share[i, j] > 0.55 else "black"
-                ax.text(j, i, f"{100 * share[i, j]:.0f}", ha="center", va="center",
-                        fontsize=6.5, color=colour)
+                ax.text(
+                    j,
+                    i,
+                    f"{100 * share[i, j]:.0f}",
+                    ha="center",
+                    va="center",
+                    fontsize=6.5,
+                    color=colour,
+                )
     means = ranks.groupby("csf")["rank"].mean()
     labels = [f"{c} ({means[c]:.2f})" if c in means.index else c for c in order]
     ax.set_xticks(range(k), [str(r) for r in range(1, k + 1)], fontsize=7)
@@ -234,8 +241,9 @@ def significance_figure(
                 matrix[position[a], position[b]] = float(s)
         ax.imshow(np.ma.masked_invalid(matrix), cmap=cmap, vmin=0, vmax=1)
         ax.set_xticks(range(len(csfs)), csfs, rotation=90, fontsize=6.5)
-        ax.set_yticks(range(len(csfs)), csfs if n % max(1, int(13.5 // size)) == 0 else [],
-                      fontsize=6.5)
+        ax.set_yticks(
+            range(len(csfs)), csfs if n % max(1, int(13.5 // size)) == 0 else [], fontsize=6.5
+        )
         ax.set_title(_wrapped(study, 30), fontsize=9)
     fig.supxlabel("CSF b (column)", fontsize=9)
     fig.supylabel("CSF a (row)", fontsize=9)
@@ -304,8 +312,11 @@ def sgr_figure(sgr: pd.DataFrame, title: str) -> bytes:
     colours = sequence_colours(len(targets))
     width = 0.8 / max(len(targets), 1)
     fig, axes = plt.subplots(
-        2, 1, figsize=(max(6.0, min(13.0, 1.0 + 1.1 * len(studies))), 6.5),
-        sharex=True, layout="constrained",
+        2,
+        1,
+        figsize=(max(6.0, min(13.0, 1.0 + 1.1 * len(studies))), 6.5),
+        sharex=True,
+        layout="constrained",
     )
     rng = np.random.default_rng(0)
     for ax, column, label in zip(
@@ -319,8 +330,14 @@ def sgr_figure(sgr: pd.DataFrame, title: str) -> bytes:
                 if values.size == 0:
                     continue
                 x = i + (j - (len(targets) - 1) / 2) * width
-                box = ax.boxplot(values, positions=[x], widths=0.8 * width, patch_artist=True,
-                                 showfliers=False, manage_ticks=False)
+                box = ax.boxplot(
+                    values,
+                    positions=[x],
+                    widths=0.8 * width,
+                    patch_artist=True,
+                    showfliers=False,
+                    manage_ticks=False,
+                )
                 for patch in box["boxes"]:
                     patch.set(facecolor=colour, alpha=0.35, edgecolor=colour)
                 for median in box["medians"]:

@@ -598,9 +598,7 @@ def _gallery_section(b: _Builder, gallery: Gallery) -> str:
                     items.append(f"<figure>{img}<figcaption>{caption}</figcaption></figure>")
                 cells.append(f'<div class="gallery">{"".join(items) or "–"}</div>')
             rows.append(f'<div class="gallery-csf">{html.escape(c)}</div>{"".join(cells)}')
-        head = "".join(
-            f'<div class="gallery-head">{h}</div>' for h in ("CSF", *titles.values())
-        )
+        head = "".join(f'<div class="gallery-head">{h}</div>' for h in ("CSF", *titles.values()))
         parts.append(b.group(s, f'<div class="gallery-grid">{head}{"".join(rows)}</div>'))
     return "".join(parts)
 
@@ -744,7 +742,7 @@ def _read_times(run_dir: Path) -> dict[str, float] | None:
 
 
 def _default_title(run_dir: Path, results: pd.DataFrame | None) -> str:
-    """"fdbench report — <data sets>" from the results, else the run folder's name."""
+    """ "fdbench report — <data sets>" from the results, else the run folder's name."""
     if results is not None and "dataset" in results.columns:
         names = [str(d) for d in dict.fromkeys(results["dataset"]) if str(d)]
         if names:
@@ -901,6 +899,7 @@ def _sgr(b: _Builder, context: ReportContext) -> str:
 
 RUN_SECTION: tuple[str, str, SectionFunction] = ("run", "What was run", _run_section)
 """The head of every report, before :data:`SECTIONS`."""
+
 
 def _leaderboard(b: _Builder, context: ReportContext) -> str:
     return leaderboard_section(b, b.run_dir)

@@ -178,9 +178,9 @@ def classifier_accuracy(rows: pd.DataFrame, digits: int = 4) -> pd.DataFrame:
     frame = rows.pivot_table(
         index="csf", columns="study", values="value", aggfunc="mean", sort=False
     )
-    ensemble = "method" in rows.columns and rows["method"].astype(str).str.startswith(
-        "ensemble("
-    ).all()
+    ensemble = (
+        "method" in rows.columns and rows["method"].astype(str).str.startswith("ensemble(").all()
+    )
     groups: dict[tuple[str, tuple[str, ...]], list[str]] = {}
     for csf, values in frame.iterrows():
         source = "ensemble" if ensemble else csf_prediction_source(str(csf))
@@ -264,7 +264,8 @@ def metric_tables(
             tables.append(
                 ReportTable(
                     name=_stem(metric, label),
-                    title=f"{title}" + (f" — {label}" if label else "")
+                    title=f"{title}"
+                    + (f" — {label}" if label else "")
                     + (" [95 % bootstrap interval]" if intervals is not None else ""),
                     frame=frame,
                     digits=digits,

@@ -109,9 +109,7 @@ def unknown_detection_summary(
         if ref.empty:
             raise ValueError(f"baseline {base} has no unknown-detection AURC in {dataset!r}")
         value = (ref.iloc[0] - rows["mean"]) / ref.iloc[0] * 100.0
-        improvements.append(
-            rows.assign(quantity=IMPROVEMENT[0], mean=value.to_numpy(), std=np.nan)
-        )
+        improvements.append(rows.assign(quantity=IMPROVEMENT[0], mean=value.to_numpy(), std=np.nan))
     summary = pd.concat([summary, *improvements], ignore_index=True)
     rank = {k: i for i, k in enumerate([c[0] for c in COLUMNS] + [IMPROVEMENT[0]])}
     summary = summary.assign(_q=summary["quantity"].map(rank)).sort_values(

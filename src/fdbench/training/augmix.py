@@ -82,9 +82,7 @@ def equalize(x: torch.Tensor, level: torch.Tensor) -> torch.Tensor:
     ``level`` is unused."""
     n, c, h, w = x.shape
     flat = x.reshape(n * c, h * w).long()
-    hist = torch.zeros(n * c, 256, dtype=torch.long).scatter_add_(
-        1, flat, torch.ones_like(flat)
-    )
+    hist = torch.zeros(n * c, 256, dtype=torch.long).scatter_add_(1, flat, torch.ones_like(flat))
     last = 255 - (hist.flip(1) > 0).long().argmax(dim=1)
     step = (hist.sum(dim=1) - hist.gather(1, last.view(-1, 1)).squeeze(1)) // 255
     before = torch.cumsum(hist, dim=1) - hist

@@ -38,6 +38,7 @@ __all__ = [
 #: Per store, beside it: the seconds spent training its model and inferring its outputs.
 TIMING_FILE = "timing.json"
 
+
 def plan_jobs(config: BenchmarkConfig) -> list[tuple[str, int]]:
     """Every (method, seed) job of ``config`` in an order where the jobs of a method with bases
     (ConfidNet) follow the jobs of their base methods: methods without bases first (config

@@ -41,7 +41,6 @@ __all__ = [
 ]
 
 
-
 def _check(temperature: float, epsilon: float) -> None:
     if not temperature > 0:
         raise ValueError(f"temperature must be > 0, got {temperature}")

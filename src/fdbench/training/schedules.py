@@ -70,8 +70,7 @@ def lr_factor(
             raise ValueError(f"step_size must be an int >= 1 for step, got {step_size!r}")
         return gamma ** (t // step_size)
     raise ValueError(
-        "name must be one of constant, cosine, warmup_cosine, multistep, step, "
-        f"got {name!r}"
+        f"name must be one of constant, cosine, warmup_cosine, multistep, step, got {name!r}"
     )
 
 

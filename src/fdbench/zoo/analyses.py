@@ -145,9 +145,7 @@ def spearman_table(
             boot = _spearman(pair[idx, 0], pair[idx, 1])
             boot = boot[np.isfinite(boot)]
             alpha = (1 - confidence_level) / 2
-            low, high = (
-                np.quantile(boot, [alpha, 1 - alpha]) if boot.size else (np.nan, np.nan)
-            )
+            low, high = np.quantile(boot, [alpha, 1 - alpha]) if boot.size else (np.nan, np.nan)
             rows.append(
                 {"x": a, "y": b, "members": n, "spearman": rho, "ci_lower": low, "ci_upper": high}
             )

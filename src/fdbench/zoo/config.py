@@ -125,9 +125,7 @@ def quick_config(config: ZooConfig) -> ZooConfig:
     """The ``--quick`` variant of a config: 200 bootstrap resamples and a p-NormSoftmax
     temperature grid of 20 values over the same range (results of other CSFs unchanged)."""
     pnorm = config.pnorm.model_copy(update={"t_count": min(config.pnorm.t_count, 20)})
-    return config.model_copy(
-        update={"n_bootstrap": min(config.n_bootstrap, 200), "pnorm": pnorm}
-    )
+    return config.model_copy(update={"n_bootstrap": min(config.n_bootstrap, 200), "pnorm": pnorm})
 
 
 def _format_errors(error: ValidationError) -> str:

@@ -199,12 +199,19 @@ def _network(spec: MemberSpec, num_classes: int):
 
     if spec.family == "convnet":
         return build_model(
-            "convnet", num_classes=num_classes, dropout=spec.dropout, dropout_placement="fc",
-            width=spec.width, feature_dim=4 * spec.width,
+            "convnet",
+            num_classes=num_classes,
+            dropout=spec.dropout,
+            dropout_placement="fc",
+            width=spec.width,
+            feature_dim=4 * spec.width,
         )
     if spec.family == "resnet":
         return build_model(
-            "resnet18", num_classes=num_classes, dropout=spec.dropout, dropout_placement="head",
+            "resnet18",
+            num_classes=num_classes,
+            dropout=spec.dropout,
+            dropout_placement="head",
             base=spec.width,
         )
     if spec.family == "mlp":
@@ -215,8 +222,11 @@ def _network(spec: MemberSpec, num_classes: int):
             layers += [nn.Linear(fan_in, spec.width), nn.ReLU()]
             fan_in = spec.width
         return Network(
-            nn.Sequential(*layers), spec.width, num_classes,
-            normalize=Normalize((0.5,), (0.25,)), dropout=spec.dropout,
+            nn.Sequential(*layers),
+            spec.width,
+            num_classes,
+            normalize=Normalize((0.5,), (0.25,)),
+            dropout=spec.dropout,
         )
     raise ValueError(f"family: expected 'convnet', 'mlp' or 'resnet', got {spec.family!r}")
 
@@ -255,9 +265,7 @@ def _train(spec: MemberSpec, data: EmbeddedData, epochs: int, batch: int, teache
     x = image_tensor(data.train[0])
     y = torch.from_numpy(data.train[1])
     targets = _soft_targets(spec, y, teacher_logits, k)
-    opt = torch.optim.SGD(
-        net.parameters(), lr=0.05, momentum=0.9, nesterov=True, weight_decay=5e-4
-    )
+    opt = torch.optim.SGD(net.parameters(), lr=0.05, momentum=0.9, nesterov=True, weight_decay=5e-4)
     steps = epochs * math.ceil(len(x) / batch)
     sched = torch.optim.lr_scheduler.LambdaLR(
         opt, lambda s: 0.5 * (1 + math.cos(math.pi * s / steps))
@@ -331,8 +339,12 @@ def train_member_job(
         for split in ("val", "test", "ood"):
             images, labels = getattr(data, split)
             out = predict_split(
-                net, images, np.zeros_like(labels) if split == "ood" else labels,
-                kind=split, mc_samples=passes, seed=spec.seed,
+                net,
+                images,
+                np.zeros_like(labels) if split == "ood" else labels,
+                kind=split,
+                mc_samples=passes,
+                seed=spec.seed,
             )
             arrays[f"{split}_logits"] = out.logits
             arrays[f"{split}_classes" if split == "ood" else f"{split}_labels"] = labels

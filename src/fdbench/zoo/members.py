@@ -210,13 +210,9 @@ def iter_blocks(
         return
     what = f"member {member.name!r} ({member.path})"
     with _readable(member), zipfile.ZipFile(member.path) as archive:
-        streams = [
-            _npz_row_blocks(archive, _npz_key(split, a), chunk_size, what) for a in arrays
-        ]
+        streams = [_npz_row_blocks(archive, _npz_key(split, a), chunk_size, what) for a in arrays]
         for blocks in zip(*streams, strict=True):
-            yield {
-                a: np.asarray(b, dtype=np.float64) for a, b in zip(arrays, blocks, strict=True)
-            }
+            yield {a: np.asarray(b, dtype=np.float64) for a, b in zip(arrays, blocks, strict=True)}
 
 
 def declared_val_mask(labels: np.ndarray, fraction: float, seed: int) -> np.ndarray:

@@ -113,9 +113,7 @@ def load_timm_model(name: str, *, weights: str | os.PathLike[str] | None = None)
                     f"timm model {name!r}: no pretrained weights in the local cache; download "
                     "them once elsewhere or give a weights file (fdbench does not download)"
                 )
-        model = timm.create_model(
-            name, pretrained=True, pretrained_cfg_overlay={"file": str(path)}
-        )
+        model = timm.create_model(name, pretrained=True, pretrained_cfg_overlay={"file": str(path)})
     return model.eval()
 
 
@@ -131,9 +129,7 @@ def image_folder(root: str | Path, *, max_per_class: int | None = None) -> tuple
         raise ValueError(f"image folder {root}: expected one sub-folder per class")
     items = []
     for c, name in enumerate(classes):
-        files = sorted(
-            p for p in (root / name).iterdir() if p.suffix.lower() in IMAGE_SUFFIXES
-        )
+        files = sorted(p for p in (root / name).iterdir() if p.suffix.lower() in IMAGE_SUFFIXES)
         items += [(p, c) for p in files[:max_per_class]]
     return items, classes
 

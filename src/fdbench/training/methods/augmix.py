@@ -54,6 +54,4 @@ class AugMix(TrainingMethod):
         mixing = {"width": p.width, "depth": p.depth, "severity": p.severity, "alpha": p.alpha}
         views = [augmix(x, self._generator, **mixing) for _ in range(2)]
         clean, aug1, aug2 = module.network(torch.cat([x.float(), *views])).split(len(x))
-        return F.cross_entropy(clean, y) + p.weight * jensen_shannon_consistency(
-            clean, aug1, aug2
-        )
+        return F.cross_entropy(clean, y) + p.weight * jensen_shannon_consistency(clean, aug1, aug2)

@@ -174,8 +174,7 @@ class SWAG(TrainingMethod):
         log_probs = []
         for w, bn in zip(model.swag.weights, model.swag.bn, strict=True):
             tensors = {
-                n: t.view(shape)
-                for n, t, shape in zip(names, w.split(sizes), shapes, strict=True)
+                n: t.view(shape) for n, t, shape in zip(names, w.split(sizes), shapes, strict=True)
             }
             tensors |= {
                 n: t.view(shape)
