@@ -123,6 +123,10 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         trainer(1, steps=args.warmup_steps, **run).fit(module, loader)
         timer = EpochTimer()
         trainer(1, [timer], **run).fit(module, loader)
+        print(f"device: {accelerator} ({device_name(accelerator)}), {args.threads} CPU threads")
+        print(f"torch: {torch.__version__}, precision: {args.precision}")
+        print(f"data: {args.n} random 32x32x3 images (random labels), batch size {args.batch_size}")
+        print(f"epoch: {timer.seconds[0]:.2f} s ({args.n / timer.seconds[0]:.1f} samples/s)")
         module.cpu()
         net.eval()
         inference = {}
@@ -150,10 +154,6 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         "cifar10_mc_pass_s_extrapolated": mc_pass_s * CIFAR10_TRAIN / args.n,
         "load_average": os.getloadavg(),
     }
-    print(f"device: {accelerator} ({results['device_name']}), {args.threads} CPU threads")
-    print(f"torch: {results['torch']}, precision: {args.precision}")
-    print(f"data: {args.n} random 32x32x3 images (random labels), batch size {args.batch_size}")
-    print(f"epoch: {epoch_s:.2f} s ({results['train_samples_per_s']:.1f} samples/s)")
     print(
         f"MC pass (inference on cpu, float64 final layer): {mc_pass_s:.2f} s "
         f"({results['mc_samples_per_s']:.1f} samples/s); deterministic pass "
