@@ -10,7 +10,7 @@ from __future__ import annotations
 import time
 
 from fdbench.data import fetch_all
-from fdbench.data.studies import fashion_mnist_experiments
+from fdbench.data.suites.fashion_mnist import fashion_mnist_experiments
 
 
 def main() -> None:

@@ -13,7 +13,7 @@ import time
 
 import numpy as np
 
-from fdbench.config import load_config
+from fdbench.jobs.plan import load_config
 from fdbench.outputs import read_outputs
 from fdbench.training import build_experiments, plan_jobs, run_training_job
 

@@ -17,10 +17,10 @@ import os
 import time
 from pathlib import Path
 
-from fdbench.config import parse_config
-from fdbench.io import write_table
+from fdbench.core.io import write_table
+from fdbench.core.runner import run_jobs
 from fdbench.jobs.benchmark import collect_results, plan_benchmark
-from fdbench.jobs.runner import run_jobs
+from fdbench.jobs.plan import parse_config
 from fdbench.training.experiments import build_experiments
 
 

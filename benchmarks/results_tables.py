@@ -1,12 +1,12 @@
 """Markdown summary of a finished `fdbench benchmark` run, as recorded in benchmarks/RESULTS.md.
 
 Prints the stage times (`times.json`), the leaderboard of scoring methods by AUGRC (first
-table; `fdbench.report.leaderboard.leaderboard_frame`, ``--top`` rows per data set plus the
+table; `fdbench.report.sections.leaderboard.leaderboard_frame`, ``--top`` rows per data set plus the
 papers' reference methods), the i.i.d. accuracy of every run, accuracy under
 corruption per severity (with how often it falls with severity run by run), and the AURC and
 AUGRC (×1000) tables of the failure-detection protocol: mean over seeds, corruption shift as
 FD-Shifts' "cor" (the mean over the 5 pooled severity levels ``corruption/<severity>``, each
-pooling the 15 corruption types; ``fdbench.jobs.benchmark.report_table``), studies of experiments
+pooling the 15 corruption types; ``fdbench.report.tables.report_table``), studies of experiments
 other than the one with the most studies prefixed with their data set.
 
     python benchmarks/results_tables.py runs/fashion_mnist
@@ -21,8 +21,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from fdbench.jobs.benchmark import CORRUPTION_SUMMARY, report_table
 from fdbench.protocol import POOLED_CORRUPTION
+from fdbench.report.tables import CORRUPTION_SUMMARY, report_table
 
 FAILURE_DETECTION = "failure_detection"
 
@@ -104,7 +104,7 @@ REFERENCE_METHODS = ("MSR", "MCD-PE", "DG-Res", "DG-MCD-MSR", "ConfidNet", "DeVr
 def leaderboard_markdown(run: Path, top: int) -> str:
     """The AUGRC leaderboard of every data set of ``run`` as Markdown: the ``top`` best scoring
     methods and the reference ones, with their place."""
-    from fdbench.report.leaderboard import leaderboard_frame, read_leaderboard
+    from fdbench.report.sections.leaderboard import leaderboard_frame, read_leaderboard
 
     tables = read_leaderboard(run)
     if tables is None:

@@ -12,7 +12,7 @@ import time
 
 import numpy as np
 
-from fdbench.config import parse_config
+from fdbench.jobs.plan import parse_config
 from fdbench.outputs import read_outputs
 from fdbench.training import build_experiments, run_training_job
 from fdbench.training.jobs import run_dir

@@ -34,7 +34,8 @@ def _load() -> str:
 
 
 def part_zoo(folder: Path, members: int, workers: int) -> None:
-    from fdbench.zoo import parse_zoo_config, run_zoo
+    from fdbench.jobs.zoo import run_zoo
+    from fdbench.zoo import parse_zoo_config
     from fdbench.zoo.synthetic import make_synthetic_zoo
 
     start = time.perf_counter()

@@ -13,9 +13,9 @@ pytest.importorskip("torch")
 pytest.importorskip("lightning")
 
 from fdbench.analysis.selection import best_configs
-from fdbench.config import parse_config
-from fdbench.jobs.benchmark import report_table, run_benchmark, select_candidates
-from fdbench.jobs.plan import SCORES_FILE, load_scores
+from fdbench.jobs.benchmark import run_benchmark, select_candidates
+from fdbench.jobs.plan import SCORES_FILE, load_scores, parse_config
+from fdbench.report.tables import report_table
 
 TINY = {
     "name": "tiny",
@@ -172,7 +172,7 @@ def test_report_table_shows_pooled_corruptions_and_their_mean(sequential):
 
 
 def test_run_folder_records_its_provenance(config, sequential):
-    from fdbench.io import sha256_file, verify_file
+    from fdbench.core.io import sha256_file, verify_file
 
     run_dir, results = sequential
     record = json.loads(verify_file(run_dir / "provenance.json").read_text())

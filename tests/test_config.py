@@ -5,7 +5,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from fdbench.config import BenchmarkConfig, config_digest, load_config, parse_config
+from fdbench.config.schema import BenchmarkConfig, config_digest
+from fdbench.jobs.plan import load_config, parse_config
 
 CONFIGS = Path(__file__).resolve().parents[1] / "src" / "fdbench" / "configs"
 SHIPPED = [

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from fdbench import metrics as M
-from fdbench.jobs.evaluate import ensemble_log_probs, evaluate_run
+from fdbench.evaluation.runs import ensemble_log_probs, evaluate_run
 from fdbench.outputs import RunOutputs, SplitOutputs
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from fdbench.config import load_config, parse_config
+from fdbench.jobs.plan import load_config, parse_config
 from fdbench.training.experiments import build_experiments
 from tests.data._robustness_layouts import (
     N_VAL,

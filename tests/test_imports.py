@@ -76,11 +76,10 @@ def test_the_jobs_modules_are_the_orchestration_of_the_package_root():
     assert set(JOBS) == {
         "fdbench.jobs",
         "fdbench.jobs.benchmark",
-        "fdbench.jobs.evaluate",
         "fdbench.jobs.plan",
         "fdbench.jobs.report_inputs",
         "fdbench.jobs.run_folder",
-        "fdbench.jobs.runner",
+        "fdbench.jobs.zoo",
     }
     for old in ("benchmark", "report_inputs", "evaluation", "runner"):
         assert not (PACKAGE / f"{old}.py").exists()

@@ -3,7 +3,7 @@
 import pandas as pd
 import pytest
 
-from fdbench.io import atomic_path, verify_file, write_table, write_text
+from fdbench.core.io import atomic_path, verify_file, write_table, write_text
 
 
 def test_failed_write_keeps_previous_file(tmp_path):

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from fdbench.config import load_config
+from fdbench.jobs.plan import load_config
 
 CONFIGS = Path(__file__).resolve().parents[1] / "src" / "fdbench" / "configs"
 MEDICAL = sorted(p.name for p in CONFIGS.glob("medical_*.yaml"))

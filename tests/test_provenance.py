@@ -9,8 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from fdbench.data._cache import read_cached_split, write_cached_dataset
-from fdbench.provenance import (
+from fdbench.core.provenance import (
     FINGERPRINT_COLUMN,
     check_same_splits,
     combined_fingerprint,
@@ -20,6 +19,7 @@ from fdbench.provenance import (
     source_version,
     split_fingerprint,
 )
+from fdbench.data.sources.cache import read_cached_split, write_cached_dataset
 from tests._cli import run_cli
 
 

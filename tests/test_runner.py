@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from fdbench.jobs.runner import Job, run_jobs
+from fdbench.core.runner import Job, run_jobs
 
 
 def write_sum(path: Path, value: int, source: Path | None) -> None:
@@ -95,7 +95,7 @@ def _environ(names):
 def test_local_workers_have_one_thread_and_no_malloc_trim():
     from dask.distributed import Client
 
-    from fdbench.jobs.runner import local_cluster
+    from fdbench.core.runner import local_cluster
 
     names = ["MALLOC_TRIM_THRESHOLD_", "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS"]
     with local_cluster(1) as cluster, Client(cluster) as client:
@@ -108,7 +108,7 @@ def test_local_workers_have_one_thread_and_no_malloc_trim():
 
 
 def train_three_epochs(path: Path) -> None:
-    from fdbench.jobs.runner import report_epoch
+    from fdbench.core.runner import report_epoch
 
     for epoch in (1, 2, 3):
         report_epoch(epoch, 3)
@@ -134,13 +134,13 @@ def test_running_jobs_report_their_epochs(tmp_path, workers):
     else:  # events reach the client asynchronously: some may come after the job's result
         assert set(epochs) <= {(f"train{i}", d, 3) for i in (0, 1) for d in (1, 2, 3)}
     # outside run_jobs a report goes nowhere
-    from fdbench.jobs.runner import report_epoch
+    from fdbench.core.runner import report_epoch
 
     report_epoch(1, 1)
 
 
 def test_stage_progress_counts_epoch_shares_that_never_go_back():
-    from fdbench.jobs.runner import _StageProgress
+    from fdbench.core.runner import _StageProgress
 
     calls = []
     job = Job("train", train_three_epochs, (Path("x"),), Path("x"))

@@ -27,8 +27,8 @@ def run(out: str | Path, *, report: bool = True):
     sys.path.insert(0, str(HERE))
     from make_dataset import make_dataset
 
-    from fdbench.config import parse_config
     from fdbench.jobs.benchmark import run_benchmark
+    from fdbench.jobs.plan import parse_config
 
     out = Path(out)
     root = make_dataset(out / "data" / "digits_folder")

@@ -84,7 +84,7 @@ from pathlib import Path
 
 from fdbench import cli
 from fdbench.jobs import benchmark
-from fdbench.jobs.runner import Job, run_jobs
+from fdbench.core.runner import Job, run_jobs
 
 WORKERS = []
 HELD = []

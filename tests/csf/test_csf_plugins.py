@@ -164,7 +164,11 @@ def test_installed_plugin_shows_in_evaluate_and_report(tmp_path):
     # the method entry point: a configuration may name it as its kind
     check = _fdbench(site, code=(
         "from fdbench.config import MethodConfig\n"
-        "m = MethodConfig(name='mine', kind='plug_ce', seeds=[0], params={'epochs': 1})\n"
+        "from fdbench.training.methods import get_method\n"
+        "m = MethodConfig.model_validate(\n"
+        "    {'name': 'mine', 'kind': 'plug_ce', 'seeds': [0], 'params': {'epochs': 1}},\n"
+        "    context={'methods': get_method},\n"
+        ")\n"
         "print(m.method_class().__module__, m.candidates()[0].epochs)\n"
     ))  # fmt: skip
     assert check.returncode == 0, check.stderr

@@ -28,7 +28,7 @@ def fetched():
 @pytest.fixture(scope="session")
 def wordnet():
     """The real WordNet 3.0 noun database, fetched once into the user's cache, or a skip."""
-    from fdbench.data.wordnet import load_wordnet
+    from fdbench.data.sources.wordnet import load_wordnet
 
     try:
         return load_wordnet()

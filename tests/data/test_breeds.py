@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 from fdbench.data import fdshifts_breeds_experiments
-from fdbench.data.breeds import BREEDS_FILES, entity13, read_breeds_hierarchy
-from fdbench.data.studies import StudyKind
+from fdbench.data.suites.breeds import BREEDS_FILES, entity13, read_breeds_hierarchy
+from fdbench.data.types import StudyKind
 from tests.data._robustness_layouts import (
     BREEDS_SUPERS,
     SIZE,

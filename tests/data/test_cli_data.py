@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from fdbench.data import _cache
+from fdbench.data.sources import cache as _cache
 
 ROOT = Path(__file__).resolve().parents[2]
 #: A local port nothing listens on: every HTTP(S) request through it is refused at once.

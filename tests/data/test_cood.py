@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from fdbench.data.cood import cood_severity_levels
+from fdbench.data.shifts.cood import cood_severity_levels
 
 
 def test_hand_computed_example():
@@ -70,8 +70,8 @@ def test_validation():
 
 
 def test_cood_studies():
-    from fdbench.data.cood import cood_studies
-    from fdbench.data.studies import StudyKind
+    from fdbench.data.shifts.cood import cood_studies
+    from fdbench.data.types import StudyKind
 
     labels = np.repeat(np.arange(4), 4)
     conf = np.repeat([0.2, 0.9, 0.5, 0.7], 4).astype(float)

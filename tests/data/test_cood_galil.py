@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from fdbench.data.cood import cood_estimation_split, cood_group_size, cood_severity_levels
+from fdbench.data.shifts.cood import cood_estimation_split, cood_group_size, cood_severity_levels
 
 
 def test_group_size_rule():

@@ -7,7 +7,7 @@ import itertools
 import numpy as np
 import pytest
 
-from fdbench.data.corruptions import (
+from fdbench.data.shifts.corruptions import (
     CORRUPTIONS,
     SEVERITIES,
     corrupt,
@@ -98,7 +98,7 @@ def test_severity_strictly_increases_mean_change_on_photographs(height, width, c
 
 
 def test_pixel_counts_fall_strictly():
-    from fdbench.data.corruptions import _pixel_counts
+    from fdbench.data.shifts.corruptions import _pixel_counts
 
     assert _pixel_counts(28) == (10, 7, 5, 4, 3)  # ImageNet-C's factors, unchanged
     for n in range(1, 300):

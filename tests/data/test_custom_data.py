@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from fdbench.config import parse_config
-from fdbench.data.custom import folder_experiments, npz_experiments, read_image_folder
-from fdbench.data.studies import Experiment, StudyKind
+from fdbench.data.suites.custom import folder_experiments, npz_experiments, read_image_folder
+from fdbench.data.types import Experiment, StudyKind
+from fdbench.jobs.plan import parse_config
 from fdbench.training.experiments import build_experiments
 
 
@@ -137,8 +137,7 @@ def test_npz_with_shift_studies(tmp_path):
 
 def my_experiments(*, scale=1):
     """A user's builder, named in a config as 'tests.data.test_custom_data:my_experiments'."""
-    from fdbench.data.datasets import ImageDataset
-    from fdbench.data.studies import Study
+    from fdbench.data.types import ImageDataset, Study
 
     images = np.full((4, 2, 2, 1), scale, dtype=np.uint8)
     labels = np.array([0, 1, 0, 1])

@@ -55,7 +55,7 @@ DOCUMENTED = {
 
 @pytest.mark.parametrize("name", sorted(DOCUMENTED))
 def test_every_dataset_has_documented_shape_dtype_classes_and_checksum(fetched, name):
-    from fdbench.data.datasets import CONTENT_SHA256, DATASETS, content_sha256
+    from fdbench.data.sources.catalog import CONTENT_SHA256, DATASETS, content_sha256
 
     sizes, shape, n_classes = DOCUMENTED[name]
     assert set(DOCUMENTED) == set(DATASETS) == set(CONTENT_SHA256)
@@ -72,7 +72,7 @@ def test_cached_idx_datasets_are_the_official_files(fetched, name):
     # Re-encode the loaded arrays as IDX files: their SHA-256 are the pinned official ones.
     import hashlib
 
-    from fdbench.data.fetching import SHA256
+    from fdbench.data.sources.fetching import SHA256
 
     for split, prefix in (("train", "train"), ("test", "t10k")):
         ds = fetched(name, split)

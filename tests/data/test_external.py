@@ -3,15 +3,15 @@
 import numpy as np
 import pytest
 
-from fdbench.data.datasets import FASHION_MNIST_CLASSES, content_sha256
-from fdbench.data.external import (
+from fdbench.data.sources.catalog import FASHION_MNIST_CLASSES, content_sha256
+from fdbench.data.sources.external import (
     SHAPES_CLASSES,
     check_external_disjoint,
     check_external_name,
     load_external,
     shapes,
 )
-from fdbench.data.studies import NONSEMANTIC_DATASETS
+from fdbench.data.suites.fashion_mnist import NONSEMANTIC_DATASETS
 
 
 def test_shapes_are_seeded_images_in_the_training_format():
@@ -76,8 +76,7 @@ def test_far_ood_classes_may_be_given():
 
 
 def _experiment():
-    from fdbench.data.datasets import ImageDataset
-    from fdbench.data.studies import Experiment, Study, StudyKind
+    from fdbench.data.types import Experiment, ImageDataset, Study, StudyKind
 
     known = tuple(c for c in FASHION_MNIST_CLASSES if c not in ("Coat", "Bag", "Shirt"))
     img = np.zeros((2, 28, 28, 1), dtype=np.uint8)
@@ -93,7 +92,7 @@ def _experiment():
 
 
 def test_check_against_an_experiment():
-    from fdbench.data.external import check_external_for_experiment
+    from fdbench.data.sources.external import check_external_for_experiment
 
     experiment = _experiment()
     check_external_for_experiment("shapes", experiment)

@@ -8,10 +8,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from fdbench.config import load_config
-from fdbench.data.fashion_unknown import fashion_mnist_unknown_detection
-from fdbench.data.splits import FASHION_MNIST_SUPERCLASSES
-from fdbench.data.studies import NONSEMANTIC_DATASETS, StudyKind
+from fdbench.data.shifts.splits import FASHION_MNIST_SUPERCLASSES
+from fdbench.data.suites.fashion_mnist import NONSEMANTIC_DATASETS
+from fdbench.data.suites.fashion_unknown import fashion_mnist_unknown_detection
+from fdbench.data.types import StudyKind
+from fdbench.jobs.plan import load_config
 from fdbench.training.experiments import build_experiments
 
 

@@ -16,15 +16,15 @@ import numpy as np
 import pytest
 from scipy.io import savemat
 
-from fdbench.config import load_config, parse_config
-from fdbench.data.corruptions import CORRUPTIONS, SEVERITIES
-from fdbench.data.splits import CIFAR100_CLASSES, CIFAR100_SUPERCLASSES, to_format
-from fdbench.data.studies import (
+from fdbench.data.shifts.corruptions import CORRUPTIONS, SEVERITIES
+from fdbench.data.shifts.splits import CIFAR100_CLASSES, CIFAR100_SUPERCLASSES, to_format
+from fdbench.data.suites.fdshifts import (
     FDSHIFTS_N_VAL,
     FDSHIFTS_SUPERCIFAR_HELD_OUT,
-    StudyKind,
     fdshifts_experiments,
 )
+from fdbench.data.types import StudyKind
+from fdbench.jobs.plan import load_config, parse_config
 from fdbench.training.experiments import build_experiments
 from tests.data.test_readers import _dump, _jpeg
 
@@ -401,7 +401,7 @@ def test_skip_missing_optional_studies(fake, tmp_path, caplog):
     root = _copy_without(fake, tmp_path, "tiny-imagenet-200", "CIFAR-100-C")
     with pytest.raises(FileNotFoundError, match="tiny-imagenet-200"):
         fdshifts_experiments(dataset="cifar100", data_dir=root)
-    with caplog.at_level(logging.WARNING, logger="fdbench.data.studies"):
+    with caplog.at_level(logging.WARNING, logger="fdbench.data.suites.fashion_mnist"):
         (exp,) = fdshifts_experiments(dataset="cifar100", data_dir=root, skip_missing=True)
     names = [s.name for s in exp.studies]
     assert names == ["iid", "new_class/cifar10", "new_class/svhn"]

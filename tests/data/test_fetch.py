@@ -10,10 +10,11 @@ import sys
 import numpy as np
 import pytest
 
-from fdbench.data import _cache, fetch, load_dataset
-from fdbench.data import fetching as fetch_module
-from fdbench.data._safe_pickle import load_array_pickle
-from fdbench.data.idx import parse_idx
+from fdbench.data import fetch, load_dataset
+from fdbench.data.sources import cache as _cache
+from fdbench.data.sources import fetching as fetch_module
+from fdbench.data.sources._safe_pickle import load_array_pickle
+from fdbench.data.sources.idx import parse_idx
 
 
 def test_parse_idx_roundtrip():

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from fdbench.data.fix import center_crop, fix_resize, prepare_fix, shorter_side_to
+from fdbench.data.sources.fix import center_crop, fix_resize, prepare_fix, shorter_side_to
 from tests.data.test_cli_data import run_cli
 
 

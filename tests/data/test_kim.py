@@ -7,7 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from fdbench.data.kim import (
+from fdbench.data.shifts.splits import CIFAR100_CLASSES
+from fdbench.data.sources.wordnet import parse_data_noun
+from fdbench.data.suites.kim_construction import (
     CIFAR100_WNIDS,
     KIM_TINY_IMAGENET_REMOVED,
     imagenet_split,
@@ -17,8 +19,6 @@ from fdbench.data.kim import (
     remove_wnid_overlaps,
     tiny_imagenet_wnids,
 )
-from fdbench.data.splits import CIFAR100_CLASSES
-from fdbench.data.wordnet import parse_data_noun
 
 # entity ← animal ← {camel ← arabian camel, feline ← {lion, cat}}, entity ← food ← pie
 TOY = parse_data_noun(
@@ -199,7 +199,7 @@ def test_imagenet_split_on_the_real_imagenet_classes(wordnet):
 
 def test_imagenet_far_ood_rule_on_the_real_food101_classes(wordnet):
     # Food-101's 101 class names (Bossard et al., 2014; meta/classes.txt of the official archive)
-    from fdbench.data.kim_experiments import KIM_VARIATIONS
+    from fdbench.data.suites.kim import KIM_VARIATIONS
 
     here = Path(__file__).parent
     food = (here / "food101_classes.txt").read_text().split()

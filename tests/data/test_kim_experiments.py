@@ -8,21 +8,21 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from fdbench.config import load_config, parse_config
 from fdbench.data import (
     kim_cifar100_experiments,
     kim_imagenet_experiments,
     kim_released_experiments,
 )
-from fdbench.data.kim_readers import (
+from fdbench.data.shifts.splits import CIFAR100_CLASSES
+from fdbench.data.suites.kim_readers import (
     KIM_CIFAR_SETS,
     read_places365_val,
     read_released_set,
     read_tiny_imagenet_fix,
     resize_center_crop,
 )
-from fdbench.data.splits import CIFAR100_CLASSES
-from fdbench.data.studies import StudyKind
+from fdbench.data.types import StudyKind
+from fdbench.jobs.plan import load_config, parse_config
 from fdbench.training.experiments import build_experiments
 from tests.data.test_fdshifts import _write_cifar100, _write_svhn
 

@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from fdbench.data import medical
-from fdbench.data._cache import CorruptedCacheError
-from fdbench.data.medical import (
+from fdbench.data.sources.cache import CorruptedCacheError
+from fdbench.data.suites import medical
+from fdbench.data.suites.medical import (
     fundus_radius,
     graham_preprocess,
     medical_embedded_experiments,

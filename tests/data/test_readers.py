@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from fdbench.data import readers
+from fdbench.data.sources import readers
 
 RNG = np.random.default_rng(0)
 

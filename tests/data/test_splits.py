@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from fdbench.data.splits import (
+from fdbench.data.shifts.splits import (
     CIFAR100_CLASSES,
     FASHION_MNIST_SUPERCLASSES,
     cifar100_superclasses,

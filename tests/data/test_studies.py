@@ -5,9 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from fdbench.data.corruptions import CORRUPTIONS
-from fdbench.data.splits import FASHION_MNIST_SUPERCLASSES
-from fdbench.data.studies import Study, StudyKind, fashion_mnist_experiments
+from fdbench.data.shifts.corruptions import CORRUPTIONS
+from fdbench.data.shifts.splits import FASHION_MNIST_SUPERCLASSES
+from fdbench.data.suites.fashion_mnist import fashion_mnist_experiments
+from fdbench.data.types import Study, StudyKind
 
 
 @pytest.fixture(scope="module")

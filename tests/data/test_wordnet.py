@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from fdbench.data import FetchError, fetch_wordnet
-from fdbench.data import fetching as fetch_module
-from fdbench.data.wordnet import load_wordnet, normalise_name, parse_data_noun, wnid
+from fdbench.data.sources import fetching as fetch_module
+from fdbench.data.sources.wordnet import load_wordnet, normalise_name, parse_data_noun, wnid
 
 #: Lines in data.noun's format (wndb(5WN)): a licence line, then synsets whose pointers include
 #: hypernyms (@), an instance hypernym (@i), a hyponym (~), a member holonym (#m) and an

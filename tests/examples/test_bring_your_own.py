@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from fdbench.config import load_config
+from fdbench.jobs.plan import load_config
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "bring_your_own"

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from fdbench.config import parse_config
+from fdbench.jobs.plan import parse_config
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -17,7 +17,7 @@ from lightning.pytorch.loggers import CSVLogger  # noqa: E402
 
 from fdbench import metrics as M  # noqa: E402
 from fdbench.csf import softmax as sm  # noqa: E402
-from fdbench.data.datasets import load_dataset  # noqa: E402
+from fdbench.data.sources.datasets import load_dataset  # noqa: E402
 from fdbench.integrations.lightning import (  # noqa: E402
     FailureDetectionCallback,
     logits_and_target,

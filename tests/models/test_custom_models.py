@@ -10,9 +10,8 @@ import torch
 import yaml
 from torch import nn
 
-from fdbench.config import parse_config
-from fdbench.data.datasets import ImageDataset
-from fdbench.data.studies import Experiment, Study, StudyKind
+from fdbench.data.types import Experiment, ImageDataset, Study, StudyKind
+from fdbench.jobs.plan import parse_config
 from fdbench.models.custom import build_custom_model, split_classifier
 from fdbench.training.context import build_spec, network_from_spec
 

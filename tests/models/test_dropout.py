@@ -6,7 +6,7 @@ torch = pytest.importorskip("torch")
 
 from torch import nn  # noqa: E402
 
-from fdbench.config import ArchitectureConfig  # noqa: E402
+from fdbench.config.schema import ArchitectureConfig  # noqa: E402
 from fdbench.models import build_model  # noqa: E402
 from fdbench.models.dropout import (  # noqa: E402
     SampledDropout,

@@ -8,7 +8,7 @@ from scipy.special import softmax
 from sklearn.metrics import roc_auc_score
 
 from fdbench.csf import compute_csfs
-from fdbench.data.corruptions import CORRUPTIONS
+from fdbench.data.shifts.corruptions import CORRUPTIONS
 from fdbench.outputs import (
     FD_SHIFTS_CORRUPTIONS,
     import_fd_shifts,

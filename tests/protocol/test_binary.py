@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fdbench.jobs.evaluate import evaluate_run, prediction_groups
+from fdbench.evaluation.runs import evaluate_run, prediction_groups
 from fdbench.outputs import RunOutputs, SplitOutputs
 from fdbench.protocol.binary import (
     fpr_threshold,

@@ -5,7 +5,7 @@ import pandas as pd
 import pytest
 
 from fdbench import metrics as M
-from fdbench.jobs.evaluate import default_studies, evaluate_confidences, splits_of
+from fdbench.evaluation.confidences import default_studies, evaluate_confidences, splits_of
 from fdbench.protocol import (
     Protocol,
     build_evaluation_set,

@@ -6,7 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from fdbench.jobs.evaluate import evaluate_run, evaluate_table
+from fdbench.evaluation.runs import evaluate_run
+from fdbench.evaluation.tables import evaluate_table
 from fdbench.outputs import RunOutputs, SplitOutputs, read_outputs, write_outputs
 from fdbench.protocol import (
     FAR_OOD_STUDY,

@@ -9,8 +9,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from fdbench.config import load_config
-from fdbench.errors import UserError, is_user_error, one_line
+from fdbench.core.errors import UserError, is_user_error, one_line
+from fdbench.jobs.plan import load_config
 
 from ._cli import assert_one_line_error, digests, outputs_npz, run_cli
 
@@ -188,7 +188,7 @@ def test_corrupt_checkpoint_in_a_dask_worker_is_one_line(tmp_path):
     worker log, no traceback); the file is left as it was."""
     pytest.importorskip("torch")
     pytest.importorskip("distributed")
-    from fdbench.io import atomic_path, claim_run_folder
+    from fdbench.core.io import atomic_path, claim_run_folder
 
     config = tmp_path / "tiny.yaml"
     config.write_text(TINY)
@@ -239,9 +239,10 @@ def test_a_bug_keeps_its_traceback(tmp_path):
     from ._cli import ROOT
 
     code = (
-        "import fdbench.cli as c, sys\n"
+        "import sys\n"
+        "import fdbench.cli as c, fdbench.report.console as console\n"
         "def boom(*a, **k):\n    raise IndexError('a bug')\n"
-        "c.print_results = boom\n"
+        "console.print_results = boom\n"
         f"sys.argv = ['fdbench', 'evaluate', {str(outputs_npz(tmp_path / 'o.npz'))!r}]\n"
         "c.main()\n"
     )

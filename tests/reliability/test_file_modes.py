@@ -10,8 +10,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from fdbench.data._cache import atomic_write_bytes
-from fdbench.io import atomic_path, default_mode, write_table, write_text
+from fdbench.core.io import atomic_path, default_mode, write_table, write_text
+from fdbench.data.sources.cache import atomic_write_bytes
 from fdbench.outputs import RunOutputs, SplitOutputs, write_outputs
 
 

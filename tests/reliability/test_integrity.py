@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from fdbench.io import (
+from fdbench.core.io import (
     DIRECTORY_CHECKSUMS,
     IntegrityError,
     atomic_path,
@@ -24,9 +24,9 @@ from fdbench.io import (
     record_directory_checksums,
     write_table,
 )
+from fdbench.core.runner import Job, run_jobs
 from fdbench.jobs.benchmark import _evaluation_jobs, _settings, collect_results
 from fdbench.jobs.run_folder import pin_config
-from fdbench.jobs.runner import Job, run_jobs
 from fdbench.outputs import read_outputs, write_outputs
 from fdbench.report import Gallery
 
@@ -92,8 +92,8 @@ def test_read_table_names_the_damaged_file(tmp_path):
 
 
 def test_damaged_recorded_config_is_one_error(tmp_path):
-    from fdbench.cli import _default_config
-    from fdbench.config import load_config
+    from fdbench.cli.benchmark import _default_config
+    from fdbench.jobs.plan import load_config
 
     run = tmp_path / "run"
     claim_run_folder(run)

@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from fdbench.io import ForeignFileError, checksum_path, write_text
+from fdbench.core.io import ForeignFileError, checksum_path, write_text
 from fdbench.outputs import read_outputs, write_outputs
 
 from .conftest import assert_user_error, digest, run_cli, small_run

@@ -8,7 +8,8 @@ import pytest
 
 from fdbench import metrics as M
 from fdbench.analysis import StudySamples, bootstrap_analysis, csf_calibration, risk_excess
-from fdbench.report import Gallery, curve_table, select_gallery
+from fdbench.evaluation.curves import curve_table
+from fdbench.report import Gallery, select_gallery
 
 STUDIES = ("iid", "corruption/noise/3", "new_class/svhn")
 # two methods of one dataset (the second with a CSF of its own), as a benchmark run has them

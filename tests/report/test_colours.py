@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from fdbench.jobs.evaluate import evaluate_confidences
+from fdbench.evaluation.confidences import evaluate_confidences
 from fdbench.report import ReportTable, classifier_accuracy
 from fdbench.report.html import table_html
 from fdbench.report.tables import CLASSIFIERS, NEW_CLASS_ACCURACY

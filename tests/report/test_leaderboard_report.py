@@ -11,7 +11,7 @@ import pytest
 from fdbench import metrics as M
 from fdbench.analysis import leaderboard as lb
 from fdbench.analysis.paired import PairedSamples, paired_bootstrap
-from fdbench.report.leaderboard import leaderboard_frame, read_leaderboard
+from fdbench.report.sections.leaderboard import leaderboard_frame, read_leaderboard
 
 from .conftest import METHODS, SEEDS, _study_data, build_inputs, write_run_folder
 

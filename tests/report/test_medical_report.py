@@ -6,7 +6,7 @@ import pandas as pd
 import pytest
 
 from fdbench.report import write_report
-from fdbench.report.medical import (
+from fdbench.report.sections.seeds import (
     classification_performance,
     score_rows,
     seed_boxplot_figure,

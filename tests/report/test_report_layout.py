@@ -10,8 +10,9 @@ import pandas as pd
 import pytest
 
 from fdbench.report import Gallery, select_gallery, write_report
+from fdbench.report.page import SECTIONS
 from fdbench.report.plots import optimal_risks
-from fdbench.report.report import NO_THRESHOLD, SECTIONS, _sgr_summary
+from fdbench.report.sections.sgr import NO_THRESHOLD, _sgr_summary
 
 
 def test_the_run_section_comes_first_and_the_leaderboard_heads_the_sections(

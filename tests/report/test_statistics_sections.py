@@ -16,7 +16,7 @@ from fdbench.analysis import (
     friedman_nemenyi,
 )
 from fdbench.report import write_report
-from fdbench.report.friedman import friedman_blocks
+from fdbench.report.sections.friedman import friedman_blocks
 
 METHODS = {"ce": ("MSR", "MLS", "PE"), "dg": ("MSR", "DG-Res")}
 STUDIES = ("iid", "corruption/1", "corruption/2", "corruption/3", "new_class/svhn", "subclass")

@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from fdbench.report import ReportTable, write_report
-from fdbench.report.studies import study_order, study_table
+from fdbench.report.sections.studies import study_order, study_table
 
 
 def _summary(studies, dataset="d") -> pd.DataFrame:
@@ -107,7 +107,7 @@ def test_results_without_leaderboard_files_get_the_section(tmp_path):
 
 
 def test_results_read_back_from_csv_without_method_or_seed(tmp_path):
-    from fdbench.report.studies import read_study_summary
+    from fdbench.report.sections.studies import read_study_summary
 
     # `fdbench evaluate --out results.csv` read back: empty dataset and method are NaN; no seed
     results = pd.DataFrame(

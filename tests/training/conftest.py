@@ -3,9 +3,8 @@
 import numpy as np
 import pytest
 
-from fdbench.config import parse_config
-from fdbench.data.datasets import ImageDataset
-from fdbench.data.studies import Experiment, Study, StudyKind
+from fdbench.data.types import Experiment, ImageDataset, Study, StudyKind
+from fdbench.jobs.plan import parse_config
 
 CLASSES = ("a", "b", "c")
 

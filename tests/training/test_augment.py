@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 import torch
 
-from fdbench.config import TrainingConfig
+from fdbench.config.schema import TrainingConfig
 from fdbench.training.augment import (
     AUGMENTATIONS,
     Pipeline,

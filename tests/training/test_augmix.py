@@ -9,8 +9,8 @@ torch = pytest.importorskip("torch")
 
 from PIL import Image, ImageOps  # noqa: E402
 
-from fdbench.data.corruptions import CORRUPTIONS  # noqa: E402
-from fdbench.training import augmix as am  # noqa: E402
+from fdbench.data.shifts.corruptions import CORRUPTIONS  # noqa: E402
+from fdbench.training.methods.augmix import ops as am  # noqa: E402
 
 
 def _batch(n=6, c=1, side=16, seed=0):

@@ -11,7 +11,8 @@ import pytest
 torch = pytest.importorskip("torch")
 pytest.importorskip("lightning")
 
-from fdbench.config import TrainingConfig, load_config, parse_config  # noqa: E402
+from fdbench.config.schema import TrainingConfig  # noqa: E402
+from fdbench.jobs.plan import load_config, parse_config  # noqa: E402
 from fdbench.training.device import lightning_settings, resolve_device  # noqa: E402
 from tests.data._robustness_layouts import N_VAL, SIZE, write_camelyon  # noqa: E402
 

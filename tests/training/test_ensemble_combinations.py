@@ -4,7 +4,8 @@ import itertools
 
 import pytest
 
-from fdbench.config import EnsembleCombinations, parse_config
+from fdbench.config.schema import EnsembleCombinations
+from fdbench.jobs.plan import parse_config
 
 from .conftest import make_experiment, tiny_config
 

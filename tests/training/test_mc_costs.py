@@ -8,7 +8,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from fdbench.config import load_config, parse_config  # noqa: E402
+from fdbench.jobs.plan import load_config, parse_config  # noqa: E402
 from fdbench.models.dropout import SampledDropout, sampling  # noqa: E402
 from fdbench.training.methods.swag import SWAGParams  # noqa: E402
 

@@ -9,7 +9,7 @@ from torch import nn  # noqa: E402
 
 from fdbench.metrics import auroc_out  # noqa: E402
 from fdbench.models.network import Network, Normalize  # noqa: E402
-from fdbench.training.odin import (  # noqa: E402
+from fdbench.training.methods.odin.scores import (  # noqa: E402
     ODIN_EPSILONS,
     ODIN_TEMPERATURES,
     odin_batch_scores,
@@ -122,7 +122,7 @@ def test_odin_method_selects_t_and_eps_on_validation_and_stores_its_head(
     tmp_path, experiment, make_config
 ):
     from fdbench.csf import compute_csfs
-    from fdbench.data.external import load_external
+    from fdbench.data.sources.external import load_external
     from fdbench.outputs import read_outputs
     from fdbench.training import run_training_job
     from fdbench.training.jobs import load_checkpoint

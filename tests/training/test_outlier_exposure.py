@@ -8,7 +8,7 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from fdbench.training.augment import Pipeline  # noqa: E402
-from fdbench.training.outlier_exposure import (  # noqa: E402
+from fdbench.training.methods.outlier_exposure.loss import (  # noqa: E402
     OutlierBatches,
     outlier_exposure_loss,
     outlier_loader,
@@ -106,7 +106,7 @@ def test_outlier_exposure_trains_one_epoch_on_a_tiny_config(tmp_path, experiment
 def _leaky(experiment):
     from dataclasses import replace
 
-    from fdbench.data.studies import Study, StudyKind
+    from fdbench.data.types import Study, StudyKind
 
     images = experiment.studies[0].images
     shapes_study = Study("new_class/shapes", StudyKind.NEW_CLASS_NONSEMANTIC, images,

@@ -6,7 +6,8 @@ from types import SimpleNamespace
 import pytest
 import torch
 
-from fdbench.config import ScheduleConfig, parse_config
+from fdbench.config.schema import ScheduleConfig
+from fdbench.jobs.plan import parse_config
 from fdbench.training import context
 from fdbench.training.jobs import train_or_load
 from fdbench.training.schedules import BestValidationLoss, make_scheduler, plateau_callbacks

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from pydantic import Field
 
-from fdbench.config import parse_config
+from fdbench.jobs.plan import parse_config
 from fdbench.training import methods
 from fdbench.training.methods import (
     EndToEndParams,

@@ -5,7 +5,7 @@ import math
 import pytest
 import torch
 
-from fdbench.config import ScheduleConfig
+from fdbench.config.schema import ScheduleConfig
 from fdbench.training.schedules import lr_factor, make_scheduler
 
 

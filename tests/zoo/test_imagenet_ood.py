@@ -13,7 +13,7 @@ import pytest
 
 from fdbench import metrics as M
 from fdbench.csf.softmax import msr
-from fdbench.data.wordnet import WordNet
+from fdbench.data.sources.wordnet import WordNet
 from fdbench.zoo import discover_members, evaluate_member, load_zoo_config, parse_zoo_config
 from fdbench.zoo.analyses import extra_ood_table
 from fdbench.zoo.imagenet_ood import (
@@ -270,7 +270,7 @@ def test_timm_members_run_on_the_filtered_pool_and_imagenet_o(tmp_path, monkeypa
     _class_folder(tmp_path / "in21k", BEAR, 5)
     _class_folder(tmp_path / "o", CHAIR, 2, ".jpg")
     wordnet = tmp_path / "data.noun"
-    monkeypatch.setattr("fdbench.data.wordnet.load_wordnet", lambda path: _wordnet())
+    monkeypatch.setattr("fdbench.data.sources.wordnet.load_wordnet", lambda path: _wordnet())
     timm_members(
         ["fake"],
         tmp_path / "val",

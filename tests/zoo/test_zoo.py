@@ -13,7 +13,7 @@ import pytest
 from fdbench import metrics as M
 from fdbench.csf.softmax import msr
 from fdbench.csf.temperature import fit_temperature
-from fdbench.data.cood import cood_estimation_split, cood_group_size, cood_severity_levels
+from fdbench.data.shifts.cood import cood_estimation_split, cood_group_size, cood_severity_levels
 from fdbench.zoo import discover_members, evaluate_member, iter_blocks, parse_zoo_config, sac
 from fdbench.zoo.members import declared_val_mask
 from fdbench.zoo.synthetic import make_synthetic_zoo

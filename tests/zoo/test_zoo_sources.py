@@ -10,8 +10,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from fdbench.jobs.zoo import run_zoo
 from fdbench.outputs import RunOutputs, SplitOutputs, write_outputs
-from fdbench.zoo import discover_members, parse_zoo_config, run_zoo
+from fdbench.zoo import discover_members, parse_zoo_config
 from fdbench.zoo.checkpoints import import_benchmark_run
 from fdbench.zoo.embedded import (
     EMBEDDED_MEMBERS,

@@ -111,7 +111,7 @@ def _on_dask(
 ) -> list[pd.DataFrame]:
     from dask.distributed import Client
 
-    from fdbench.jobs.runner import local_cluster
+    from fdbench.core.runner import local_cluster
 
     cluster = None
     own = client is None

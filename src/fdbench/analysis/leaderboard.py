@@ -41,7 +41,8 @@ _KEYS = ("dataset", "study", "scoring_method")
 
 
 def study_column(study: str) -> str | None:
-    """The paper column of a study name of fdbench's studies (``fdbench.data.studies``).
+    """The paper column of a study name of fdbench's studies
+    (``fdbench.data.suites.fashion_mnist``).
 
     ``iid`` → iid; the pooled corruption studies ``corruption/<severity>`` → corruption (FD-Shifts'
     "cor", the mean over the intensities, ``fd_shifts/reporting/tables.py``,

@@ -320,7 +320,7 @@ def _on_dask(
 ) -> list:
     from dask.distributed import Client
 
-    from fdbench.jobs.runner import local_cluster
+    from fdbench.core.runner import local_cluster
 
     cluster = local_cluster(workers) if scheduler is None else None
     client = Client(cluster if cluster is not None else scheduler)

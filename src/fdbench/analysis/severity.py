@@ -12,7 +12,7 @@ from fdbench.analysis._validation import metric_rows, require_columns
 from fdbench.protocol import POOLED_CORRUPTION
 
 #: A C-OOD level study of Galil et al. (ICLR 2023, App. L), ``cood/<percentile>``
-#: (:func:`fdbench.data.cood.cood_studies`).
+#: (:func:`fdbench.data.shifts.cood.cood_studies`).
 COOD_LEVEL = re.compile(r"^cood/(?P<level>\d+(?:\.\d+)?)$")
 #: The families of level studies: the pooled corruption intensities and the C-OOD levels.
 SEVERITY_FAMILIES = {"corruption": POOLED_CORRUPTION, "cood": COOD_LEVEL}

@@ -51,6 +51,6 @@ def odin(score: ArrayLike) -> np.ndarray:
 
     Liang, Li & Srikant, "Enhancing the reliability of out-of-distribution image detection in
     neural networks", ICLR 2018 (stored head ``"odin"``, computed at inference by
-    :mod:`fdbench.training.odin`).
+    :mod:`fdbench.training.methods.odin.scores`).
     """
     return as_float_array(score, "score", 1).copy()

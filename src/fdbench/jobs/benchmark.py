@@ -13,13 +13,19 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
-from fdbench.io import atomic_path, read_table, write_table, write_text
-from fdbench.jobs.evaluate import (
-    NON_TEST_SPLITS,
-    default_studies,
-    evaluate_confidences,
-    prediction_groups,
+from fdbench.core.io import atomic_path, read_table, write_table, write_text
+from fdbench.core.provenance import (
+    FINGERPRINT_COLUMN,
+    PROVENANCE_FILE,
+    check_same_splits,
+    combined_fingerprint,
+    provenance_record,
+    recording_reads,
 )
+from fdbench.core.runner import Job, resolve_workers, run_stage
+from fdbench.data.fingerprints import experiment_fingerprints
+from fdbench.evaluation.confidences import NON_TEST_SPLITS, default_studies, evaluate_confidences
+from fdbench.evaluation.runs import prediction_groups
 from fdbench.jobs.plan import SCORES_FILE, BenchmarkPlan, StudyScores, save_scores
 from fdbench.jobs.report_inputs import write_report_inputs
 from fdbench.jobs.run_folder import (
@@ -29,7 +35,6 @@ from fdbench.jobs.run_folder import (
     write_results,
     write_times,
 )
-from fdbench.jobs.runner import Job, resolve_workers, run_stage
 from fdbench.protocol import (
     PER_TYPE_CORRUPTION,
     POOLED_CORRUPTION,
@@ -38,20 +43,11 @@ from fdbench.protocol import (
     study_splits,
     unknown_detection_pools,
 )
-from fdbench.provenance import (
-    FINGERPRINT_COLUMN,
-    PROVENANCE_FILE,
-    check_same_splits,
-    combined_fingerprint,
-    experiment_fingerprints,
-    provenance_record,
-    recording_reads,
-)
 
 if TYPE_CHECKING:
-    from fdbench.config import BenchmarkConfig
+    from fdbench.config.schema import BenchmarkConfig
     from fdbench.csf.openmax import OpenMaxParams
-    from fdbench.data.studies import Experiment
+    from fdbench.data.types import Experiment
 
 #: The corruption summary of the report: FD-Shifts' "cor", the mean over the pooled levels.
 CORRUPTION_SUMMARY = "cor"
@@ -76,19 +72,19 @@ def evaluate_runs(
     metrics) and ``scores.npz``
     (per study and prediction group: residuals and confidences under failure detection, plus
     the ``val`` split). The studies are the stored test splits and the pooled corruption
-    studies ``corruption/<severity>`` (:func:`fdbench.jobs.evaluate.default_studies`). With
+    studies ``corruption/<severity>`` (:func:`fdbench.evaluation.confidences.default_studies`). With
     ``with_val`` the results also hold failure-detection rows of the ``val`` split
     (``study == "val"``), which :func:`select_candidates` selects on. Every row records the grid
     candidate it comes from: ``candidate`` (index) and ``params`` (its parameters as JSON), from
     the stores' meta. ``seed`` fills the ``seed`` column (default: the first store's seed; an
     ensemble of ``ensemble_combinations`` gets its combination's index, so that the seed
     statistics of the results run over the combinations). ``binary_fpr`` applies the binary
-    protocol (validation-FPR threshold, :func:`fdbench.jobs.evaluate.prediction_groups`) to
+    protocol (validation-FPR threshold, :func:`fdbench.evaluation.runs.prediction_groups`) to
     two-class outputs; outputs with more classes keep the arg-max prediction. With
-    ``fingerprints`` (split → :func:`fdbench.provenance.split_fingerprint` of the experiment the
-    stores were computed on) every row records in
-    :data:`~fdbench.provenance.FINGERPRINT_COLUMN` the fingerprint of its study's splits
-    (:func:`fdbench.provenance.combined_fingerprint`). The results file is written last: its
+    ``fingerprints`` (split → :func:`fdbench.core.provenance.split_fingerprint` of the experiment
+    the stores were computed on) every row records in
+    :data:`~fdbench.core.provenance.FINGERPRINT_COLUMN` the fingerprint of its study's splits
+    (:func:`fdbench.core.provenance.combined_fingerprint`). The results file is written last: its
     presence marks the job as done.
     """
     from fdbench.outputs import read_outputs
@@ -179,19 +175,20 @@ def plan_benchmark(
     cannot run on it (e.g. an external set overlapping a test set) fails before any training.
     With ``config.openmax`` the single runs' evaluations add the OpenMax CSF.
     With ``ensemble_combinations`` every ensemble is evaluated once per subset of its seeds
-    (:meth:`~fdbench.config.EnsembleCombinations.subsets`), in ``.../combination<i>``
+    (:meth:`~fdbench.config.schema.EnsembleCombinations.subsets`), in ``.../combination<i>``
     folders, its rows carrying ``i`` as their ``seed``.
     ``config.data.binary_protocol`` sets the binary protocol of two-class experiments.
     Every evaluation records the fingerprints of its splits
-    (:func:`fdbench.provenance.experiment_fingerprints`, kept in ``plan.fingerprints`` by
+    (:func:`fdbench.data.fingerprints.experiment_fingerprints`, kept in ``plan.fingerprints`` by
     experiment, and by run where ``config.data.per_run`` draws the splits per run); an
     ensemble whose members were trained on different splits is refused.
     """
+    from fdbench.csf.openmax import OpenMaxParams
     from fdbench.training.experiments import experiment_for_run
     from fdbench.training.jobs import output_stores, plan_jobs, run_training_job
 
     models = run_dir / "runs"
-    openmax = None if config.openmax is None else config.openmax.params()
+    openmax = None if config.openmax is None else OpenMaxParams(**config.openmax.model_dump())
     binary = config.data.binary_protocol
     binary_fpr = None if binary is None else binary.fpr
     training, evaluation = [], []
@@ -360,7 +357,7 @@ def collect_results(plan: BenchmarkPlan) -> pd.DataFrame:
     """Concatenate the results of every evaluation job into one tidy table, keeping per CSF the
     grid candidate selected on validation (:func:`select_candidates`). Results of one
     (dataset, study, seed) evaluated on different splits are refused
-    (:func:`fdbench.provenance.check_same_splits`)."""
+    (:func:`fdbench.core.provenance.check_same_splits`)."""
     table = pd.concat([read_table(job.output) for job in plan.evaluation], ignore_index=True)
     check_same_splits(table, "the evaluations")
     return select_candidates(table, plan.selection_metric)
@@ -394,7 +391,7 @@ def run_benchmark(
     no work (every job done, analysis up to date) keeps the time recorded when it did.
     ``provenance.json`` records the fdbench version and commit, the resolved config, the
     SHA-256 of every data file read and the fingerprint of every split
-    (:func:`fdbench.provenance.provenance_record`).
+    (:func:`fdbench.core.provenance.provenance_record`).
 
     ``run_dir`` must be new, empty or a run folder fdbench made (its marker file,
     :func:`fdbench.jobs.run_folder.open_run_folder`). Every file a job left is checked against its
@@ -453,7 +450,7 @@ def analysis_key(config: BenchmarkConfig, plan: BenchmarkPlan, report: bool) -> 
     import hashlib
 
     from fdbench import __version__
-    from fdbench.io import DIRECTORY_CHECKSUMS, checksum_path
+    from fdbench.core.io import DIRECTORY_CHECKSUMS, checksum_path
 
     digest = hashlib.sha256()
     digest.update(config.model_dump_json().encode())
@@ -468,7 +465,7 @@ def analysis_key(config: BenchmarkConfig, plan: BenchmarkPlan, report: bool) -> 
 def _analysis_current(run_dir: Path, key: str, report: bool) -> bool:
     """Whether the analysis recorded in ``run_dir`` was made from inputs with this ``key`` and
     its results (and, with ``report``, the page) are intact."""
-    from fdbench.io import damage
+    from fdbench.core.io import damage
 
     record = run_dir / ANALYSIS_FILE
     outputs = [RESULTS_FILE, "results.csv", *(("report.html",) if report else ())]

@@ -1,17 +1,21 @@
-"""What a benchmark plans and what each of its evaluation jobs leaves: the plan of jobs and the
-per-sample scores file (``scores.npz``) the report inputs are computed from."""
+"""What a benchmark plans and what each of its evaluation jobs leaves: its configuration
+validated against the training methods, the plan of jobs, and the per-sample scores file
+(``scores.npz``) the report inputs are computed from."""
 
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
-from fdbench.io import atomic_path, verify_file
-from fdbench.jobs.runner import Job
+from fdbench.config import BenchmarkConfig, read_yaml, validate_config
+from fdbench.core.io import atomic_path, verify_file
+from fdbench.core.runner import Job
 
 SCORES_FILE = "scores.npz"
 
@@ -21,7 +25,7 @@ class BenchmarkPlan:
     """The jobs of a benchmark and where their files go, and the metric each CSF's grid
     candidate is selected by (:func:`fdbench.jobs.benchmark.select_candidates`), and the
     fingerprints of the splits (experiment, or experiment/run → split → fingerprint,
-    :func:`fdbench.provenance.experiment_fingerprints`)."""
+    :func:`fdbench.data.fingerprints.experiment_fingerprints`)."""
 
     training: list[Job]
     evaluation: list[Job]
@@ -32,7 +36,7 @@ class BenchmarkPlan:
 @dataclass(frozen=True)
 class StudyScores:
     """What one run yields on one study for one prediction group (``source``, see
-    :func:`fdbench.jobs.evaluate.prediction_groups`): residuals, each CSF's confidence, and where
+    :func:`fdbench.evaluation.runs.prediction_groups`): residuals, each CSF's confidence, and where
     each sample comes from."""
 
     study: str
@@ -79,3 +83,20 @@ def load_scores(path: Path) -> list[StudyScores]:
             )
             for i, entry in enumerate(index)
         ]
+
+
+def parse_config(data: Any, *, source: str = "config") -> BenchmarkConfig:
+    """Validate a mapping (e.g. parsed YAML) into a :class:`~fdbench.config.schema.BenchmarkConfig`,
+    its methods against fdbench's training methods and the plug-ins registered with them
+    (:func:`fdbench.training.methods.get_method`; see
+    :func:`fdbench.config.schema.validate_config`)."""
+    from fdbench.training.methods import get_method
+
+    return validate_config(data, methods=get_method, source=source)
+
+
+def load_config(path: str | os.PathLike[str]) -> BenchmarkConfig:
+    """Read and validate a YAML benchmark configuration file
+    (:func:`fdbench.config.schema.read_yaml`,
+    :func:`parse_config`)."""
+    return parse_config(read_yaml(path), source=os.fspath(path))

@@ -11,14 +11,14 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
-from fdbench.io import read_table, write_table
+from fdbench.core.io import read_table, write_table
 from fdbench.jobs.plan import SCORES_FILE, BenchmarkPlan, StudyScores, load_scores
 
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from fdbench.config import AnalysisConfig, BenchmarkConfig
-    from fdbench.data.studies import Experiment
+    from fdbench.config.schema import AnalysisConfig, BenchmarkConfig
+    from fdbench.data.types import Experiment
     from fdbench.outputs import RunOutputs
 
 GALLERY_KINDS = ("iid", "subclass", "new_class_semantic", "new_class_nonsemantic")
@@ -36,7 +36,7 @@ def _gallery_labels(
     is judged with (:func:`fdbench.evaluation.csf_prediction_source`), read from the run's
     outputs (``read_outputs(store, lazy=True)``). Empty when the run has no single store (an
     ensemble: ``run`` is ``None``)."""
-    from fdbench.jobs.evaluate import csf_prediction_source
+    from fdbench.evaluation.runs import csf_prediction_source
 
     if run is None:
         return {}
@@ -103,8 +103,9 @@ def write_report_inputs(
         risk_excess,
         severity_level,
     )
+    from fdbench.evaluation.curves import curve_table
     from fdbench.outputs import read_outputs
-    from fdbench.report import curve_table, select_gallery
+    from fdbench.report import select_gallery
 
     settings = config.analysis
     images = {e.name: {s.name: s.images for s in e.studies} for e in experiments}
@@ -225,13 +226,13 @@ def _one_cluster(
     workers: int | None, scheduler: str | None, needed: bool
 ) -> Iterator[tuple[int | None, str | None]]:
     """The (workers, scheduler) the bootstraps of the analysis stage run on: with ``workers``
-    and no ``scheduler``, one local cluster (:func:`fdbench.jobs.runner.local_cluster`) that
+    and no ``scheduler``, one local cluster (:func:`fdbench.core.runner.local_cluster`) that
     all of them share, started only where ``needed`` (each would otherwise start its own, about
     1.4 s of start-up and imports here); otherwise the arguments as they are."""
     if not needed or scheduler is not None or not workers:
         yield workers, scheduler
         return
-    from fdbench.jobs.runner import local_cluster
+    from fdbench.core.runner import local_cluster
 
     cluster = local_cluster(workers)
     try:

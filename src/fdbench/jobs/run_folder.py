@@ -9,7 +9,7 @@ from typing import Any
 
 import pandas as pd
 
-from fdbench.io import atomic_path, claim_run_folder, verify_file, write_table
+from fdbench.core.io import atomic_path, claim_run_folder, verify_file, write_table
 
 CONFIG_FILE = "config.json"
 RESULTS_FILE = "results.parquet"
@@ -22,7 +22,7 @@ def pin_config(settings: dict[str, Any], run_dir: Path) -> Path:
     """Write ``settings`` (the resolved configuration, as JSON) into ``run_dir/config.json``;
     ``ValueError`` when the folder holds a run of other settings (a changed config must not
     resume another run's files). The existing file is checked against its checksum first
-    (:func:`fdbench.io.verify_file`)."""
+    (:func:`fdbench.core.io.verify_file`)."""
     text = json.dumps(settings, indent=2, sort_keys=True)
     path = run_dir / CONFIG_FILE
     if path.exists() and verify_file(path).read_text() != text:
@@ -36,7 +36,7 @@ def pin_config(settings: dict[str, Any], run_dir: Path) -> Path:
 
 
 def open_run_folder(run_dir: Path, settings: dict[str, Any]) -> Path:
-    """Make ``run_dir`` a run folder of fdbench (:func:`fdbench.io.claim_run_folder`: new,
+    """Make ``run_dir`` a run folder of fdbench (:func:`fdbench.core.io.claim_run_folder`: new,
     empty or fdbench's own) and pin its configuration (:func:`pin_config`)."""
     claim_run_folder(run_dir)
     pin_config(settings, run_dir)
@@ -58,7 +58,7 @@ def write_times(times: dict[str, float], run_dir: Path, *, worked: set[str] | No
     another stage), and nothing is written when no stage worked: a re-run of a finished job
     never replaces its timings with the no-op's.
     """
-    from fdbench.io import damage
+    from fdbench.core.io import damage
 
     path = run_dir / TIMES_FILE
     recorded: dict[str, float] = {}

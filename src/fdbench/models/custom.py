@@ -2,7 +2,7 @@
 
 A benchmark configuration names one with ``architecture.factory`` (``"module:callable"``,
 optionally ``architecture.classifier``) or ``architecture.timm`` (see
-:class:`fdbench.config.ArchitectureConfig`). fdbench needs the network split into a body (the
+:class:`fdbench.config.schema.ArchitectureConfig`). fdbench needs the network split into a body (the
 penultimate features, N × D) and a final ``nn.Linear`` (the classifier), as
 :class:`~fdbench.models.network.Network` holds them: the feature CSFs read the body's output,
 MC dropout samples the dropout before the classifier, and the confidence heads (DeVries,
@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from torch import nn
 
-from ..config import import_callable
+from fdbench.core.callables import import_callable
 
 if TYPE_CHECKING:
     from .network import Network

@@ -236,7 +236,7 @@ def resample_pos_embed(pos_embed: torch.Tensor, grid: int) -> torch.Tensor:
 def weights_path(weights: str | os.PathLike) -> Path:
     """``weights`` as a path: absolute or relative to the working directory when it exists
     there, else under ``$FDBENCH_DATA/weights/`` (default ``~/.cache/fdbench/weights``)."""
-    from fdbench.data._cache import data_dir
+    from fdbench.data.sources.cache import data_dir
 
     path = Path(weights).expanduser()
     if path.is_absolute() or path.exists():

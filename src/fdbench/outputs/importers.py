@@ -74,7 +74,7 @@ _FD_SHIFTS_STUDY_KINDS = {
 }
 #: The 15 corruption types of FD-Shifts' noise study in the order its ``CorruptCIFAR``
 #: (fd_shifts/loaders/dataset_collection.py) stacks the CIFAR-C files; the names are those of
-#: fdbench's :data:`fdbench.data.corruptions.CORRUPTIONS`.
+#: fdbench's :data:`fdbench.data.shifts.corruptions.CORRUPTIONS`.
 FD_SHIFTS_CORRUPTIONS = (
     "brightness",
     "contrast",
@@ -332,7 +332,7 @@ def _dump_files(folder: Path) -> list[Path]:
 
 def read_score_dump(path: str | os.PathLike[str], *, iid_study: str = "iid") -> pd.DataFrame:
     """Read OpenOOD-style score dumps into the confidence table of
-    :func:`fdbench.jobs.evaluate.read_confidence_table` (columns ``study``, ``label``,
+    :func:`fdbench.evaluation.tables.read_confidence_table` (columns ``study``, ``label``,
     ``prediction``, ``conf``).
 
     ``path`` is one file or a folder of files (OpenOOD's ``scores/``: one ``<data set>.npz``

@@ -20,7 +20,7 @@ import zarr
 from zarr.codecs import BloscCodec, Crc32cCodec
 from zarr.storage import LocalStore
 
-from fdbench.io import (
+from fdbench.core.io import (
     DIRECTORY_CHECKSUMS,
     IntegrityError,
     check_replaceable,
@@ -95,7 +95,7 @@ def write_outputs(path: str | os.PathLike[str], run: RunOutputs) -> None:
     when complete; an existing store at ``path`` is replaced only then, and survives any failure
     before. Arrays are chunked along the sample axis (about 8 MiB per chunk), compressed with
     Blosc/zstd and checksummed (CRC32C); values round-trip bit-identically. The SHA-256 of
-    every file is recorded in the store's :data:`fdbench.io.DIRECTORY_CHECKSUMS` file, which
+    every file is recorded in the store's :data:`fdbench.core.io.DIRECTORY_CHECKSUMS` file, which
     :func:`read_outputs` verifies. The new store takes the place of the old one in one atomic
     exchange, so a concurrent reader sees one or the other. A directory at ``path`` that is not
     an intact fdbench outputs store is never replaced (``FileExistsError``).

@@ -10,7 +10,7 @@ UNKNOWN_STUDY = "unknown"
 NEAR_OOD_STUDY = "near_ood"
 #: The in-distribution test set ∪ every far-OoD set (OoD detection against far-OoD).
 FAR_OOD_STUDY = "far_ood"
-#: Split kinds (``fdbench.data.studies.StudyKind`` values) of the near- and far-OoD roles.
+#: Split kinds (``fdbench.data.types.StudyKind`` values) of the near- and far-OoD roles.
 NEAR_OOD_KIND = "near_ood"
 FAR_OOD_KIND = "far_ood"
 #: OoD-detection metrics added to every unknown-detection study with new-class samples: the

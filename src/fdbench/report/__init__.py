@@ -1,14 +1,14 @@
 """Tables, plots, the HTML report and LaTeX export."""
 
-from fdbench.report.curves import CURVE_COLUMNS, curve_table
 from fdbench.report.gallery import (
     OVERCONFIDENT_FAILURE,
     UNDERCONFIDENT_SUCCESS,
     Gallery,
     select_gallery,
 )
+from fdbench.report.inputs import RunInputs, read_run_inputs
 from fdbench.report.latex import escape_latex, to_booktabs
-from fdbench.report.report import RunInputs, read_run_inputs, write_report
+from fdbench.report.page import write_report
 from fdbench.report.tables import ReportTable, classifier_accuracy, metric_tables
 from fdbench.report.unknown_detection import (
     unknown_detection_display,
@@ -16,14 +16,12 @@ from fdbench.report.unknown_detection import (
 )
 
 __all__ = [
-    "CURVE_COLUMNS",
     "OVERCONFIDENT_FAILURE",
     "UNDERCONFIDENT_SUCCESS",
     "Gallery",
     "ReportTable",
     "RunInputs",
     "classifier_accuracy",
-    "curve_table",
     "escape_latex",
     "metric_tables",
     "read_run_inputs",

@@ -39,7 +39,7 @@ def screenshot_page(
     Raises FileNotFoundError when the page or a browser is missing, RuntimeError when the
     browser fails.
     """
-    from fdbench.io import atomic_path
+    from fdbench.core.io import atomic_path
 
     page = Path(page)
     if not page.is_file():

@@ -56,7 +56,7 @@ class Gallery:
         """Write the gallery as an ``.npz`` file (atomically)."""
         import io
 
-        from fdbench.io import write_bytes
+        from fdbench.core.io import write_bytes
 
         buffer = io.BytesIO()
         np.savez_compressed(

@@ -100,7 +100,7 @@ class ReportTable:
 
     def export(self, directory: str | Path) -> tuple[Path, Path]:
         """Write ``<name>.csv`` (full precision) and ``<name>.tex`` (booktabs) to ``directory``."""
-        from fdbench.io import write_text
+        from fdbench.core.io import write_text
 
         directory = Path(directory)
         csv = write_text(directory / f"{self.name}.csv", self.frame.to_csv())
@@ -155,8 +155,8 @@ def classifier_accuracy(rows: pd.DataFrame, digits: int = 4) -> pd.DataFrame:
 
     Accuracy belongs to the classifier, not to the CSF: every CSF judged with the same
     predictions has the same accuracy. The CSFs are grouped by their classifier
-    (``fdbench.jobs.evaluate.csf_prediction_source``: the MC-dropout classifier for MCD-* and *-MCD,
-    the network for every other CSF, the ensemble for an ``ensemble(…)`` method), and each
+    (``fdbench.evaluation.runs.csf_prediction_source``: the MC-dropout classifier for MCD-* and
+    *-MCD, the network for every other CSF, the ensemble for an ``ensemble(…)`` method), and each
     classifier gets one row, labelled from ``CLASSIFIERS``. CSFs of one classifier whose
     accuracies print differently at ``digits`` decimals in some study (e.g. CSFs selected from
     different training configurations) get one row per distinct accuracy, labelled with their
@@ -166,7 +166,7 @@ def classifier_accuracy(rows: pd.DataFrame, digits: int = 4) -> pd.DataFrame:
     that are (correctly classified) inliers, n_correct / (n_correct + n_new).
     """
     from fdbench.analysis._validation import require_columns
-    from fdbench.jobs.evaluate import csf_prediction_source
+    from fdbench.evaluation.runs import csf_prediction_source
 
     require_columns(rows, ("csf", "study", "value"), "rows")
     if "metric" in rows.columns and set(rows["metric"]) - {"accuracy"}:

@@ -14,8 +14,9 @@ import lightning as L
 import numpy as np
 import torch
 
-from ..config import BenchmarkConfig, ScheduleConfig
-from ..data.studies import Experiment
+from fdbench.config.schema import BenchmarkConfig, ScheduleConfig
+from fdbench.data.types import Experiment
+
 from ..models import build_model
 from ..models.network import Network
 from .determinism import deterministic
@@ -148,11 +149,11 @@ def quiet_lightning() -> Iterator[None]:
 
 class EpochProgress(L.Callback):
     """Reports every finished training epoch to the job runner
-    (:func:`fdbench.jobs.runner.report_epoch`), for the progress bar; it changes nothing else.
+    (:func:`fdbench.core.runner.report_epoch`), for the progress bar; it changes nothing else.
     A run bounded by steps rather than epochs (``max_epochs == -1``) reports nothing."""
 
     def on_train_epoch_end(self, trainer: L.Trainer, pl_module: L.LightningModule) -> None:
-        from fdbench.jobs.runner import report_epoch
+        from fdbench.core.runner import report_epoch
 
         if trainer.max_epochs is not None and trainer.max_epochs > 0:
             report_epoch(trainer.current_epoch + 1, trainer.max_epochs)

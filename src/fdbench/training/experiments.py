@@ -9,9 +9,10 @@ from importlib import import_module
 from pathlib import Path
 from typing import Any
 
-from ..config import BenchmarkConfig, import_callable
-from ..data.studies import Experiment
-from ..io import atomic_path
+from fdbench.config.schema import BenchmarkConfig
+from fdbench.core.callables import import_callable
+from fdbench.core.io import atomic_path
+from fdbench.data.types import Experiment
 
 __all__ = ["SPLIT_FILE", "build_experiments", "experiment_for_run", "write_split"]
 
@@ -28,10 +29,11 @@ def build_experiments(config: BenchmarkConfig, *, run_seed: int | None = None) -
     With ``run_seed`` (only where ``config.data.per_run`` is set) the builder also gets
     ``run_seed=run_seed``: the experiments of that run. A builder ``"module:callable"`` is
     imported (your own data); any other is looked up in ``fdbench.data``, then
-    ``fdbench.data.studies``, ``fdbench.data.fashion_unknown``, ``fdbench.data.medical`` and
-    ``fdbench.data.custom`` (``folder_experiments``, ``npz_experiments``). A missing builder or
-    unknown experiment name raises ``ValueError``; a builder returning anything but a
-    non-empty list of :class:`~fdbench.data.studies.Experiment` a ``TypeError``.
+    ``fdbench.data.suites.fashion_mnist``, ``fdbench.data.suites.fashion_unknown``,
+    ``fdbench.data.suites.medical`` and ``fdbench.data.suites.custom`` (``folder_experiments``,
+    ``npz_experiments``). A missing builder or unknown experiment name raises ``ValueError``; a
+    builder returning anything but a non-empty list of :class:`~fdbench.data.types.Experiment` a
+    ``TypeError``.
     """
     data = config.data
     if run_seed is not None and not data.per_run:
@@ -45,7 +47,7 @@ def build_experiments(config: BenchmarkConfig, *, run_seed: int | None = None) -
     if wrong or not experiments:
         raise TypeError(
             f"data.builder {data.builder!r} must return a non-empty list of "
-            f"fdbench.data.studies.Experiment, got {wrong or 'none'}"
+            f"fdbench.data.types.Experiment, got {wrong or 'none'}"
         )
     if data.experiments is None:
         return experiments
@@ -63,10 +65,11 @@ def _builder(name: str) -> Callable[..., Any]:
         return import_callable(name, "data.builder")
     for module in (
         "fdbench.data",
-        "fdbench.data.studies",
-        "fdbench.data.fashion_unknown",
-        "fdbench.data.medical",
-        "fdbench.data.custom",
+        "fdbench.data.suites.fashion_mnist",
+        "fdbench.data.suites.fdshifts",
+        "fdbench.data.suites.fashion_unknown",
+        "fdbench.data.suites.medical",
+        "fdbench.data.suites.custom",
     ):
         builder = getattr(import_module(module), name, None)
         if callable(builder):

@@ -8,7 +8,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import torch
 
-from ..data.studies import Experiment
+from fdbench.data.types import Experiment
+
 from ..models.dropout import sampling, split_at_first_dropout
 from ..models.network import Network
 from ..outputs import RunOutputs, SplitOutputs

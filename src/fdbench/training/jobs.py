@@ -12,9 +12,10 @@ import numpy as np
 import pandas as pd
 import torch
 
-from ..config import BenchmarkConfig, config_digest
-from ..data.studies import Experiment
-from ..io import atomic_path, discard_damaged, verify_if_recorded, write_text
+from fdbench.config.schema import BenchmarkConfig, config_digest
+from fdbench.core.io import atomic_path, discard_damaged, verify_if_recorded, write_text
+from fdbench.data.types import Experiment
+
 from ..models.network import Network
 from ..outputs import write_outputs
 from .context import TrainContext, network_from_spec
@@ -62,7 +63,7 @@ def output_stores(
     out_dir: str | os.PathLike[str],
 ) -> list[Path]:
     """The output stores of one (experiment, method, seed) run, one per grid candidate in the
-    order of :meth:`fdbench.config.MethodConfig.candidates`.
+    order of :meth:`fdbench.config.schema.MethodConfig.candidates`.
 
     A method without a grid has one candidate, stored at ``<run>/outputs.zarr``; with a grid,
     candidate ``i`` is stored at ``<run>/candidates/<i>/outputs.zarr`` (next to its model
@@ -87,7 +88,7 @@ def load_checkpoint(path: str | os.PathLike[str]) -> tuple[Network, dict[str, An
     another program's file, weights that do not fit the network it describes) raises one
     ``ValueError`` naming it; an ``OSError`` (missing file, permission denied) passes as is.
     The file is first checked against the SHA-256 recorded beside it, if one was
-    (:func:`fdbench.io.verify_if_recorded`).
+    (:func:`fdbench.core.io.verify_if_recorded`).
     """
     what = f"checkpoint {str(path)!r}"
     verify_if_recorded(path)
@@ -147,7 +148,7 @@ def train_or_load(
     ``<run>/model.pt`` (atomic writes), so an interrupted job resumes. A checkpoint made under
     another configuration raises ``ValueError``. A checkpoint that fails its recorded SHA-256
     (or has none) is removed with a warning and trained again, and ``model.pt`` with it if a
-    candidate was (:func:`fdbench.io.discard_damaged`). Returns ``(network, info)``.
+    candidate was (:func:`fdbench.core.io.discard_damaged`). Returns ``(network, info)``.
 
     The benchmark's results do not use this selection: every candidate's outputs are stored
     (:func:`run_training_job`) and each CSF selects its own candidate on the validation split

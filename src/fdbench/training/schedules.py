@@ -82,7 +82,7 @@ def make_scheduler(
     epochs: int,
 ) -> dict[str, Any] | None:
     """A Lightning ``lr_scheduler`` entry for ``schedule`` (``"cosine"``, ``"constant"`` or a
-    :class:`~fdbench.config.ScheduleConfig`); ``None`` for a constant rate.
+    :class:`~fdbench.config.schema.ScheduleConfig`); ``None`` for a constant rate.
 
     ``steps``/``epochs``: the number of batches/epochs of the whole training. The string
     ``"cosine"`` is torch's ``CosineAnnealingLR`` over all batches (fdbench's historical

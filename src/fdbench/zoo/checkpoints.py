@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from fdbench.io import atomic_path, write_table
+from fdbench.core.io import atomic_path, write_table
 
 __all__ = ["benchmark_stores", "import_benchmark_run"]
 

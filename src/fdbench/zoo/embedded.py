@@ -1,11 +1,11 @@
 """The embedded zoo: small classifiers trained here on Fashion-MNIST, written as a zoo folder.
 
 Every member is trained on the 6 known classes of the default benchmark's semantic split
-(:func:`fdbench.data.splits.semantic_split`, seed 0: the same classes as the benchmark's
+(:func:`fdbench.data.shifts.splits.semantic_split`, seed 0: the same classes as the benchmark's
 ``fashion_mnist`` experiment) and evaluated on an ID validation split, an ID test split and a pool
 of 33 OOD classes: the 4 held-out Fashion-MNIST classes, the 10 MNIST digits, the 10
 Animal-MNIST classes, the 5 texture images (32 × 32 patches resized to 28 × 28) and the 4
-noise kinds of :func:`fdbench.data.datasets.load_dataset`, each an OOD class of the C-OOD
+noise kinds of :func:`fdbench.data.sources.datasets.load_dataset`, each an OOD class of the C-OOD
 severity algorithm (Galil et al., ICLR 2023, App. L). The members vary in architecture
 (convnet widths, MLP depths, a small ResNet-18), training length, dropout, label smoothing,
 mixup and distillation from a teacher member, so that they spread in accuracy and calibration.
@@ -28,8 +28,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from fdbench.io import atomic_path, write_table, write_text
-from fdbench.jobs.runner import Job, run_stage
+from fdbench.core.io import atomic_path, write_table, write_text
+from fdbench.core.runner import Job, run_stage
 
 __all__ = [
     "EMBEDDED_MEMBERS",
@@ -146,9 +146,9 @@ def embedded_data(
     Fashion-MNIST classes and of every class of :data:`OOD_DATASETS` (converted to 28 × 28
     grey), class ids in that order, named ``<dataset>/<class>``.
     """
-    from fdbench.data.datasets import load_dataset
-    from fdbench.data.splits import relabel, semantic_split, to_format
-    from fdbench.data.studies import SEMANTIC_FRACTION, _sub_rng
+    from fdbench.data.shifts.splits import relabel, semantic_split, to_format
+    from fdbench.data.sources.datasets import load_dataset
+    from fdbench.data.suites.fashion_mnist import SEMANTIC_FRACTION, _sub_rng
 
     n_train, n_val, n_test, n_ood = SIZES[bool(quick)]
     rng = np.random.default_rng(np.random.SeedSequence([seed, 26]))

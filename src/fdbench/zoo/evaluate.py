@@ -13,7 +13,7 @@ from fdbench import metrics as M
 from fdbench.csf.pnorm import fit_maxlogit_pnorm, fit_pnorm_softmax, maxlogit_pnorm, pnorm_softmax
 from fdbench.csf.softmax import log_softmax
 from fdbench.csf.temperature import fit_temperature
-from fdbench.data.cood import cood_estimation_split, cood_group_size, cood_severity_levels
+from fdbench.data.shifts.cood import cood_estimation_split, cood_group_size, cood_severity_levels
 
 from .members import Member, declared_val_mask, has_array, iter_blocks, read_array
 

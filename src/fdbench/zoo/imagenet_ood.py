@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 if TYPE_CHECKING:
-    from fdbench.data.wordnet import WordNet
+    from fdbench.data.sources.wordnet import WordNet
 
 __all__ = [
     "TarImage",
@@ -111,9 +111,9 @@ def filter_imagenet21k(
     ("bear" is a hypernym of ImageNet-1K's "brown bear"), as unfair OOD classes.
 
     A class counts as a hypernym when it is an ancestor of an ID class and as a hyponym when an
-    ID class is among its ancestors (:meth:`~fdbench.data.wordnet.WordNet.ancestors`, through
-    hypernym and instance-hypernym pointers). A wnid WordNet 3.0 does not have cannot be checked
-    and is removed too. Returns the kept wnids (sorted) and the reason of each removed one
+    ID class is among its ancestors (:meth:`~fdbench.data.sources.wordnet.WordNet.ancestors`,
+    through hypernym and instance-hypernym pointers). A wnid WordNet 3.0 does not have cannot be
+    checked and is removed too. Returns the kept wnids (sorted) and the reason of each removed one
     (:data:`REASONS`). The authors ship their result as a class list
     (``datasets_metadata/ImageNet_20K_metadata.pkl`` of mdabbah/COOD_benchmarking); this
     rebuilds it from the rule, for any copy and any set of ID classes.

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from fdbench.io import atomic_path, write_table
+from fdbench.core.io import atomic_path, write_table
 
 from .imagenet_ood import imagenet21k_pool, imagenet_o_images, open_image
 
@@ -218,7 +218,7 @@ def timm_members(
         """The OOD pool, read once and only when some member is computed (ImageNet-21K's
         listing and filtering take a while)."""
         if imagenet21k is not None:
-            from fdbench.data.wordnet import load_wordnet
+            from fdbench.data.sources.wordnet import load_wordnet
 
             return imagenet21k_pool(
                 imagenet21k, test_names, load_wordnet(wordnet), n_samples=ood_samples, seed=seed

@@ -1,10 +1,13 @@
 """Training methods as plug-ins: the interface a method implements and the registry of methods.
 
-A training method is one module (``fdbench/training/methods/<name>.py``) holding one subclass of
-:class:`TrainingMethod`, decorated with :func:`register`. Adding a method touches that file
-(plus its import at the bottom of this module, or an entry point) and its tests; ``config.py``,
-``jobs.py``, ``inference.py`` and the benchmark planner find it here. Method modules import
-PyTorch only inside their hooks, so :mod:`fdbench.config` validates a configuration without it.
+A training method is one module (``fdbench/training/methods/<name>.py``, or a folder
+``<name>/`` whose ``__init__.py`` holds the method and whose other modules its PyTorch
+implementation) holding one subclass of :class:`TrainingMethod`, decorated with
+:func:`register`. Adding a method touches that file (plus its import at the bottom of this
+module, or an entry point) and its tests; the configuration's validation
+(:func:`fdbench.jobs.plan.parse_config` hands :func:`get_method` to it), ``jobs.py``,
+``inference.py`` and the benchmark planner find it here. Method modules import PyTorch only
+inside their hooks, so a configuration is validated without it.
 
 What a method declares
 ----------------------
@@ -113,7 +116,8 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 if TYPE_CHECKING:
     import torch
 
-    from ...data.studies import Experiment
+    from fdbench.data.types import Experiment
+
     from ...models.network import Network
     from ...outputs import SplitOutputs
     from ..context import TrainContext
@@ -152,14 +156,14 @@ class EndToEndParams(MethodParams):
 
 
 def _known_external(name: str) -> str:
-    """:func:`fdbench.data.external.check_external_name`, imported on first use."""
-    from ...data.external import check_external_name
+    """:func:`fdbench.data.sources.external.check_external_name`, imported on first use."""
+    from fdbench.data.sources.external import check_external_name
 
     return check_external_name(name)
 
 
 #: Type of the ``external`` parameter of the methods that draw on an external data set
-#: (Outlier Exposure, ODIN): a name of :data:`fdbench.data.external.EXTERNAL_SETS`.
+#: (Outlier Exposure, ODIN): a name of :data:`fdbench.data.sources.external.EXTERNAL_SETS`.
 ExternalSetName = Annotated[str, AfterValidator(_known_external)]
 
 

@@ -1,0 +1,259 @@
+"""``fdbench evaluate``: every CSF on every study of saved outputs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+if TYPE_CHECKING:
+    pass
+from fdbench.cli.app import (
+    FORCE_HELP,
+    TABLE_SUFFIXES,
+    _check_bootstrap_fits,
+    _forced,
+    _write_table,
+    app,
+    check_outputs,
+)
+
+#: ``fdbench evaluate`` prints one table per study up to this many studies; beyond, one compact
+#: table, the per-study tables going to files.
+MAX_PRINTED_STUDIES = 12
+#: ``fdbench evaluate --out FILE`` also writes the risk-coverage curves as ``curves.parquet``
+#: beside FILE, the name under which ``fdbench report`` reads them.
+CURVES_STEM = "curves"
+
+
+@app.command()
+def evaluate(
+    path: Annotated[
+        Path,
+        typer.Argument(
+            help="Saved outputs: .npz (logits, labels[, study]), a torch.save .pt file of "
+            "tensors, .csv/.parquet table (label, prediction, confidence columns[, study]), "
+            "OpenOOD score dumps (.npz with pred, conf, label, or their scores/ folder), an "
+            "fdbench outputs store or an FD-Shifts run directory (docs/outputs.md)."
+        ),
+    ],
+    out: Annotated[
+        Path | None,
+        typer.Option(
+            "--out",
+            "-o",
+            help="Write the tidy results (.csv/.parquet), and the risk-coverage curves as "
+            "curves.parquet in the same folder, for `fdbench report FOLDER`.",
+        ),
+    ] = None,
+    protocol: Annotated[
+        str, typer.Option(help="failure_detection (FD-Shifts) or unknown_detection (Kim et al.).")
+    ] = "failure_detection",
+    bootstrap: Annotated[
+        int, typer.Option("--bootstrap", help="Bootstrap resamples for 95 % intervals (0 = off).")
+    ] = 0,
+    seed: Annotated[int, typer.Option(help="Seed of the bootstrap resamples.")] = 0,
+    iid_study: Annotated[
+        str, typer.Option(help="The in-distribution study new-class studies are paired with.")
+    ] = "iid",
+    confidence: Annotated[
+        list[str] | None,
+        typer.Option("--confidence", "-c", help="Confidence column(s) of a table (default: all)."),
+    ] = None,
+    binary_fpr: Annotated[
+        float | None,
+        typer.Option(
+            "--binary-fpr",
+            help="Binary protocol (two-class outputs with a val split): predict class 1 at the "
+            "threshold with this validation FPR, e.g. 0.2 (Bernhardt et al.).",
+        ),
+    ] = None,
+    precision_report: Annotated[
+        bool,
+        typer.Option(
+            "--precision-report",
+            help="Also print how float16/32/64 softmax rounding changes AURC and AUROC_f.",
+        ),
+    ] = False,
+    openmax: Annotated[
+        bool,
+        typer.Option(
+            "--openmax",
+            help="Also compute the OpenMax CSF (Kim et al.'s defaults) from the stored train "
+            "logits.",
+        ),
+    ] = False,
+    name: Annotated[
+        str | None,
+        typer.Option(
+            "--name",
+            help="Name of the outputs (e.g. the data set): the dataset column of the results, "
+            "and the title of their report.",
+        ),
+    ] = None,
+    tables: Annotated[
+        Path | None,
+        typer.Option(
+            "--tables",
+            help=f"Folder for one CSV table per study when there are more than "
+            f"{MAX_PRINTED_STUDIES} studies (default: beside --out, else ./<PATH name>_tables).",
+        ),
+    ] = None,
+    force: Annotated[bool, typer.Option("--force", help=FORCE_HELP)] = False,
+) -> None:
+    """Evaluate every CSF on every study of saved outputs and print the metric tables.
+
+    With more than a few studies the console shows one compact table (per CSF: the i.i.d.
+    study and the mean over the others) and every per-study table goes to a CSV file under
+    ``--tables``. Under ``--protocol unknown_detection`` the pooled studies of Kim et al. are
+    added and their Table 5 layout is printed after the per-study tables."""
+    with _forced(force):
+        _evaluate(
+            path,
+            out,
+            protocol,
+            bootstrap,
+            seed,
+            iid_study,
+            confidence,
+            precision_report,
+            openmax,
+            binary_fpr,
+            name,
+            tables,
+        )
+
+
+def _evaluate(
+    path: Path,
+    out: Path | None,
+    protocol: str,
+    bootstrap: int,
+    seed: int,
+    iid_study: str,
+    confidence: list[str] | None,
+    precision_report: bool,
+    openmax: bool,
+    binary_fpr: float | None = None,
+    name: str | None = None,
+    tables: Path | None = None,
+) -> None:
+    from fdbench.core.io import check_output_file, check_output_folder, verify_if_recorded
+    from fdbench.evaluation.runs import evaluate_run
+    from fdbench.evaluation.tables import evaluate_table, read_confidence_table
+    from fdbench.protocol import Protocol
+    from fdbench.report.console import (
+        print_compact,
+        print_results,
+        print_unknown_detection,
+        write_study_tables,
+    )
+
+    if not path.exists():
+        raise FileNotFoundError(f"PATH {path} not found: it does not exist")
+    curves_out = None
+    if out is not None:
+        check_output_file(out, "--out", TABLE_SUFFIXES)
+        if out.stem == CURVES_STEM:
+            raise ValueError(
+                f"--out {out.name}: {CURVES_STEM}.parquet beside --out holds the curves; "
+                "choose another name for the results"
+            )
+        curves_out = out.with_name(f"{CURVES_STEM}.parquet")
+    if protocol not in {p.value for p in Protocol}:
+        choices = " or ".join(p.value for p in Protocol)
+        raise ValueError(f"--protocol must be {choices}; got {protocol!r}")
+    if bootstrap < 0:
+        raise ValueError(f"--bootstrap must be >= 0; got {bootstrap}")
+    if name is not None and not name.strip():
+        raise ValueError("--name must not be empty")
+    if binary_fpr is not None and not 0.0 <= binary_fpr <= 1.0:
+        raise ValueError(f"--binary-fpr must be in [0, 1]; got {binary_fpr}")
+    from fdbench.outputs import is_score_dump, read_score_dump
+
+    score_dump = is_score_dump(path)
+    is_table = path.suffix.lower() in {".csv", ".parquet", ".pq"}
+    if is_table or score_dump:
+        what = "an OpenOOD score dump" if score_dump else "a confidence table"
+        for given, option in (
+            (precision_report, "--precision-report"),
+            (openmax, "--openmax"),
+            (binary_fpr is not None, "--binary-fpr"),
+        ):
+            if given:
+                raise ValueError(f"{option} needs logits; {what} has none")
+    if confidence and not is_table:
+        raise ValueError("--confidence selects columns of a table; PATH is not a .csv/.parquet")
+    _check_bootstrap_fits(bootstrap, "--bootstrap")
+    tables = tables if tables is not None else _default_tables(path, out)
+    check_output_folder(tables, "--tables")
+    check_outputs({"--out": out, "--out (curves)": curves_out, "--tables": tables}, [path])
+    if path.is_file():
+        verify_if_recorded(path)
+    if is_table or score_dump:
+        if score_dump:
+            table = read_score_dump(path, iid_study=iid_study)
+        else:
+            table = read_confidence_table(path, columns=confidence)
+        results, curves = evaluate_table(
+            table,
+            protocol=protocol,
+            iid_split=iid_study,
+            n_bootstrap=bootstrap,
+            seed=seed,
+            return_curves=True,
+        )
+    else:
+        from fdbench.csf import OpenMaxParams
+        from fdbench.outputs import load_outputs
+
+        run = load_outputs(path)
+        results, curves = evaluate_run(
+            run,
+            protocol=protocol,
+            iid_split=iid_study,
+            n_bootstrap=bootstrap,
+            seed=seed,
+            openmax=OpenMaxParams() if openmax else None,
+            binary_fpr=binary_fpr,
+            return_curves=True,
+        )
+        if precision_report:
+            _print_precision_report(run)
+    if name is not None:
+        results["dataset"] = name
+        curves["dataset"] = name
+    if results["study"].nunique() > MAX_PRINTED_STUDIES:
+        print_compact(results, iid_study=iid_study)
+        written = write_study_tables(results, tables)
+        typer.echo(f"wrote {len(written)} per-study tables to {tables}")
+    else:
+        print_results(results)
+    print_unknown_detection(results, iid_study=iid_study)
+    if out is not None:
+        _write_table(results, out)
+        _write_table(curves, curves_out)
+        typer.echo(f"wrote {out} and {curves_out}")
+
+
+def _default_tables(path: Path, out: Path | None) -> Path:
+    """Where the per-study tables of ``fdbench evaluate`` go without ``--tables``: beside
+    ``--out`` (``<out name>_tables``), else ``./<PATH name>_tables``."""
+    if out is not None:
+        return out.with_name(f"{out.stem}_tables")
+    return Path(f"{path.resolve().stem}_tables")
+
+
+def _print_precision_report(run: object) -> None:
+    from rich.console import Console
+
+    from fdbench.csf.precision import precision_diagnostics
+
+    console = Console()
+    for name, split in run.splits.items():
+        if name in {"train", "val"} or (split.labels < 0).all():
+            continue
+        report = precision_diagnostics(split.logits, split.labels)
+        console.print(f"[bold]float precision of the softmax on {name}[/]")
+        console.print(report.to_string(index=False))

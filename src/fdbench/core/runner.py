@@ -1,0 +1,339 @@
+"""Running a grid of jobs, in this process or on dask.distributed, skipping finished ones."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Job:
+    """One unit of work: ``fn(*args)`` writes ``output`` (and the files ``also``); it is done
+    once they exist.
+
+    ``fn`` must be a top-level (picklable) function that writes ``output`` atomically, so an
+    interrupted job leaves nothing that looks finished. ``after`` names jobs whose outputs this
+    one reads. With ``verified``, the outputs are files fdbench checksums
+    (:func:`fdbench.core.io.atomic_path`, an outputs store): one that fails its checksum is removed
+    with a warning and the job runs again (:func:`fdbench.core.io.discard_damaged`).
+    """
+
+    key: str
+    fn: Callable[..., Any]
+    args: tuple[Any, ...]
+    output: Path
+    after: tuple[str, ...] = field(default=())
+    also: tuple[Path, ...] = field(default=())
+    verified: bool = False
+
+    @property
+    def outputs(self) -> tuple[Path, ...]:
+        return (*self.also, self.output)
+
+    @property
+    def done(self) -> bool:
+        return all(path.exists() for path in self.outputs)
+
+    def discard_damaged(self) -> None:
+        """With ``verified``, remove every output that fails its checksum (warning naming it)."""
+        if self.verified:
+            from fdbench.core.io import discard_damaged
+
+            for path in self.outputs:
+                discard_damaged(path)
+
+
+#: The dask event topic on which a worker reports the epochs of the job it runs.
+EPOCH_TOPIC = "fdbench-epoch"
+_EPOCH_HOOK: list[Callable[[int, int], None]] = []
+
+
+def report_epoch(done: int, total: int) -> None:
+    """Report that the running job finished epoch ``done`` of ``total`` of a training loop.
+
+    In this process it goes to the ``on_epoch`` of :func:`run_jobs`; in a dask worker it is
+    sent to the client as an event of :data:`EPOCH_TOPIC` naming the task; elsewhere it is
+    dropped. The training loops call it after every epoch.
+    """
+    if _EPOCH_HOOK:
+        _EPOCH_HOOK[-1](done, total)
+        return
+    try:
+        from distributed import get_worker
+        from distributed.worker import thread_state
+    except ImportError:
+        return
+    try:
+        worker = get_worker()
+    except ValueError:
+        return
+    key = getattr(thread_state, "key", None)
+    if key is not None:
+        worker.log_event(EPOCH_TOPIC, {"key": str(key), "done": done, "total": total})
+
+
+WORKER_ENVIRON = {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"}
+"""Environment of local worker processes: one BLAS/OpenMP thread each (dask's default), but not
+dask's ``MALLOC_TRIM_THRESHOLD_=65536``, which makes glibc return memory on nearly every free
+and doubled the time of a training job (79 s instead of 39 s) in a worker."""
+
+
+def local_cluster(workers: int) -> Any:
+    """A dask ``LocalCluster`` of ``workers`` single-threaded worker processes (``WORKER_ENVIRON``,
+    no dashboard).
+
+    Its processes log only critical events: a job's exception reaches the caller through its
+    future (and the ``fdbench`` command prints it as one line), so the workers' own "Compute
+    Failed" records with the remote traceback would only repeat it. The worker processes
+    ignore SIGINT once started (:func:`dask_setup`, preloaded): a Ctrl-C at the terminal
+    interrupts this process only, which stops the cluster, instead of printing a traceback
+    from every worker.
+    """
+    import logging
+    import warnings
+
+    import dask
+    from dask.distributed import LocalCluster
+
+    with (
+        dask.config.set({"distributed.nanny.pre-spawn-environ": WORKER_ENVIRON}),
+        warnings.catch_warnings(),
+    ):
+        # another cluster on this machine holds the dashboard's port: dask warns and moves on
+        warnings.filterwarnings("ignore", message="Port .* is already in use")
+        return LocalCluster(
+            n_workers=workers,
+            threads_per_worker=1,
+            processes=True,
+            dashboard_address=None,
+            silence_logs=logging.CRITICAL,
+            preload=[__name__],
+        )
+
+
+def dask_setup(worker: Any) -> None:
+    """Preload hook of :func:`local_cluster`'s worker processes: ignore SIGINT, which the
+    terminal sends to the whole process group on Ctrl-C; the parent process stops them."""
+    import signal
+    import threading
+
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def _call_after(fn: Callable[..., Any], args: tuple[Any, ...], *_dependencies: Any) -> Any:
+    return fn(*args)
+
+
+def _ordered(jobs: Sequence[Job]) -> list[Job]:
+    by_key = {job.key: job for job in jobs}
+    if len(by_key) != len(jobs):
+        raise ValueError("job keys must be unique")
+    ordered: list[Job] = []
+    state: dict[str, int] = {}
+
+    def visit(job: Job) -> None:
+        if state.get(job.key) == 2:
+            return
+        if state.get(job.key) == 1:
+            raise ValueError(f"jobs depend on each other in a cycle through {job.key!r}")
+        state[job.key] = 1
+        for key in job.after:
+            if key not in by_key:
+                raise ValueError(f"job {job.key!r} waits for unknown job {key!r}")
+            visit(by_key[key])
+        state[job.key] = 2
+        ordered.append(job)
+
+    for job in jobs:
+        visit(job)
+    return ordered
+
+
+def run_jobs(
+    jobs: Sequence[Job],
+    *,
+    workers: int | None = None,
+    scheduler: str | None = None,
+    on_done: Callable[[Job], None] | None = None,
+    on_epoch: Callable[[Job, int, int], None] | None = None,
+) -> list[Job]:
+    """Run every job that is not done yet, dependencies first; return the jobs that ran.
+
+    ``on_done(job)`` is called as each job finishes, ``on_epoch(job, done, total)`` as a
+    running job reports an epoch of its training (:func:`report_epoch`).
+
+    Without ``workers`` or ``scheduler`` the jobs run one after the other in this process. With
+    ``workers`` they run on a dask ``LocalCluster`` of that many single-threaded worker
+    processes (:func:`local_cluster`); with ``scheduler`` (an address such as
+    ``tcp://host:8786``) on an existing dask cluster. A job's result only depends on its
+    arguments, so every mode gives the same files. Damaged outputs of ``verified`` jobs are
+    removed first, so those jobs run again.
+    """
+    if workers is not None and workers < 1:
+        raise ValueError(f"workers must be >= 1; got {workers}")
+    if workers is not None and scheduler is not None:
+        raise ValueError("give either workers or scheduler, not both")
+    ordered = _ordered(jobs)
+    for job in ordered:
+        job.discard_damaged()
+    pending = [job for job in ordered if not job.done]
+    if not pending:
+        return []
+    if workers is None and scheduler is None:
+        for job in pending:
+            if on_epoch is not None:
+                _EPOCH_HOOK.append(lambda d, t, job=job: on_epoch(job, d, t))
+            try:
+                job.fn(*job.args)
+            finally:
+                if on_epoch is not None:
+                    _EPOCH_HOOK.pop()
+            if on_done is not None:
+                on_done(job)
+        return pending
+    return _run_on_dask(
+        pending, workers=workers, scheduler=scheduler, on_done=on_done, on_epoch=on_epoch
+    )
+
+
+_PLAIN = (str, bytes, int, float, bool, type(None), Path, list, tuple, dict, set)
+
+
+def _scatter_shared(client: Any, pending: Sequence[Job]) -> dict[int, Any]:
+    """Send every argument that is not a plain value or container (an experiment's arrays, a
+    config) to the cluster once, so that the jobs sharing it refer to one copy instead of each
+    carrying it in its task; return the futures by ``id`` of the object."""
+    objects = {id(arg): arg for job in pending for arg in job.args if not isinstance(arg, _PLAIN)}
+    return {key: client.scatter(obj, hash=False) for key, obj in objects.items()}
+
+
+def _quiet_shutdown() -> None:
+    """On Ctrl-C: the cluster is closed with futures still running; dask's logging and
+    warnings about them (cancelled tasks, lost workers) are expected, so they are silenced."""
+    import logging
+    import warnings
+
+    logging.disable(logging.CRITICAL)
+    warnings.simplefilter("ignore")
+
+
+def _run_on_dask(
+    pending: list[Job],
+    *,
+    workers: int | None,
+    scheduler: str | None,
+    on_done: Callable[[Job], None] | None,
+    on_epoch: Callable[[Job, int, int], None] | None = None,
+) -> list[Job]:
+    from dask.distributed import Client, as_completed
+
+    cluster = None
+    if scheduler is None:
+        cluster = local_cluster(workers)
+        client = Client(cluster)
+    else:
+        client = Client(scheduler)
+    try:
+        shared = _scatter_shared(client, pending)
+        futures: dict[str, Any] = {}
+        for job in pending:
+            deps = [futures[key] for key in job.after if key in futures]
+            args = tuple(shared.get(id(arg), arg) for arg in job.args)
+            futures[job.key] = client.submit(
+                _call_after, job.fn, args, *deps, key=f"fdbench-{job.key}", pure=False
+            )
+        by_future = {futures[job.key].key: job for job in pending}
+        if on_epoch is not None:
+
+            def epoch(event: tuple[float, dict[str, Any]]) -> None:
+                message = event[1]
+                job = by_future.get(message.get("key"))
+                if job is not None:
+                    on_epoch(job, int(message["done"]), int(message["total"]))
+
+            client.subscribe_topic(EPOCH_TOPIC, epoch)
+        for future in as_completed(list(futures.values())):
+            future.result()
+            if on_done is not None:
+                on_done(by_future[future.key])
+    except KeyboardInterrupt:
+        _quiet_shutdown()
+        raise
+    finally:
+        client.close()
+        if cluster is not None:
+            cluster.close()
+    return pending
+
+
+def resolve_workers(workers: int | None, scheduler: str | None, default: int) -> int | None:
+    """The worker processes a job's stages run on: ``workers`` when given, else ``default``
+    (the config's) unless a ``scheduler`` is given; ``0`` and ``None`` mean this process
+    (``None`` is returned)."""
+    if workers is not None and workers < 0:
+        raise ValueError(f"workers: expected an integer >= 0, got {workers}")
+    if workers is None and scheduler is None:
+        workers = default
+    return workers or None
+
+
+def run_stage(
+    stage: str,
+    jobs: Sequence[Job],
+    *,
+    workers: int | None = None,
+    scheduler: str | None = None,
+    progress: Callable[[str, int, int], None] | None = None,
+) -> list[Job]:
+    """Run the ``jobs`` of one stage of a job (:func:`run_jobs`) and return those that ran.
+
+    Damaged outputs of ``verified`` jobs are removed first; ``progress(stage, done, total)`` is
+    called once with the jobs already done, then each time one finishes or a running job
+    reports a training epoch (:func:`report_epoch`; ``done`` then adds the running jobs' share
+    of their epochs).
+    """
+    for job in jobs:
+        job.discard_damaged()
+    counter = _StageProgress(stage, len(jobs), sum(job.done for job in jobs), progress)
+    return run_jobs(
+        jobs,
+        workers=workers,
+        scheduler=scheduler,
+        on_done=counter.job_done,
+        on_epoch=counter.epoch_done,
+    )
+
+
+class _StageProgress:
+    """Counts the finished jobs of a stage for ``progress(stage, done, total)``, the running
+    jobs adding the share of their training epochs done (:func:`report_epoch`; below 1 until
+    the job finishes, and a job of several training loops never goes back when the next loop
+    starts)."""
+
+    def __init__(
+        self,
+        stage: str,
+        total: int,
+        done: int,
+        progress: Callable[[str, int, int], None] | None,
+    ) -> None:
+        self.stage, self.total, self.done, self.progress = stage, total, done, progress
+        self.running: dict[str, float] = {}
+        self._report()
+
+    def _report(self) -> None:
+        if self.progress is not None:
+            self.progress(self.stage, self.done + sum(self.running.values()), self.total)
+
+    def job_done(self, job: Job) -> None:
+        self.done += 1
+        self.running.pop(job.key, None)
+        self._report()
+
+    def epoch_done(self, job: Job, epoch: int, epochs: int) -> None:
+        share = min(epoch / max(epochs, 1), 0.99)
+        self.running[job.key] = max(self.running.get(job.key, 0.0), share)
+        self._report()

@@ -1,0 +1,1 @@
+"""The data sets of each paper fdbench reproduces, one module per suite."""

@@ -1,0 +1,1 @@
+"""The evaluate stage: stored outputs -> CSFs -> protocol -> metrics -> results rows."""

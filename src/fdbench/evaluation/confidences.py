@@ -1,0 +1,264 @@
+"""Confidences of CSFs on studies -> metrics -> the tidy results rows."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING
+
+import numpy as np
+import pandas as pd
+
+from fdbench import metrics as M
+from fdbench.protocol import (
+    NEW_CLASS_LABEL,
+    EvaluationSet,
+    Protocol,
+    build_evaluation_set,
+    corruption_pools,
+    study_splits,
+)
+
+if TYPE_CHECKING:
+    pass
+
+
+RESULT_COLUMNS = ("dataset", "method", "seed", "csf", "study", "metric", "value")
+BOOTSTRAP_METRICS = ("aurc", "augrc", "eaurc", "eaugrc", "auroc_f", "fpr@95tpr")
+
+
+NON_TEST_SPLITS = frozenset({"train", "val"})
+TABLE_META_COLUMNS = frozenset({"label", "prediction", "study", "group"})
+
+
+def default_studies(splits: Sequence[str]) -> list[str]:
+    """The studies evaluated by default on outputs with these split names.
+
+    Every split but ``train``/``val``, in order, then the pooled corruption studies
+    ``corruption/<severity>`` that the per-type splits ``corruption/<type>/<severity>`` form
+    (:func:`fdbench.protocol.corruption_pools`; FD-Shifts' studies), unless a split already
+    carries that name. The per-type studies stay as the finer view.
+    """
+    names = [s for s in splits if s not in NON_TEST_SPLITS]
+    return [*names, *(p for p in corruption_pools(names) if p not in names)]
+
+
+def splits_of(
+    studies: Sequence[str],
+    splits: Sequence[str],
+    *,
+    pools: Mapping[str, Sequence[str]] | None = None,
+) -> list[str]:
+    """The splits the ``studies`` are made of (pooled studies expanded), each once, in order."""
+    return list(
+        dict.fromkeys(n for study in studies for n in study_splits(study, splits, pools=pools))
+    )
+
+
+def split_kinds(labels: Mapping[str, np.ndarray]) -> dict[str, str]:
+    """Study kinds of splits known only by their labels: ``new_class`` for a split made only of
+    new-class samples (label -1), ``iid`` otherwise; ``train``/``val`` are left out."""
+    return {
+        name: "new_class" if np.all(np.asarray(y) == NEW_CLASS_LABEL) else "iid"
+        for name, y in labels.items()
+        if name not in NON_TEST_SPLITS
+    }
+
+
+def ood_detection_metrics(is_new_class: np.ndarray, confidence: np.ndarray) -> dict[str, float]:
+    """OoD detection with the in-distribution/OoD label (Kim et al., 2023, Section 4):
+    ``auroc_out`` and ``fpr@95tpr_out`` (in-distribution positive, every in-distribution sample
+    whether classified correctly or not), NaN when one group is absent."""
+    if is_new_class.all() or not is_new_class.any():
+        return {"auroc_out": float("nan"), "fpr@95tpr_out": float("nan")}
+    is_ood = is_new_class.astype(np.float64)
+    return {
+        "auroc_out": M.auroc_out(is_ood, confidence),
+        "fpr@95tpr_out": M.fpr_at_tpr_out(is_ood, confidence, 0.95),
+    }
+
+
+def evaluate_confidences(
+    labels: Mapping[str, np.ndarray],
+    predictions: Mapping[str, np.ndarray],
+    confidences: Mapping[str, Mapping[str, np.ndarray]],
+    *,
+    studies: Sequence[str] | None = None,
+    logits: Mapping[str, np.ndarray] | None = None,
+    protocol: Protocol | str = Protocol.FAILURE_DETECTION,
+    iid_split: str = "iid",
+    n_bootstrap: int = 0,
+    seed: int = 0,
+    confidence_level: float = 0.95,
+    run_info: Mapping[str, object] | None = None,
+    on_study: Callable[[str], None] | None = None,
+    pools: Mapping[str, Sequence[str]] | None = None,
+    binary_protocol: bool = False,
+) -> pd.DataFrame:
+    """Compute the metric suite for every CSF on every study.
+
+    ``labels``/``predictions``/``logits`` map split names to per-sample arrays, ``confidences``
+    maps split names to ``{csf_name: confidence}``. Each study is assembled by
+    :func:`fdbench.protocol.build_evaluation_set` (new-class studies are paired with the
+    ``iid_split`` split; a pooled corruption study concatenates its per-type splits), then
+    :func:`fdbench.metrics.evaluate_all` runs once per CSF. ``studies`` defaults to
+    :func:`default_studies`. ``pools`` names further pooled studies and their member splits
+    (:func:`fdbench.protocol.unknown_detection_pools`). Under the ``unknown_detection``
+    protocol every study with new-class samples also gets the OoD-detection metrics of
+    :func:`ood_detection_metrics`. With ``n_bootstrap > 0`` the rows gain ``std``,
+    ``ci_lower`` and ``ci_upper`` columns from seeded, paired bootstrap resamples (the same
+    resamples for every CSF of a study). With ``binary_protocol`` (``predictions``
+    thresholded, see :func:`prediction_groups`) an in-distribution study's
+    ``balanced_accuracy`` follows ``predictions`` instead of the logits' arg-max, and a
+    ``roc_auc`` row holds the classification ROC-AUC of ``softmax(logits)[:, 1]`` against the
+    labels (Bernhardt et al., Table 2: ROC-AUC for the binary tasks).
+
+    Returns the tidy results table (columns ``RESULT_COLUMNS`` plus ``n_samples``).
+    """
+    if n_bootstrap < 0:
+        raise ValueError(f"n_bootstrap must be >= 0; got {n_bootstrap}")
+    info = {"dataset": "", "method": "", "seed": 0, **(run_info or {})}
+    unknown_detection = Protocol(protocol) is Protocol.UNKNOWN_DETECTION
+    if studies is None:
+        studies = default_studies(list(labels))
+    if not studies:
+        raise ValueError("no test study to evaluate: only train/val splits were given")
+    rows: list[dict[str, object]] = []
+    for study in studies:
+        es, study_confidences = _study_confidences(
+            study, labels, predictions, confidences, protocol, iid_split, pools
+        )
+        in_distribution_only = not es.is_new_class.any()
+        with_ood = unknown_detection and not in_distribution_only
+        study_labels = es.gather(labels) if in_distribution_only else None
+        study_logits = es.gather(logits) if in_distribution_only and logits else None
+        for csf, conf in study_confidences.items():
+            values = M.evaluate_all(es.residuals, conf, labels=study_labels, logits=study_logits)
+            if with_ood:
+                values.update(ood_detection_metrics(es.is_new_class, conf))
+            if binary_protocol and study_logits is not None:
+                values.update(_binary_classification(study_labels, study_logits, es, predictions))
+            intervals = (
+                _bootstrap_intervals(es.residuals, conf, n_bootstrap, seed, confidence_level)
+                if n_bootstrap
+                else {}
+            )
+            for metric, value in values.items():
+                row = {**info, "csf": csf, "study": study, "metric": metric, "value": value}
+                row["n_samples"] = len(es)
+                row.update(intervals.get(metric, {}))
+                rows.append(row)
+        if on_study is not None:
+            on_study(study)
+    table = pd.DataFrame(rows)
+    ordered = [*RESULT_COLUMNS, "n_samples"]
+    return table[ordered + [c for c in table.columns if c not in ordered]]
+
+
+def _study_confidences(
+    study: str,
+    labels: Mapping[str, np.ndarray],
+    predictions: Mapping[str, np.ndarray],
+    confidences: Mapping[str, Mapping[str, np.ndarray]],
+    protocol: Protocol | str,
+    iid_split: str,
+    pools: Mapping[str, Sequence[str]] | None,
+) -> tuple[EvaluationSet, dict[str, np.ndarray]]:
+    """The evaluation set of ``study`` and the confidences of every CSF present on all of its
+    splits, gathered in the evaluation set's sample order."""
+    es = build_evaluation_set(
+        study, labels, predictions, protocol=protocol, iid_split=iid_split, pools=pools
+    )
+    names = _common_csfs(confidences, [name for name, _ in es.parts])
+    return es, {
+        csf: es.gather({split: confidences[split][csf] for split, _ in es.parts}) for csf in names
+    }
+
+
+def confidence_curves(
+    labels: Mapping[str, np.ndarray],
+    predictions: Mapping[str, np.ndarray],
+    confidences: Mapping[str, Mapping[str, np.ndarray]],
+    *,
+    studies: Sequence[str] | None = None,
+    protocol: Protocol | str = Protocol.FAILURE_DETECTION,
+    iid_split: str = "iid",
+    run_info: Mapping[str, object] | None = None,
+    pools: Mapping[str, Sequence[str]] | None = None,
+    max_points: int = 2000,
+) -> pd.DataFrame:
+    """Risk-coverage and generalized-risk curves of every CSF on every study.
+
+    The studies, residuals and confidences are those :func:`evaluate_confidences` scores
+    (same arguments, same evaluation sets); each study's curves are
+    :func:`fdbench.report.curve_table` (``fdbench.metrics.risk_coverage_curve``, thinned to at
+    most ``max_points`` points per curve). The run columns ``dataset``, ``method`` and
+    ``seed`` come from ``run_info`` as in the results table.
+
+    Returns columns ``CURVE_COLUMNS`` plus ``dataset``, ``method`` and ``seed``: the
+    ``curves.parquet`` the report draws.
+    """
+    from fdbench.evaluation.curves import curve_table
+
+    info = {"dataset": "", "method": "", "seed": 0, **(run_info or {})}
+    if studies is None:
+        studies = default_studies(list(labels))
+    if not studies:
+        raise ValueError("no test study to evaluate: only train/val splits were given")
+    frames = []
+    for study in studies:
+        es, study_confidences = _study_confidences(
+            study, labels, predictions, confidences, protocol, iid_split, pools
+        )
+        table = curve_table(es.residuals, study_confidences, study=study, max_points=max_points)
+        frames.append(table.assign(**{k: info[k] for k in ("dataset", "method", "seed")}))
+    return pd.concat(frames, ignore_index=True)
+
+
+def _binary_classification(
+    labels: np.ndarray,
+    logits: np.ndarray,
+    es: EvaluationSet,
+    predictions: Mapping[str, np.ndarray],
+) -> dict[str, float]:
+    """Balanced accuracy of the thresholded predictions and the classification ROC-AUC."""
+    pred = es.gather(predictions)
+    present = np.unique(labels)
+    recalls = [np.mean(pred[labels == c] == c) for c in present]
+    positive = np.exp(M.log_softmax(logits))[:, 1]
+    return {
+        "balanced_accuracy": float(np.mean(recalls)),
+        "roc_auc": M.auroc_f((labels != 1).astype(np.float64), positive),
+    }
+
+
+def _common_csfs(
+    confidences: Mapping[str, Mapping[str, np.ndarray]], splits: Sequence[str]
+) -> list[str]:
+    missing = [s for s in splits if s not in confidences]
+    if missing:
+        raise ValueError(f"no confidences for split(s) {missing}")
+    names = [n for n in confidences[splits[0]] if all(n in confidences[s] for s in splits)]
+    if not names:
+        raise ValueError(f"no CSF is available on every split of {list(splits)}")
+    return names
+
+
+def _bootstrap_intervals(
+    residuals: np.ndarray,
+    confidence: np.ndarray,
+    n_resamples: int,
+    seed: int,
+    confidence_level: float,
+) -> dict[str, dict[str, float]]:
+    binary = bool(np.all((residuals == 0) | (residuals == 1)))
+    names = [m for m in BOOTSTRAP_METRICS if binary or m not in {"auroc_f", "fpr@95tpr"}]
+    draws = M.bootstrap(residuals, confidence, metrics=names, n_resamples=n_resamples, seed=seed)
+    summary = M.bootstrap_summary(draws, confidence_level=confidence_level)
+    return {
+        metric: {
+            "std": float(summary.loc[metric, "std"]),
+            "ci_lower": float(summary.loc[metric, "lower"]),
+            "ci_upper": float(summary.loc[metric, "upper"]),
+        }
+        for metric in summary.index
+    }

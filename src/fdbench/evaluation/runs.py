@@ -1,0 +1,267 @@
+"""Stored outputs of a run -> CSFs per prediction group -> results rows."""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import numpy as np
+import pandas as pd
+
+from fdbench import metrics as M
+from fdbench.evaluation.confidences import (
+    NON_TEST_SPLITS,
+    confidence_curves,
+    default_studies,
+    evaluate_confidences,
+    splits_of,
+)
+from fdbench.evaluation.tables import _protocol_pools
+from fdbench.protocol import Protocol
+from fdbench.protocol.binary import (
+    BINARY_EXCLUDED_CSFS,
+    BINARY_PREDICTED_CLASS_CSFS,
+    fpr_threshold,
+    predicted_class_probability,
+    threshold_predictions,
+)
+
+if TYPE_CHECKING:
+    from fdbench.csf.openmax import OpenMaxParams
+    from fdbench.outputs import RunOutputs
+
+
+def csf_prediction_source(name: str) -> str:
+    """Which prediction a CSF is judged with: ``"mcd"`` for MC-dropout CSFs, else ``"logits"``.
+
+    FD-Shifts (Jaeger et al., ICLR 2023) evaluates MC-dropout CSFs (``MCD-*`` and the ``*-MCD``
+    heads) together with the MC-dropout classifier, whose prediction is the arg-max of the mean
+    softmax over the dropout samples; every other CSF goes with the deterministic network.
+    """
+    return "mcd" if name.startswith("MCD-") or name.endswith("-MCD") else "logits"
+
+
+@dataclass(frozen=True)
+class PredictionGroup:
+    """The inputs of :func:`evaluate_confidences` for the CSFs that share one classifier.
+
+    ``threshold`` is the binary protocol's threshold on ``softmax(logits)[:, 1]`` (None: the
+    arg-max prediction).
+    """
+
+    source: str
+    labels: dict[str, np.ndarray]
+    logits: dict[str, np.ndarray]
+    predictions: dict[str, np.ndarray]
+    confidences: dict[str, dict[str, np.ndarray]]
+    threshold: float | None = None
+
+
+def _source_logits(runs: Sequence[RunOutputs], split: str, source: str) -> np.ndarray:
+    """The logits (or log mean softmax) of one prediction group's classifier on ``split``."""
+    if source == "ensemble":
+        return ensemble_log_probs([np.asarray(r.splits[split].logits) for r in runs])
+    if source == "mcd":
+        return ensemble_log_probs(np.moveaxis(np.asarray(runs[0].splits[split].mcd_logits), 1, 0))
+    return np.asarray(runs[0].splits[split].logits, dtype=np.float64)
+
+
+def _binary_threshold(runs: Sequence[RunOutputs], source: str, fpr: float) -> float:
+    """The group's threshold on p_1 with validation FPR ``fpr`` (split ``val``)."""
+    val = runs[0].splits.get("val")
+    if val is None:
+        raise ValueError("binary_fpr: the outputs need a 'val' split to set the threshold on")
+    positive = np.exp(M.log_softmax(_source_logits(runs, "val", source)))[:, 1]
+    return fpr_threshold(positive, np.asarray(val.labels), fpr)
+
+
+def prediction_groups(
+    runs: Sequence[RunOutputs],
+    splits: Sequence[str],
+    *,
+    knn_k: int = 50,
+    openmax: OpenMaxParams | None = None,
+    binary_fpr: float | None = None,
+) -> list[PredictionGroup]:
+    """Compute every CSF of one run (or of a deep ensemble of runs) on ``splits``, grouped by
+    the classifier that defines their failures.
+
+    One run gives the ``logits`` group (arg-max of the stored logits) and, when MC-dropout
+    logits are stored, the ``mcd`` group (arg-max of the mean MC softmax; see
+    :func:`csf_prediction_source`). Several runs give one ``ensemble`` group: the ensemble's
+    prediction (arg-max of the members' mean softmax) with the ENS-* CSFs. ``openmax`` adds
+    the OpenMax CSF (:mod:`fdbench.csf.openmax`) to the ``logits`` group of one run.
+
+    ``binary_fpr`` switches on the binary protocol (Bernhardt et al., TMLR 2022; two classes
+    only): each group predicts class 1 where its ``p_1`` reaches the threshold that gives FPR
+    ``binary_fpr`` on the group's own ``val`` split (:func:`fdbench.protocol.binary.
+    fpr_threshold`; the authors set one per classifier, e.g. ``mcmc_scores.py``); MSR,
+    MCD-MSR and ENS-MSR become the softmax of that predicted class; TrustScore is computed
+    for it; the entropy CSFs (``BINARY_EXCLUDED_CSFS``) are left out.
+    """
+    from fdbench.csf import compute_csfs
+
+    if not runs:
+        raise ValueError("runs must hold at least one RunOutputs")
+    first = runs[0]
+    missing = [s for s in splits if s not in first.splits]
+    if missing:
+        raise ValueError(f"split(s) {missing} not in the outputs; available: {list(first.splits)}")
+    if binary_fpr is not None and first.splits[splits[0]].n_classes != 2:
+        n_classes = first.splits[splits[0]].n_classes
+        raise ValueError(f"binary_fpr needs two-class outputs; these have {n_classes} classes")
+    labels = {s: np.asarray(first.splits[s].labels) for s in splits}
+    if len(runs) > 1:
+        for member in runs[1:]:
+            for s in splits:
+                if not np.array_equal(np.asarray(member.splits[s].labels), labels[s]):
+                    raise ValueError(f"ensemble members disagree on the labels of split {s!r}")
+        logits = {s: _source_logits(runs, s, "ensemble") for s in splits}
+        confidences = {
+            s: {
+                k: v
+                for k, v in compute_csfs(first, s, ensemble=list(runs), knn_k=knn_k).items()
+                if k.startswith("ENS-")
+            }
+            for s in splits
+        }
+        return [_group("ensemble", labels, logits, confidences, runs, binary_fpr)]
+    threshold = None if binary_fpr is None else _binary_threshold(runs, "logits", binary_fpr)
+    all_csfs = {}
+    for s in splits:
+        thresholded = None
+        if threshold is not None:
+            positive = np.exp(M.log_softmax(_source_logits(runs, s, "logits")))[:, 1]
+            thresholded = threshold_predictions(positive, threshold)
+        all_csfs[s] = compute_csfs(first, s, knn_k=knn_k, openmax=openmax, predictions=thresholded)
+    groups = []
+    for source in ("logits", "mcd"):
+        confidences = {
+            s: {k: v for k, v in all_csfs[s].items() if csf_prediction_source(k) == source}
+            for s in splits
+        }
+        if not all(confidences[s] for s in splits):
+            continue
+        if source == "mcd" and any(first.splits[s].mcd_logits is None for s in splits):
+            # MC-dropout heads stored without the MC-dropout logits (e.g. an FD-Shifts folder
+            # with external_confids_dist.npz but no raw_logits_dist.npz): their classifier, and
+            # so their failures, are unknown
+            warnings.warn(
+                f"skipping {sorted(next(iter(confidences.values())))}: MC-dropout CSFs need the "
+                "MC-dropout logits, which these outputs lack",
+                stacklevel=2,
+            )
+            continue
+        logits = {s: _source_logits(runs, s, source) for s in splits}
+        groups.append(_group(source, labels, logits, confidences, runs, binary_fpr))
+    return groups
+
+
+def _group(source, labels, logits, confidences, runs, binary_fpr) -> PredictionGroup:
+    if binary_fpr is None:
+        predictions = {s: np.argmax(v, axis=1) for s, v in logits.items()}
+        return PredictionGroup(source, labels, logits, predictions, confidences)
+    threshold = _binary_threshold(runs, source, binary_fpr)
+    predictions, adapted = {}, {}
+    for s, z in logits.items():
+        probs = np.exp(M.log_softmax(z))
+        predictions[s] = threshold_predictions(probs[:, 1], threshold)
+        own = predicted_class_probability(probs, predictions[s])
+        adapted[s] = {
+            name: own if name in BINARY_PREDICTED_CLASS_CSFS else value
+            for name, value in confidences[s].items()
+            if name not in BINARY_EXCLUDED_CSFS
+        }
+    return PredictionGroup(source, labels, logits, predictions, adapted, threshold)
+
+
+def _run_info(first: RunOutputs, ensemble: bool) -> dict[str, object]:
+    info = {k: first.meta[k] for k in ("dataset", "seed") if k in first.meta}
+    method = first.meta.get("method", "")
+    info["method"] = f"ensemble({method})" if ensemble else method
+    return info
+
+
+def evaluate_run(
+    run: RunOutputs | Sequence[RunOutputs],
+    *,
+    protocol: Protocol | str = Protocol.FAILURE_DETECTION,
+    iid_split: str = "iid",
+    studies: Sequence[str] | None = None,
+    n_bootstrap: int = 0,
+    seed: int = 0,
+    openmax: OpenMaxParams | None = None,
+    binary_fpr: float | None = None,
+    return_curves: bool = False,
+) -> pd.DataFrame | tuple[pd.DataFrame, pd.DataFrame]:
+    """Compute every CSF the stored outputs allow and evaluate them on every test study.
+
+    ``run`` is one run or the member runs of a deep ensemble (then the classifier is the
+    ensemble and the CSFs are ENS-*; the ``method`` column reads ``ensemble(<method>)``).
+    Failures are defined per CSF group by :func:`prediction_groups`: the network's arg-max for
+    most CSFs, the MC-dropout mean prediction for MC-dropout CSFs. ``studies`` defaults to
+    :func:`default_studies` (pooled corruption studies included), and under the
+    ``unknown_detection`` protocol also Kim et al.'s pooled studies
+    (:func:`fdbench.protocol.unknown_detection_pools`, from the stored split kinds). With
+    ``openmax`` the OpenMax CSF is computed too (one run only). Run metadata ``dataset``,
+    ``method`` and ``seed`` fill the table's columns. ``binary_fpr`` applies the binary
+    protocol (two-class outputs with a ``val`` split; see :func:`prediction_groups`).
+
+    With ``return_curves`` the result is ``(results, curves)``: the :func:`confidence_curves`
+    of every prediction group (each CSF with its own classifier's failures) on the same
+    studies.
+    """
+    runs = [run] if not isinstance(run, Sequence) else list(run)
+    if isinstance(run, Sequence) and len(runs) < 2:
+        raise ValueError(f"an ensemble needs at least 2 members; got {len(runs)}")
+    first = runs[0]
+    available = list(first.splits)
+    kinds = {n: s.kind for n, s in first.splits.items() if n not in NON_TEST_SPLITS}
+    pools = _protocol_pools(protocol, kinds)
+    if studies is None:
+        studies = [*default_studies(available), *pools]
+    iid = [iid_split] if iid_split in first.splits else []
+    needed = list(dict.fromkeys([*splits_of(studies, available, pools=pools), *iid]))
+    common = {
+        "studies": studies,
+        "protocol": protocol,
+        "iid_split": iid_split,
+        "run_info": _run_info(first, len(runs) > 1),
+        "pools": pools,
+    }
+    groups = prediction_groups(runs, needed, openmax=openmax, binary_fpr=binary_fpr)
+    tables = [
+        evaluate_confidences(
+            group.labels,
+            group.predictions,
+            group.confidences,
+            logits=group.logits,
+            n_bootstrap=n_bootstrap,
+            seed=seed,
+            binary_protocol=group.threshold is not None,
+            **common,
+        )
+        for group in groups
+    ]
+    results = pd.concat(tables, ignore_index=True)
+    if not return_curves:
+        return results
+    curves = [
+        confidence_curves(group.labels, group.predictions, group.confidences, **common)
+        for group in groups
+    ]
+    return results, pd.concat(curves, ignore_index=True)
+
+
+def ensemble_log_probs(member_logits: Sequence[np.ndarray] | np.ndarray) -> np.ndarray:
+    """Log of the members' mean softmax, log((1/M) Σ_m softmax(z_m)), computed stably.
+
+    Its arg-max is the deep ensemble's prediction (Lakshminarayanan et al., NeurIPS 2017), and
+    used as logits it gives the ensemble's NLL and Brier score. MC-dropout samples (moved to
+    the first axis) give the MC-dropout classifier the same way.
+    """
+    stacked = np.stack([M.log_softmax(z) for z in member_logits])
+    top = stacked.max(axis=0)
+    return top + np.log(np.mean(np.exp(stacked - top), axis=0))

@@ -1,0 +1,72 @@
+"""What a report can show, read from a run folder: results, bootstrap resamples, curves,
+reliability, gallery, SGR, ..."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from fdbench.core.io import RUN_MARKER, verify_if_recorded
+from fdbench.report.gallery import Gallery
+
+
+@dataclass
+class RunInputs:
+    """Everything a report can show; each part is optional (None: its section is omitted).
+
+    See docs/report.md for the files of a run folder each part is read from.
+    """
+
+    results: pd.DataFrame | None = None
+    bootstrap: pd.DataFrame | None = None
+    curves: pd.DataFrame | None = None
+    reliability: pd.DataFrame | None = None
+    gallery: Gallery | None = None
+    rounding: pd.DataFrame | None = None
+    sgr: pd.DataFrame | None = None
+    severity_bootstrap: pd.DataFrame | None = None
+    accepted_calibration: pd.DataFrame | None = None
+
+
+def _read_table(run_dir: Path, stem: str, fdbench_folder: bool) -> pd.DataFrame | None:
+    for suffix in (".parquet", ".csv"):
+        path = run_dir / f"{stem}{suffix}"
+        if path.exists():
+            verify_if_recorded(path, required=fdbench_folder)
+            return pd.read_parquet(path) if suffix == ".parquet" else pd.read_csv(path)
+    return None
+
+
+def read_run_inputs(run_dir: str | Path) -> RunInputs:
+    """Read the report inputs present in ``run_dir`` (layout in docs/report.md).
+
+    ``results``, ``bootstrap``, ``curves``, ``reliability``, ``rounding`` and ``sgr`` are read
+    from ``<name>.parquet`` or ``<name>.csv``, the gallery from ``gallery.npz``; absent files
+    give None.
+
+    Each file is verified against the SHA-256 recorded beside it when fdbench wrote it
+    (:func:`fdbench.core.io.verify_file`): a damaged file is one ``IntegrityError`` naming it. In a
+    run folder of fdbench (its marker :data:`fdbench.core.io.RUN_MARKER`) every file must have its
+    checksum; elsewhere a file without one is taken as the user's own input.
+    """
+    run_dir = Path(run_dir)
+    if not run_dir.is_dir():
+        raise NotADirectoryError(f"run_dir {run_dir} is not a directory")
+    ours = (run_dir / RUN_MARKER).exists()
+    gallery_path = run_dir / "gallery.npz"
+    gallery = None
+    if gallery_path.exists():
+        gallery = Gallery.load(verify_if_recorded(gallery_path, required=ours))
+    return RunInputs(
+        results=_read_table(run_dir, "results", ours),
+        bootstrap=_read_table(run_dir, "bootstrap", ours),
+        curves=_read_table(run_dir, "curves", ours),
+        reliability=_read_table(run_dir, "reliability", ours),
+        gallery=gallery,
+        rounding=_read_table(run_dir, "rounding", ours),
+        sgr=_read_table(run_dir, "sgr", ours),
+        severity_bootstrap=_read_table(run_dir, "severity_bootstrap", ours),
+        accepted_calibration=_read_table(run_dir, "accepted_calibration", ours),
+    )
