@@ -9,6 +9,14 @@ with seeded, paired multinomial counts (``bootstrap_counts``).
 from ._validation import UndefinedMetricWarning
 from .bootstrap import bootstrap, bootstrap_counts, bootstrap_summary, iter_bootstrap_counts
 from .calibration import ReliabilityBins, ece, mce, reliability_bins
+from .conventions import (
+    CONVENTION_KEYS,
+    aurc_per_sample,
+    auroc_f_ordered,
+    coverage_at_accuracy_first_drop,
+    evaluate_conventions,
+    fpr_at_tpr_ood_positive,
+)
 from .curves import RiskCoverageCurve, risk_coverage_curve
 from .ranking import ap_f_error, ap_f_success, auroc_f, auroc_out, fpr_at_tpr, fpr_at_tpr_out
 from .scoring import accuracy, balanced_accuracy, brier, log_softmax, nll
@@ -39,6 +47,7 @@ from .suite import (
 
 __all__ = [
     "BINARY_ONLY_KEYS",
+    "CONVENTION_KEYS",
     "LABEL_KEYS",
     "LOGIT_KEYS",
     "METRIC_KEYS",
@@ -54,7 +63,9 @@ __all__ = [
     "aurc",
     "aurc_ba",
     "aurc_balanced_residuals",
+    "aurc_per_sample",
     "auroc_f",
+    "auroc_f_ordered",
     "auroc_out",
     "balanced_accuracy",
     "balanced_residuals",
@@ -62,12 +73,15 @@ __all__ = [
     "bootstrap_counts",
     "bootstrap_summary",
     "brier",
+    "coverage_at_accuracy_first_drop",
     "coverage_at_risk",
     "eaugrc",
     "eaurc",
     "ece",
     "evaluate_all",
+    "evaluate_conventions",
     "fpr_at_tpr",
+    "fpr_at_tpr_ood_positive",
     "fpr_at_tpr_out",
     "iter_bootstrap_counts",
     "log_softmax",
