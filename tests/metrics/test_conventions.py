@@ -328,5 +328,5 @@ def test_evaluate_conventions_matches_the_functions():
     assert values["auroc_f_ordered"] == M.auroc_f_ordered(r, c)
     assert values["coverage@acc99_first_drop"] == M.coverage_at_accuracy_first_drop(r, c, 0.99)
     assert np.isnan(M.evaluate_conventions(r[:100], c[:100])["coverage@acc99_first_drop"])
-    with pytest.raises(ValueError, match="keys"):
+    with pytest.raises(ValueError, match="conventions"):
         M.evaluate_conventions(r, c, ("aurc",))

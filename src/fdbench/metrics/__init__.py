@@ -11,6 +11,7 @@ from .bootstrap import bootstrap, bootstrap_counts, bootstrap_summary, iter_boot
 from .calibration import ReliabilityBins, ece, mce, reliability_bins
 from .conventions import (
     CONVENTION_KEYS,
+    OOD_CONVENTION_KEYS,
     aurc_per_sample,
     auroc_f_ordered,
     coverage_at_accuracy_first_drop,
@@ -51,6 +52,7 @@ __all__ = [
     "LABEL_KEYS",
     "LOGIT_KEYS",
     "METRIC_KEYS",
+    "OOD_CONVENTION_KEYS",
     "SOFT_METRIC_KEYS",
     "ReliabilityBins",
     "RiskCoverageCurve",

@@ -34,9 +34,11 @@ from .ranking import fpr_at_tpr_out
 
 __all__ = [
     "CONVENTION_KEYS",
+    "OOD_CONVENTION_KEYS",
     "TIE_ORDERS",
     "aurc_per_sample",
     "auroc_f_ordered",
+    "check_convention_keys",
     "coverage_at_accuracy_first_drop",
     "descending_order",
     "evaluate_conventions",
@@ -205,12 +207,24 @@ def fpr_at_tpr_ood_positive(
     return fpr_at_tpr_out(1.0 - ood, -c, tpr, sample_weight=w)
 
 
-#: Keys of :func:`evaluate_conventions`, the results-table names of the per-sample conventions.
+#: Keys of :func:`evaluate_conventions` computed from the failure labels: the results-table
+#: names of the per-sample conventions.
 CONVENTION_KEYS: tuple[str, ...] = (
     "aurc_per_sample",
     "auroc_f_ordered",
     "coverage@acc99_first_drop",
 )
+#: Keys of :func:`evaluate_conventions` computed from the OOD labels.
+OOD_CONVENTION_KEYS: tuple[str, ...] = ("fpr@95tpr_ood_positive",)
+
+
+def check_convention_keys(keys: tuple[str, ...]) -> tuple[str, ...]:
+    """``keys`` if each is one of ``CONVENTION_KEYS + OOD_CONVENTION_KEYS``, else ValueError."""
+    known = CONVENTION_KEYS + OOD_CONVENTION_KEYS
+    unknown = [k for k in keys if k not in known]
+    if unknown:
+        raise ValueError(f"conventions: unknown {unknown[0]!r}; expected some of {list(known)}")
+    return tuple(keys)
 
 
 def evaluate_conventions(
@@ -218,20 +232,21 @@ def evaluate_conventions(
     confidence: ArrayLike,
     keys: tuple[str, ...] = CONVENTION_KEYS,
     *,
+    is_ood: ArrayLike | None = None,
     tie_order: TieOrder = "stable",
 ) -> dict[str, float]:
-    """The authors'-code quantities named by ``keys`` (some of :data:`CONVENTION_KEYS`).
+    """The authors'-code quantities named by ``keys``, for a results table.
 
     ``aurc_per_sample`` is :func:`aurc_per_sample`, ``auroc_f_ordered``
     :func:`auroc_f_ordered` and ``coverage@acc99_first_drop``
     :func:`coverage_at_accuracy_first_drop` at accuracy 0.99 (as Galil et al.'s
-    ``benchmark_models.py`` reports it), all with ``tie_order``. Undefined entries are NaN
-    without a warning: the ranking ones when only one class is present, the accuracy
+    ``benchmark_models.py`` reports it), all with ``tie_order``; ``fpr@95tpr_ood_positive`` is
+    :func:`fpr_at_tpr_ood_positive` at 0.95 of ``is_ood`` (the OOD labels of the same samples;
+    left out of the result when ``is_ood`` is None). Undefined entries are NaN without a
+    warning: the ranking ones when only one class (or group) is present, the accuracy
     constraint with at most 200 samples.
     """
-    unknown = [k for k in keys if k not in CONVENTION_KEYS]
-    if unknown:
-        raise ValueError(f"keys: unknown {unknown[0]!r}; expected some of {list(CONVENTION_KEYS)}")
+    check_convention_keys(keys)
     failed = _sorted_residuals(residuals, confidence, tie_order, binary=True)
     values: dict[str, float] = {}
     for key in keys:
@@ -239,8 +254,11 @@ def evaluate_conventions(
             values[key] = _per_sample_aurc(failed)
         elif key == "auroc_f_ordered":
             values[key] = _ordered_auroc(failed)
-        elif failed.size > GALIL_START_INDEX:
-            values[key] = _first_drop(failed, 0.99, GALIL_START_INDEX)
-        else:
-            values[key] = float("nan")
-    return values
+        elif key == "coverage@acc99_first_drop":
+            big_enough = failed.size > GALIL_START_INDEX
+            values[key] = _first_drop(failed, 0.99, GALIL_START_INDEX) if big_enough else np.nan
+        elif is_ood is not None:
+            ood = np.asarray(is_ood)
+            one_group = bool(np.all(ood == ood.flat[0])) if ood.size else True
+            values[key] = np.nan if one_group else fpr_at_tpr_ood_positive(ood, confidence)
+    return {k: float(v) for k, v in values.items()}
