@@ -89,9 +89,15 @@ class _Strict(BaseModel):
 class BinaryProtocolConfig(_Strict):
     """The binary protocol (Bernhardt et al., TMLR 2022): two-class experiments predict class 1
     where p_1 reaches the threshold with validation FPR ``fpr`` (see
-    :mod:`fdbench.protocol.binary`)."""
+    :mod:`fdbench.protocol.binary`). ``threshold_rule: roc_curve`` sets the threshold as the
+    authors' code does (scikit-learn's ``roc_curve`` points, predict ``p_1 > t``:
+    :func:`fdbench.protocol.binary.fpr_threshold_roc_curve`); left out of the dump when
+    ``exact`` (the default), so configs without it keep their digest."""
 
     fpr: float = Field(default=0.2, ge=0.0, le=1.0)
+    threshold_rule: Literal["exact", "roc_curve"] = Field(
+        default="exact", exclude_if=lambda v: v == "exact"
+    )
 
 
 #: Study kinds (``fdbench.data.types.StudyKind`` values; no data import here).
