@@ -32,8 +32,9 @@ def evaluate(
     path: Annotated[
         Path,
         typer.Argument(
-            help="Saved outputs: .npz (logits, labels[, study]), a torch.save .pt file of "
-            "tensors, .csv/.parquet table (label, prediction, confidence columns[, study]), "
+            help="Saved outputs: .npz (logits, labels[, study]; or probs instead of logits, "
+            "used as given), a torch.save .pt file of tensors, .csv/.parquet table (label, "
+            "prediction, confidence columns or prob_0..prob_K-1[, study]), "
             "OpenOOD score dumps (.npz with pred, conf, label, or their scores/ folder), an "
             "fdbench outputs store or an FD-Shifts run directory (docs/outputs.md)."
         ),
@@ -202,14 +203,21 @@ def _evaluate(
         conventions = check_convention_keys(conventions)
     except ValueError as err:
         raise ValueError(f"--convention: {str(err).removeprefix('conventions: ')}") from None
+    from fdbench.evaluation.probabilities import (
+        is_probs_file,
+        read_probs_file,
+        table_from_probability_columns,
+    )
     from fdbench.outputs import is_score_dump, read_score_dump
 
     score_dump = is_score_dump(path)
     if score_dump:
         conventions = tuple(dict.fromkeys([*conventions, *OOD_CONVENTION_KEYS]))
+    probs_file = is_probs_file(path)
     is_table = path.suffix.lower() in {".csv", ".parquet", ".pq"}
-    if is_table or score_dump:
+    if is_table or score_dump or probs_file:
         what = "an OpenOOD score dump" if score_dump else "a confidence table"
+        what = "a probabilities file" if probs_file else what
         for given, option in (
             (precision_report, "--precision-report"),
             (openmax, "--openmax"),
@@ -225,11 +233,13 @@ def _evaluate(
     check_outputs({"--out": out, "--out (curves)": curves_out, "--tables": tables}, [path])
     if path.is_file():
         verify_if_recorded(path)
-    if is_table or score_dump:
+    if is_table or score_dump or probs_file:
         if score_dump:
             table = read_score_dump(path, iid_study=iid_study)
+        elif probs_file:
+            table = read_probs_file(path)
         else:
-            table = read_confidence_table(path, columns=confidence)
+            table = table_from_probability_columns(read_confidence_table(path, columns=confidence))
         results, curves = evaluate_table(
             table,
             protocol=protocol,

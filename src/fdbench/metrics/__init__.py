@@ -19,6 +19,7 @@ from .conventions import (
     fpr_at_tpr_ood_positive,
 )
 from .curves import RiskCoverageCurve, risk_coverage_curve
+from .probabilities import brier_from_probs, check_probs, nll_from_probs
 from .ranking import ap_f_error, ap_f_success, auroc_f, auroc_out, fpr_at_tpr, fpr_at_tpr_out
 from .scoring import accuracy, balanced_accuracy, brier, log_softmax, nll
 from .selective import (
@@ -75,6 +76,8 @@ __all__ = [
     "bootstrap_counts",
     "bootstrap_summary",
     "brier",
+    "brier_from_probs",
+    "check_probs",
     "coverage_at_accuracy_first_drop",
     "coverage_at_risk",
     "eaugrc",
@@ -92,6 +95,7 @@ __all__ = [
     "min_selective_risk_at_coverage",
     "naurc",
     "nll",
+    "nll_from_probs",
     "optimal_aurc_augrc",
     "reliability_bins",
     "risk_coverage_curve",
