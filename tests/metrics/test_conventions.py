@@ -330,3 +330,32 @@ def test_evaluate_conventions_matches_the_functions():
     assert np.isnan(M.evaluate_conventions(r[:100], c[:100])["coverage@acc99_first_drop"])
     with pytest.raises(ValueError, match="conventions"):
         M.evaluate_conventions(r, c, ("aurc",))
+
+
+def saturated_example():
+    """The seeded saturated example of docs/metrics.md ("When ties make them differ")."""
+    rng = np.random.default_rng(2026)
+    n = 10_000
+    top = rng.random(n) < 0.7
+    conf = np.where(top, 1.0, rng.uniform(0.2, 1.0, n)).astype(np.float32)
+    wrong = np.where(top, rng.random(n) < 0.005, rng.random(n) < 0.9 * (1 - conf) + 0.02)
+    return wrong.astype(np.float64), conf
+
+
+def test_docs_saturated_example_numbers():
+    r, c = saturated_example()
+    assert (c == 1).sum() == 6930 and r[c == 1].sum() == 28
+    assert round(1 - r.mean(), 4) == 0.8792
+    assert round(M.aurc(r, c) * 1000, 3) == 17.152
+    assert round(M.aurc_per_sample(r, c) * 1000, 3) == 16.783
+    best = np.lexsort((r, -c.astype(np.float64)))
+    worst = np.lexsort((-r, -c.astype(np.float64)))
+    assert round(M.aurc_per_sample(r[best], c[best]) * 1000, 3) == 14.364
+    assert round(M.aurc_per_sample(r[worst], c[worst]) * 1000, 3) == 32.540
+    assert round(M.auroc_f(r, c), 5) == 0.93634
+    assert round(M.auroc_f_ordered(r, c), 5) == 0.93644
+    assert round(M.coverage_at_risk(r, c, 0.01), 4) == 0.7487
+    assert round(M.coverage_at_accuracy_first_drop(r, c, 0.99), 5) == 0.74863
+    if torch.__version__.startswith("2.13"):
+        assert round(M.aurc_per_sample(r, c, tie_order="torch") * 1000, 3) == 16.852
+        assert round(M.auroc_f_ordered(r, c, tie_order="torch"), 5) == 0.93657
