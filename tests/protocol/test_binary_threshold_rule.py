@@ -86,3 +86,34 @@ def test_roc_curve_rule_against_brute_force(pairs, target) -> None:
     exact = fpr_threshold(scores, labels, target)
     exact_fpr = ((scores >= exact) & (labels == 0)).sum() / n_neg
     assert abs(exact_fpr - target) <= min(gaps) + 1e-12
+
+
+def test_benchmark_evaluation_takes_the_rule_and_conventions(tmp_path) -> None:
+    import pandas as pd
+
+    from fdbench import metrics as M
+    from fdbench.config import BenchmarkConfig
+    from fdbench.jobs.benchmark import evaluate_runs
+    from fdbench.outputs import write_outputs
+
+    run = _run()
+    write_outputs(tmp_path / "b.zarr", run)
+    table = pd.read_parquet(
+        evaluate_runs(
+            [tmp_path / "b.zarr"],
+            tmp_path / "eval",
+            binary_fpr=0.2,
+            threshold_rule="roc_curve",
+            conventions=("aurc_per_sample",),
+        )
+    )
+    msr = table[(table["csf"] == "MSR") & (table["study"] == "iid")].set_index("metric")
+    # nothing is predicted positive at +inf: the failures are the positive samples
+    residuals = np.array(TEST_Y, dtype=float)
+    confidence = 1 - np.array(TEST_P1)
+    assert msr.loc["aurc", "value"] == pytest.approx(M.aurc(residuals, confidence))
+    assert msr.loc["aurc_per_sample", "value"] == pytest.approx(
+        M.aurc_per_sample(residuals, confidence)
+    )
+    field = BenchmarkConfig.model_fields["conventions"].annotation
+    assert set(field.__args__[0].__args__) == set(M.CONVENTION_KEYS + M.OOD_CONVENTION_KEYS)

@@ -64,6 +64,7 @@ def evaluate_runs(
     binary_fpr: float | None = None,
     fingerprints: dict[str, str] | None = None,
     threshold_rule: str = "exact",
+    conventions: Sequence[str] = (),
 ) -> Path:
     """Evaluate one run (one store) or a deep ensemble (several stores) into ``out_dir``.
 
@@ -86,8 +87,9 @@ def evaluate_runs(
     ``fingerprints`` (split → :func:`fdbench.core.provenance.split_fingerprint` of the experiment
     the stores were computed on) every row records in
     :data:`~fdbench.core.provenance.FINGERPRINT_COLUMN` the fingerprint of its study's splits
-    (:func:`fdbench.core.provenance.combined_fingerprint`). The results file is written last: its
-    presence marks the job as done.
+    (:func:`fdbench.core.provenance.combined_fingerprint`). ``conventions`` adds authors'-code
+    quantities (:func:`fdbench.evaluation.confidences.evaluate_confidences`). The results file
+    is written last: its presence marks the job as done.
     """
     from fdbench.outputs import read_outputs
 
@@ -136,6 +138,7 @@ def evaluate_runs(
                     run_info=info,
                     pools=pools,
                     binary_protocol=group.threshold is not None,
+                    conventions=conventions,
                 )
                 tables.append(table.assign(protocol=protocol.value))
         for study in needed:
@@ -195,6 +198,7 @@ def plan_benchmark(
     binary = config.data.binary_protocol
     binary_fpr = None if binary is None else binary.fpr
     rule = "exact" if binary is None else binary.threshold_rule
+    conventions = tuple(config.conventions)
     training, evaluation = [], []
     fingerprints: dict[str, dict[str, str]] = {}
 
@@ -235,6 +239,7 @@ def plan_benchmark(
                     binary_fpr,
                     fingerprints=prints(experiment, seed),
                     threshold_rule=rule,
+                    conventions=conventions,
                 )
             )
         for method in config.ensembles:
@@ -260,6 +265,7 @@ def plan_benchmark(
                         seed=None if combinations is None else i,
                         fingerprints=shared,
                         threshold_rule=rule,
+                        conventions=conventions,
                     )
                 )
     return BenchmarkPlan(training, evaluation, config.selection.metric, fingerprints)
@@ -289,11 +295,13 @@ def _evaluation_jobs(
     seed: int | None = None,
     fingerprints: dict[str, str] | None = None,
     threshold_rule: str = "exact",
+    conventions: tuple[str, ...] = (),
 ) -> list[Job]:
     """One evaluation job per grid candidate (``candidates[i]``: the stores it evaluates);
     ``openmax`` adds the OpenMax CSF to single runs; ``binary_fpr`` applies the binary
     protocol (:func:`evaluate_runs`) with ``threshold_rule``; ``seed`` overrides the results'
-    seed column; ``fingerprints`` (the splits') go into every row."""
+    seed column; ``fingerprints`` (the splits') go into every row; ``conventions`` adds
+    authors'-code quantities."""
     single = evaluate_runs
     if fingerprints is not None:
         single = functools.partial(single, fingerprints=fingerprints)
@@ -303,6 +311,8 @@ def _evaluation_jobs(
         single = functools.partial(single, binary_fpr=binary_fpr)
         if threshold_rule != "exact":
             single = functools.partial(single, threshold_rule=threshold_rule)
+    if conventions:
+        single = functools.partial(single, conventions=conventions)
     if seed is not None:
         single = functools.partial(single, seed=seed)
     if len(candidates) == 1:
