@@ -65,8 +65,10 @@ def descending_order(confidence: ArrayLike, tie_order: TieOrder = "stable") -> n
     if tie_order == "stable":
         return np.argsort(-c, kind="stable")
     if tie_order == "torch":
-        import torch
-
+        try:
+            import torch
+        except ImportError as err:
+            raise ImportError("tie_order='torch' needs PyTorch (fdbench's train extra)") from err
         return torch.argsort(torch.as_tensor(c), descending=True).numpy()
     raise ValueError(f"tie_order: expected one of {list(TIE_ORDERS)}, got {tie_order!r}")
 
