@@ -38,8 +38,8 @@ class CoodSettings(_Strict):
     estimate its severity and ``n_test`` test it; classes with fewer than ``n_estimation +
     n_test`` samples are removed first (App. L.1: fewer than 200) unless
     ``keep_small_classes`` (then they are split 3:1, see
-    :func:`fdbench.data.cood.cood_estimation_split`); ``n_levels`` percentile levels; levels are
-    built for every CSF of ``csfs`` separately (Appendix M)."""
+    :func:`fdbench.data.shifts.cood.cood_estimation_split`); ``n_levels`` percentile levels;
+    levels are built for every CSF of ``csfs`` separately (Appendix M)."""
 
     n_estimation: int = Field(default=150, ge=1)
     n_test: int = Field(default=50, ge=1)
