@@ -117,3 +117,28 @@ def test_benchmark_evaluation_takes_the_rule_and_conventions(tmp_path) -> None:
     )
     field = BenchmarkConfig.model_fields["conventions"].annotation
     assert set(field.__args__[0].__args__) == set(M.CONVENTION_KEYS + M.OOD_CONVENTION_KEYS)
+
+
+def test_cli_threshold_rule(tmp_path) -> None:
+    import pandas as pd
+
+    from fdbench import metrics as M
+    from tests._cli import run_cli
+
+    path = tmp_path / "binary.npz"
+    np.savez(
+        path,
+        logits=np.vstack([_logits(VAL_P1), _logits(TEST_P1)]),
+        labels=np.array(VAL_Y + TEST_Y),
+        study=np.array(["val"] * len(VAL_Y) + ["iid"] * len(TEST_Y)),
+    )
+    out = tmp_path / "r.csv"
+    args = ("evaluate", str(path), "--binary-fpr", "0.2", "-o", str(out))
+    done = run_cli(*args, "--threshold-rule", "roc_curve")
+    assert done.returncode == 0, done.stderr
+    table = pd.read_csv(out)
+    msr = table[(table["csf"] == "MSR") & (table["study"] == "iid")].set_index("metric")
+    residuals = np.array(TEST_Y, dtype=float)  # nothing predicted positive at +inf
+    assert msr.loc["aurc", "value"] == pytest.approx(M.aurc(residuals, 1 - np.array(TEST_P1)))
+    bad = run_cli(*args, "--threshold-rule", "nearest")
+    assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "--threshold-rule" in bad.stderr
