@@ -5,7 +5,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from fdbench.data.shifts.cood import cood_estimation_split, cood_group_size, cood_severity_levels
+from fdbench.data.shifts.cood import (
+    cood_estimation_split,
+    cood_group_size,
+    cood_severity_levels,
+    cood_small_classes,
+)
 
 
 def test_group_size_rule():
@@ -20,15 +25,23 @@ def test_group_size_rule():
 def test_estimation_split_sizes_disjoint_and_seeded():
     classes = np.concatenate([np.full(250, 0), np.full(40, 1), np.full(1, 2), np.full(7, 3)])
     classes = np.random.default_rng(0).permutation(classes)
-    est, test = cood_estimation_split(classes, seed=5)
+    est, test = cood_estimation_split(classes, seed=5, keep_small_classes=True)
     assert not np.any(est & test)
     counts = {c: (int(est[classes == c].sum()), int(test[classes == c].sum())) for c in range(4)}
     # 150/50 of a large class (50 unused); 3:1 of a small one; a 1-sample class left out
     assert counts == {0: (150, 50), 1: (30, 10), 2: (0, 0), 3: (5, 2)}
-    again = cood_estimation_split(classes, seed=5)
+    # by default (Galil et al., App. L.1) the classes with fewer than 200 samples are removed
+    est, test = cood_estimation_split(classes, seed=5)
+    assert not np.any(est & test)
+    counts = {c: (int(est[classes == c].sum()), int(test[classes == c].sum())) for c in range(4)}
+    assert counts == {0: (150, 50), 1: (0, 0), 2: (0, 0), 3: (0, 0)}
+    np.testing.assert_array_equal(cood_small_classes(classes), [1, 2, 3])
+    np.testing.assert_array_equal(cood_small_classes(classes, n_estimation=30, n_test=10), [2, 3])
+    est, test = cood_estimation_split(classes, seed=5, keep_small_classes=True)
+    again = cood_estimation_split(classes, seed=5, keep_small_classes=True)
     np.testing.assert_array_equal(est, again[0])
     np.testing.assert_array_equal(test, again[1])
-    other = cood_estimation_split(classes, seed=6)
+    other = cood_estimation_split(classes, seed=6, keep_small_classes=True)
     assert not np.array_equal(est, other[0])
 
 

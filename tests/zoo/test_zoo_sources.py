@@ -110,7 +110,8 @@ def test_tiny_embedded_zoo_is_a_valid_zoo_the_core_evaluates_and_resumes(tmp_pat
         assert "test_mcd_logits" not in z.files
         np.testing.assert_array_equal(z["ood_classes"], np.repeat(np.arange(12), 10))
 
-    config = parse_zoo_config({"name": "t", "zoo": str(folder), **FAST})
+    small = {"cood": {"keep_small_classes": True}}  # 10 samples per OOD class
+    config = parse_zoo_config({"name": "t", "zoo": str(folder), **FAST, **small})
     results = run_zoo(config, tmp_path / "run", report=False)
     assert set(results["member"]) == {"mlp", "student", "teacher"}
     assert set(results.loc[results["member"] == "teacher", "csf"]) >= {"MCD-PE", "MSR"}

@@ -32,8 +32,9 @@ def evaluate(
     path: Annotated[
         Path,
         typer.Argument(
-            help="Saved outputs: .npz (logits, labels[, study]), a torch.save .pt file of "
-            "tensors, .csv/.parquet table (label, prediction, confidence columns[, study]), "
+            help="Saved outputs: .npz (logits, labels[, study]; or probs instead of logits, "
+            "used as given), a torch.save .pt file of tensors, .csv/.parquet table (label, "
+            "prediction, confidence columns or prob_0..prob_K-1[, study]), "
             "OpenOOD score dumps (.npz with pred, conf, label, or their scores/ folder), an "
             "fdbench outputs store or an FD-Shifts run directory (docs/outputs.md)."
         ),
@@ -67,6 +68,23 @@ def evaluate(
             "--binary-fpr",
             help="Binary protocol (two-class outputs with a val split): predict class 1 at the "
             "threshold with this validation FPR, e.g. 0.2 (Bernhardt et al.).",
+        ),
+    ] = None,
+    threshold_rule: Annotated[
+        str,
+        typer.Option(
+            "--threshold-rule",
+            help="With --binary-fpr: exact (default, the FPR nearest the target) or roc_curve "
+            "(Bernhardt et al.'s code: scikit-learn's roc_curve points, predict p_1 > t).",
+        ),
+    ] = "exact",
+    convention: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--convention",
+            help="Also report an authors'-code quantity under its own name (repeatable): "
+            "aurc_per_sample, auroc_f_ordered, coverage@acc99_first_drop (Galil/Kim et al.'s "
+            "code), fpr@95tpr_ood_positive (OpenOOD's FPR@95; always on for OpenOOD dumps).",
         ),
     ] = None,
     precision_report: Annotated[
@@ -122,6 +140,8 @@ def evaluate(
             binary_fpr,
             name,
             tables,
+            threshold_rule,
+            tuple(convention or ()),
         )
 
 
@@ -138,11 +158,15 @@ def _evaluate(
     binary_fpr: float | None = None,
     name: str | None = None,
     tables: Path | None = None,
+    threshold_rule: str = "exact",
+    conventions: tuple[str, ...] = (),
 ) -> None:
     from fdbench.core.io import check_output_file, check_output_folder, verify_if_recorded
     from fdbench.evaluation.runs import evaluate_run
     from fdbench.evaluation.tables import evaluate_table, read_confidence_table
+    from fdbench.metrics.conventions import OOD_CONVENTION_KEYS, check_convention_keys
     from fdbench.protocol import Protocol
+    from fdbench.protocol.binary import THRESHOLD_RULES
     from fdbench.report.console import (
         print_compact,
         print_results,
@@ -170,12 +194,30 @@ def _evaluate(
         raise ValueError("--name must not be empty")
     if binary_fpr is not None and not 0.0 <= binary_fpr <= 1.0:
         raise ValueError(f"--binary-fpr must be in [0, 1]; got {binary_fpr}")
+    if threshold_rule not in THRESHOLD_RULES:
+        choices = " or ".join(THRESHOLD_RULES)
+        raise ValueError(f"--threshold-rule must be {choices}; got {threshold_rule!r}")
+    if threshold_rule != "exact" and binary_fpr is None:
+        raise ValueError("--threshold-rule applies to the binary protocol: give --binary-fpr")
+    try:
+        conventions = check_convention_keys(conventions)
+    except ValueError as err:
+        raise ValueError(f"--convention: {str(err).removeprefix('conventions: ')}") from None
+    from fdbench.evaluation.probabilities import (
+        is_probs_file,
+        read_probs_file,
+        table_from_probability_columns,
+    )
     from fdbench.outputs import is_score_dump, read_score_dump
 
     score_dump = is_score_dump(path)
+    if score_dump:
+        conventions = tuple(dict.fromkeys([*conventions, *OOD_CONVENTION_KEYS]))
+    probs_file = is_probs_file(path)
     is_table = path.suffix.lower() in {".csv", ".parquet", ".pq"}
-    if is_table or score_dump:
+    if is_table or score_dump or probs_file:
         what = "an OpenOOD score dump" if score_dump else "a confidence table"
+        what = "a probabilities file" if probs_file else what
         for given, option in (
             (precision_report, "--precision-report"),
             (openmax, "--openmax"),
@@ -191,11 +233,13 @@ def _evaluate(
     check_outputs({"--out": out, "--out (curves)": curves_out, "--tables": tables}, [path])
     if path.is_file():
         verify_if_recorded(path)
-    if is_table or score_dump:
+    if is_table or score_dump or probs_file:
         if score_dump:
             table = read_score_dump(path, iid_study=iid_study)
+        elif probs_file:
+            table = read_probs_file(path)
         else:
-            table = read_confidence_table(path, columns=confidence)
+            table = table_from_probability_columns(read_confidence_table(path, columns=confidence))
         results, curves = evaluate_table(
             table,
             protocol=protocol,
@@ -203,6 +247,7 @@ def _evaluate(
             n_bootstrap=bootstrap,
             seed=seed,
             return_curves=True,
+            conventions=conventions,
         )
     else:
         from fdbench.csf import OpenMaxParams
@@ -218,6 +263,8 @@ def _evaluate(
             openmax=OpenMaxParams() if openmax else None,
             binary_fpr=binary_fpr,
             return_curves=True,
+            threshold_rule=threshold_rule,
+            conventions=conventions,
         )
         if precision_report:
             _print_precision_report(run)

@@ -89,9 +89,15 @@ class _Strict(BaseModel):
 class BinaryProtocolConfig(_Strict):
     """The binary protocol (Bernhardt et al., TMLR 2022): two-class experiments predict class 1
     where p_1 reaches the threshold with validation FPR ``fpr`` (see
-    :mod:`fdbench.protocol.binary`)."""
+    :mod:`fdbench.protocol.binary`). ``threshold_rule: roc_curve`` sets the threshold as the
+    authors' code does (scikit-learn's ``roc_curve`` points, predict ``p_1 > t``:
+    :func:`fdbench.protocol.binary.fpr_threshold_roc_curve`); left out of the dump when
+    ``exact`` (the default), so configs without it keep their digest."""
 
     fpr: float = Field(default=0.2, ge=0.0, le=1.0)
+    threshold_rule: Literal["exact", "roc_curve"] = Field(
+        default="exact", exclude_if=lambda v: v == "exact"
+    )
 
 
 #: Study kinds (``fdbench.data.types.StudyKind`` values; no data import here).
@@ -646,7 +652,10 @@ class BenchmarkConfig(_Strict):
     settings, and the number of local
     worker processes its jobs run on by default (``workers``; ``None`` runs them in this
     process; the command line's ``--workers``/``--scheduler`` override it). ``workers`` does
-    not change the results: every job's result depends on its arguments only."""
+    not change the results: every job's result depends on its arguments only.
+    ``conventions`` adds authors'-code quantities to the results under their own names
+    (``fdbench.metrics.CONVENTION_KEYS`` and ``OOD_CONVENTION_KEYS``, e.g. Kim et al.'s
+    ``aurc_per_sample``; docs/metrics.md); left out of the dump when empty."""
 
     name: str = Field(pattern=r"^[A-Za-z0-9_\-]+$")
     data: DataConfig
@@ -662,6 +671,14 @@ class BenchmarkConfig(_Strict):
     analysis: AnalysisConfig = AnalysisConfig()
     workers: PositiveInt | None = None
     openmax: OpenMaxConfig | None = Field(default=None, exclude_if=lambda v: v is None)
+    conventions: list[
+        Literal[
+            "aurc_per_sample",
+            "auroc_f_ordered",
+            "coverage@acc99_first_drop",
+            "fpr@95tpr_ood_positive",
+        ]
+    ] = Field(default_factory=list, exclude_if=lambda v: not v)
 
     @model_validator(mode="after")
     def _check_methods(self) -> BenchmarkConfig:

@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 
 from fdbench import metrics as M
+from fdbench.metrics.conventions import check_convention_keys
 from fdbench.protocol import (
     NEW_CLASS_LABEL,
     EvaluationSet,
@@ -93,6 +94,7 @@ def evaluate_confidences(
     on_study: Callable[[str], None] | None = None,
     pools: Mapping[str, Sequence[str]] | None = None,
     binary_protocol: bool = False,
+    conventions: Sequence[str] = (),
 ) -> pd.DataFrame:
     """Compute the metric suite for every CSF on every study.
 
@@ -110,10 +112,14 @@ def evaluate_confidences(
     thresholded, see :func:`prediction_groups`) an in-distribution study's
     ``balanced_accuracy`` follows ``predictions`` instead of the logits' arg-max, and a
     ``roc_auc`` row holds the classification ROC-AUC of ``softmax(logits)[:, 1]`` against the
-    labels (Bernhardt et al., Table 2: ROC-AUC for the binary tasks).
+    labels (Bernhardt et al., Table 2: ROC-AUC for the binary tasks). ``conventions`` names
+    authors'-code quantities to add under their own metric names
+    (:func:`fdbench.metrics.evaluate_conventions`: ``fdbench.metrics.CONVENTION_KEYS`` on every
+    study, ``OOD_CONVENTION_KEYS`` where the OoD-detection metrics are computed).
 
     Returns the tidy results table (columns ``RESULT_COLUMNS`` plus ``n_samples``).
     """
+    conventions = check_convention_keys(tuple(conventions))
     if n_bootstrap < 0:
         raise ValueError(f"n_bootstrap must be >= 0; got {n_bootstrap}")
     info = {"dataset": "", "method": "", "seed": 0, **(run_info or {})}
@@ -135,6 +141,11 @@ def evaluate_confidences(
             values = M.evaluate_all(es.residuals, conf, labels=study_labels, logits=study_logits)
             if with_ood:
                 values.update(ood_detection_metrics(es.is_new_class, conf))
+            if conventions:
+                is_ood = es.is_new_class.astype(np.float64) if with_ood else None
+                values.update(
+                    M.evaluate_conventions(es.residuals, conf, conventions, is_ood=is_ood)
+                )
             if binary_protocol and study_logits is not None:
                 values.update(_binary_classification(study_labels, study_logits, es, predictions))
             intervals = (

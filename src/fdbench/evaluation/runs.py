@@ -23,7 +23,9 @@ from fdbench.protocol import Protocol
 from fdbench.protocol.binary import (
     BINARY_EXCLUDED_CSFS,
     BINARY_PREDICTED_CLASS_CSFS,
+    THRESHOLD_RULES,
     fpr_threshold,
+    fpr_threshold_roc_curve,
     predicted_class_probability,
     threshold_predictions,
 )
@@ -68,13 +70,18 @@ def _source_logits(runs: Sequence[RunOutputs], split: str, source: str) -> np.nd
     return np.asarray(runs[0].splits[split].logits, dtype=np.float64)
 
 
-def _binary_threshold(runs: Sequence[RunOutputs], source: str, fpr: float) -> float:
-    """The group's threshold on p_1 with validation FPR ``fpr`` (split ``val``)."""
+def _binary_threshold(
+    runs: Sequence[RunOutputs], source: str, fpr: float, rule: str = "exact"
+) -> float:
+    """The group's threshold on p_1 with validation FPR ``fpr`` (split ``val``) by ``rule``
+    (``exact``: :func:`~fdbench.protocol.binary.fpr_threshold`; ``roc_curve``:
+    :func:`~fdbench.protocol.binary.fpr_threshold_roc_curve`, the authors' code)."""
     val = runs[0].splits.get("val")
     if val is None:
         raise ValueError("binary_fpr: the outputs need a 'val' split to set the threshold on")
     positive = np.exp(M.log_softmax(_source_logits(runs, "val", source)))[:, 1]
-    return fpr_threshold(positive, np.asarray(val.labels), fpr)
+    choose = fpr_threshold_roc_curve if rule == "roc_curve" else fpr_threshold
+    return choose(positive, np.asarray(val.labels), fpr)
 
 
 def prediction_groups(
@@ -84,6 +91,7 @@ def prediction_groups(
     knn_k: int = 50,
     openmax: OpenMaxParams | None = None,
     binary_fpr: float | None = None,
+    threshold_rule: str = "exact",
 ) -> list[PredictionGroup]:
     """Compute every CSF of one run (or of a deep ensemble of runs) on ``splits``, grouped by
     the classifier that defines their failures.
@@ -99,10 +107,18 @@ def prediction_groups(
     ``binary_fpr`` on the group's own ``val`` split (:func:`fdbench.protocol.binary.
     fpr_threshold`; the authors set one per classifier, e.g. ``mcmc_scores.py``); MSR,
     MCD-MSR and ENS-MSR become the softmax of that predicted class; TrustScore is computed
-    for it; the entropy CSFs (``BINARY_EXCLUDED_CSFS``) are left out.
+    for it; the entropy CSFs (``BINARY_EXCLUDED_CSFS``) are left out. ``threshold_rule``
+    ``"roc_curve"`` sets the threshold as the authors' code does (``get_threshold``:
+    :func:`fdbench.protocol.binary.fpr_threshold_roc_curve`, predictions ``p_1 > t``) instead
+    of the default ``"exact"`` (the FPR nearest ``binary_fpr``, predictions ``p_1 >= t``).
     """
     from fdbench.csf import compute_csfs
 
+    if threshold_rule not in THRESHOLD_RULES:
+        raise ValueError(
+            f"threshold_rule: expected one of {list(THRESHOLD_RULES)}, got {threshold_rule!r}"
+        )
+    rule = threshold_rule
     if not runs:
         raise ValueError("runs must hold at least one RunOutputs")
     first = runs[0]
@@ -127,14 +143,14 @@ def prediction_groups(
             }
             for s in splits
         }
-        return [_group("ensemble", labels, logits, confidences, runs, binary_fpr)]
-    threshold = None if binary_fpr is None else _binary_threshold(runs, "logits", binary_fpr)
+        return [_group("ensemble", labels, logits, confidences, runs, binary_fpr, rule)]
+    threshold = None if binary_fpr is None else _binary_threshold(runs, "logits", binary_fpr, rule)
     all_csfs = {}
     for s in splits:
         thresholded = None
         if threshold is not None:
             positive = np.exp(M.log_softmax(_source_logits(runs, s, "logits")))[:, 1]
-            thresholded = threshold_predictions(positive, threshold)
+            thresholded = threshold_predictions(positive, threshold, strict=rule == "roc_curve")
         all_csfs[s] = compute_csfs(first, s, knn_k=knn_k, openmax=openmax, predictions=thresholded)
     groups = []
     for source in ("logits", "mcd"):
@@ -155,19 +171,19 @@ def prediction_groups(
             )
             continue
         logits = {s: _source_logits(runs, s, source) for s in splits}
-        groups.append(_group(source, labels, logits, confidences, runs, binary_fpr))
+        groups.append(_group(source, labels, logits, confidences, runs, binary_fpr, rule))
     return groups
 
 
-def _group(source, labels, logits, confidences, runs, binary_fpr) -> PredictionGroup:
+def _group(source, labels, logits, confidences, runs, binary_fpr, rule) -> PredictionGroup:
     if binary_fpr is None:
         predictions = {s: np.argmax(v, axis=1) for s, v in logits.items()}
         return PredictionGroup(source, labels, logits, predictions, confidences)
-    threshold = _binary_threshold(runs, source, binary_fpr)
+    threshold = _binary_threshold(runs, source, binary_fpr, rule)
     predictions, adapted = {}, {}
     for s, z in logits.items():
         probs = np.exp(M.log_softmax(z))
-        predictions[s] = threshold_predictions(probs[:, 1], threshold)
+        predictions[s] = threshold_predictions(probs[:, 1], threshold, strict=rule == "roc_curve")
         own = predicted_class_probability(probs, predictions[s])
         adapted[s] = {
             name: own if name in BINARY_PREDICTED_CLASS_CSFS else value
@@ -195,6 +211,8 @@ def evaluate_run(
     openmax: OpenMaxParams | None = None,
     binary_fpr: float | None = None,
     return_curves: bool = False,
+    threshold_rule: str = "exact",
+    conventions: Sequence[str] = (),
 ) -> pd.DataFrame | tuple[pd.DataFrame, pd.DataFrame]:
     """Compute every CSF the stored outputs allow and evaluate them on every test study.
 
@@ -207,7 +225,8 @@ def evaluate_run(
     (:func:`fdbench.protocol.unknown_detection_pools`, from the stored split kinds). With
     ``openmax`` the OpenMax CSF is computed too (one run only). Run metadata ``dataset``,
     ``method`` and ``seed`` fill the table's columns. ``binary_fpr`` applies the binary
-    protocol (two-class outputs with a ``val`` split; see :func:`prediction_groups`).
+    protocol (two-class outputs with a ``val`` split; see :func:`prediction_groups`, which
+    also takes ``threshold_rule``). ``conventions``: as in :func:`evaluate_confidences`.
 
     With ``return_curves`` the result is ``(results, curves)``: the :func:`confidence_curves`
     of every prediction group (each CSF with its own classifier's failures) on the same
@@ -231,7 +250,9 @@ def evaluate_run(
         "run_info": _run_info(first, len(runs) > 1),
         "pools": pools,
     }
-    groups = prediction_groups(runs, needed, openmax=openmax, binary_fpr=binary_fpr)
+    groups = prediction_groups(
+        runs, needed, openmax=openmax, binary_fpr=binary_fpr, threshold_rule=threshold_rule
+    )
     tables = [
         evaluate_confidences(
             group.labels,
@@ -241,6 +262,7 @@ def evaluate_run(
             n_bootstrap=n_bootstrap,
             seed=seed,
             binary_protocol=group.threshold is not None,
+            conventions=conventions,
             **common,
         )
         for group in groups

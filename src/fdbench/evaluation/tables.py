@@ -139,11 +139,13 @@ def evaluate_table(
     seed: int = 0,
     run_info: Mapping[str, object] | None = None,
     return_curves: bool = False,
+    conventions: Sequence[str] = (),
 ) -> pd.DataFrame | tuple[pd.DataFrame, pd.DataFrame]:
     """Evaluate a table from :func:`read_confidence_table` (one split per ``study`` value).
 
     With ``return_curves`` the result is ``(results, curves)``, ``curves`` the
-    :func:`confidence_curves` of the same studies.
+    :func:`confidence_curves` of the same studies. ``conventions``: as in
+    :func:`evaluate_confidences`.
     """
     csfs = [c for c in table.columns if c not in TABLE_META_COLUMNS]
     labels, predictions, confidences = {}, {}, {}
@@ -161,7 +163,13 @@ def evaluate_table(
         "pools": pools,
     }
     results = evaluate_confidences(
-        labels, predictions, confidences, n_bootstrap=n_bootstrap, seed=seed, **common
+        labels,
+        predictions,
+        confidences,
+        n_bootstrap=n_bootstrap,
+        seed=seed,
+        conventions=conventions,
+        **common,
     )
     if not return_curves:
         return results

@@ -63,6 +63,8 @@ def evaluate_runs(
     seed: int | None = None,
     binary_fpr: float | None = None,
     fingerprints: dict[str, str] | None = None,
+    threshold_rule: str = "exact",
+    conventions: Sequence[str] = (),
 ) -> Path:
     """Evaluate one run (one store) or a deep ensemble (several stores) into ``out_dir``.
 
@@ -80,12 +82,14 @@ def evaluate_runs(
     ensemble of ``ensemble_combinations`` gets its combination's index, so that the seed
     statistics of the results run over the combinations). ``binary_fpr`` applies the binary
     protocol (validation-FPR threshold, :func:`fdbench.evaluation.runs.prediction_groups`) to
-    two-class outputs; outputs with more classes keep the arg-max prediction. With
+    two-class outputs, its threshold set by ``threshold_rule``; outputs with more classes keep
+    the arg-max prediction. With
     ``fingerprints`` (split → :func:`fdbench.core.provenance.split_fingerprint` of the experiment
     the stores were computed on) every row records in
     :data:`~fdbench.core.provenance.FINGERPRINT_COLUMN` the fingerprint of its study's splits
-    (:func:`fdbench.core.provenance.combined_fingerprint`). The results file is written last: its
-    presence marks the job as done.
+    (:func:`fdbench.core.provenance.combined_fingerprint`). ``conventions`` adds authors'-code
+    quantities (:func:`fdbench.evaluation.confidences.evaluate_confidences`). The results file
+    is written last: its presence marks the job as done.
     """
     from fdbench.outputs import read_outputs
 
@@ -102,6 +106,7 @@ def evaluate_runs(
         [*splits, *(["val"] if "val" in first.splits else [])],
         openmax=openmax,
         binary_fpr=binary_fpr,
+        threshold_rule=threshold_rule,
     )
     needed = [*studies, *(["val"] if "val" in first.splits else [])]
     info = {
@@ -133,6 +138,7 @@ def evaluate_runs(
                     run_info=info,
                     pools=pools,
                     binary_protocol=group.threshold is not None,
+                    conventions=conventions,
                 )
                 tables.append(table.assign(protocol=protocol.value))
         for study in needed:
@@ -191,6 +197,8 @@ def plan_benchmark(
     openmax = None if config.openmax is None else OpenMaxParams(**config.openmax.model_dump())
     binary = config.data.binary_protocol
     binary_fpr = None if binary is None else binary.fpr
+    rule = "exact" if binary is None else binary.threshold_rule
+    conventions = tuple(config.conventions)
     training, evaluation = [], []
     fingerprints: dict[str, dict[str, str]] = {}
 
@@ -230,6 +238,8 @@ def plan_benchmark(
                     openmax,
                     binary_fpr,
                     fingerprints=prints(experiment, seed),
+                    threshold_rule=rule,
+                    conventions=conventions,
                 )
             )
         for method in config.ensembles:
@@ -254,6 +264,8 @@ def plan_benchmark(
                         binary_fpr=binary_fpr,
                         seed=None if combinations is None else i,
                         fingerprints=shared,
+                        threshold_rule=rule,
+                        conventions=conventions,
                     )
                 )
     return BenchmarkPlan(training, evaluation, config.selection.metric, fingerprints)
@@ -282,11 +294,14 @@ def _evaluation_jobs(
     *,
     seed: int | None = None,
     fingerprints: dict[str, str] | None = None,
+    threshold_rule: str = "exact",
+    conventions: tuple[str, ...] = (),
 ) -> list[Job]:
     """One evaluation job per grid candidate (``candidates[i]``: the stores it evaluates);
     ``openmax`` adds the OpenMax CSF to single runs; ``binary_fpr`` applies the binary
-    protocol (:func:`evaluate_runs`); ``seed`` overrides the results' seed column;
-    ``fingerprints`` (the splits') go into every row."""
+    protocol (:func:`evaluate_runs`) with ``threshold_rule``; ``seed`` overrides the results'
+    seed column; ``fingerprints`` (the splits') go into every row; ``conventions`` adds
+    authors'-code quantities."""
     single = evaluate_runs
     if fingerprints is not None:
         single = functools.partial(single, fingerprints=fingerprints)
@@ -294,6 +309,10 @@ def _evaluation_jobs(
         single = functools.partial(single, openmax=openmax)
     if binary_fpr is not None:
         single = functools.partial(single, binary_fpr=binary_fpr)
+        if threshold_rule != "exact":
+            single = functools.partial(single, threshold_rule=threshold_rule)
+    if conventions:
+        single = functools.partial(single, conventions=conventions)
     if seed is not None:
         single = functools.partial(single, seed=seed)
     if len(candidates) == 1:

@@ -181,9 +181,20 @@ def write_zoo_report(
         f"{members.shape[0]} members of {config.zoo}. Temperature, p and T fitted on each "
         "member's validation split only; C-OOD levels per member and CSF (Galil et al., "
         f"App. L: {config.cood.n_estimation}/{config.cood.n_test} estimation/test samples per "
-        "OOD class, group size = number of ID classes, scaled down for a small pool). Every "
-        "number comes from results.parquet."
+        f"OOD class, {_removed_note(results, config)}, group size = number of ID classes, "
+        "scaled down for a small pool). Every number comes from results.parquet."
     )
     path = run_dir / "zoo_report.html"
     write_text(path, page_html(f"fdbench zoo: {config.name}", sections, note))
     return path
+
+
+def _removed_note(results: pd.DataFrame, config: ZooConfig) -> str:
+    """What the C-OOD class filter did: how many classes it removed per member (App. L.1)."""
+    minimum = config.cood.n_estimation + config.cood.n_test
+    if config.cood.keep_small_classes:
+        return f"classes with fewer than {minimum} samples kept (cood.keep_small_classes)"
+    rows = results[(results["study"] == "cood") & (results["metric"] == "classes_removed")]
+    counts = sorted({int(v) for v in rows["value"]})
+    removed = "/".join(str(c) for c in counts) if counts else "0"
+    return f"{removed} classes with fewer than {minimum} samples removed per member (App. L.1)"

@@ -9,7 +9,17 @@ with seeded, paired multinomial counts (``bootstrap_counts``).
 from ._validation import UndefinedMetricWarning
 from .bootstrap import bootstrap, bootstrap_counts, bootstrap_summary, iter_bootstrap_counts
 from .calibration import ReliabilityBins, ece, mce, reliability_bins
+from .conventions import (
+    CONVENTION_KEYS,
+    OOD_CONVENTION_KEYS,
+    aurc_per_sample,
+    auroc_f_ordered,
+    coverage_at_accuracy_first_drop,
+    evaluate_conventions,
+    fpr_at_tpr_ood_positive,
+)
 from .curves import RiskCoverageCurve, risk_coverage_curve
+from .probabilities import brier_from_probs, check_probs, nll_from_probs
 from .ranking import ap_f_error, ap_f_success, auroc_f, auroc_out, fpr_at_tpr, fpr_at_tpr_out
 from .scoring import accuracy, balanced_accuracy, brier, log_softmax, nll
 from .selective import (
@@ -39,9 +49,11 @@ from .suite import (
 
 __all__ = [
     "BINARY_ONLY_KEYS",
+    "CONVENTION_KEYS",
     "LABEL_KEYS",
     "LOGIT_KEYS",
     "METRIC_KEYS",
+    "OOD_CONVENTION_KEYS",
     "SOFT_METRIC_KEYS",
     "ReliabilityBins",
     "RiskCoverageCurve",
@@ -54,7 +66,9 @@ __all__ = [
     "aurc",
     "aurc_ba",
     "aurc_balanced_residuals",
+    "aurc_per_sample",
     "auroc_f",
+    "auroc_f_ordered",
     "auroc_out",
     "balanced_accuracy",
     "balanced_residuals",
@@ -62,12 +76,17 @@ __all__ = [
     "bootstrap_counts",
     "bootstrap_summary",
     "brier",
+    "brier_from_probs",
+    "check_probs",
+    "coverage_at_accuracy_first_drop",
     "coverage_at_risk",
     "eaugrc",
     "eaurc",
     "ece",
     "evaluate_all",
+    "evaluate_conventions",
     "fpr_at_tpr",
+    "fpr_at_tpr_ood_positive",
     "fpr_at_tpr_out",
     "iter_bootstrap_counts",
     "log_softmax",
@@ -76,6 +95,7 @@ __all__ = [
     "min_selective_risk_at_coverage",
     "naurc",
     "nll",
+    "nll_from_probs",
     "optimal_aurc_augrc",
     "reliability_bins",
     "risk_coverage_curve",

@@ -84,7 +84,8 @@ def fpr_at_tpr(
     Successes are positive: FPR is the fraction of failures accepted. Same points as
     scikit-learn's ``roc_curve(1 - residuals, confidence)``. Requires 0/1 residuals; NaN with an
     ``UndefinedMetricWarning`` when only one class is present.
-    Source: Hendrycks & Gimpel, ICLR 2017; FPR@80TPR as in Bernhardt et al., MICCAI 2022.
+    Source: Hendrycks & Gimpel, ICLR 2017; FPR@80TPR as in Bernhardt et al., TMLR 2022,
+    Section 4 (successes positive).
     """
     x = check_unit_interval(tpr, "tpr")
     p = prepare(residuals, confidence, sample_weight, binary=True)
@@ -113,6 +114,10 @@ def fpr_at_tpr_out(
 ) -> float:
     """Fraction of OOD samples accepted at the first threshold keeping >= ``tpr`` of the
     in-distribution samples (classic FPR@95TPR of OOD detection, Hendrycks & Gimpel, ICLR 2017).
+
+    In-distribution samples (``is_ood`` = 0) are the positives, as in OpenOOD's unused
+    ``fpr_recall``. OpenOOD's reported FPR@95 takes the OOD samples as positives: that is
+    :func:`fdbench.metrics.fpr_at_tpr_ood_positive`, another number on the same scores.
     """
     x = check_unit_interval(tpr, "tpr")
     p = prepare(is_ood, confidence, sample_weight, binary=True, residuals_name="is_ood")

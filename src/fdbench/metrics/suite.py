@@ -24,6 +24,7 @@ from ._core import (
 )
 from ._validation import as_real_array, check_inputs, check_labels
 from .calibration import bin_sums_sorted, ece_mce_from_sums
+from .probabilities import brier_from_probs, check_probs, nll_from_probs
 from .scoring import balanced_accuracy, brier, nll
 from .selective import _balance_factor, _optimum, naurc_from_parts
 
@@ -99,26 +100,35 @@ def evaluate_all(
     labels: ArrayLike | None = None,
     logits: ArrayLike | None = None,
     sample_weight: ArrayLike | None = None,
+    probs: ArrayLike | None = None,
 ) -> dict[str, float]:
     """Every metric of ``fdbench.metrics`` for one CSF, from a single sort of ``confidence``.
 
     Keys are :func:`metric_keys` (``METRIC_KEYS`` for 0/1 residuals, ``SOFT_METRIC_KEYS``
     otherwise, plus ``LABEL_KEYS`` with ``labels`` and ``LOGIT_KEYS`` with labels and
-    ``logits``). Each value equals the corresponding single function (``aurc``, ``augrc``,
+    ``logits`` or ``probs``). Each value equals the corresponding single function (``aurc``,
+    ``augrc``,
     ``eaurc``, ``eaugrc``, ``naurc``, ``auroc_f``, ``ap_f_success``, ``ap_f_error``,
     ``fpr_at_tpr`` at 0.95 and 0.80, ``ece``/``mce`` with 15 bins, ``risk@95cov`` =
     ``min_selective_risk_at_coverage`` and ``selective_risk@95cov`` =
     ``selective_risk_at_coverage`` at 0.95, ``coverage_at_risk`` at 0.05,
     ``aurc_ba``/``augrc_ba``, ``nll``, ``brier``, ``balanced_accuracy``); ``accuracy`` is
-    1 - weighted mean residual.
+    1 - weighted mean residual. ``probs`` (N × K class probabilities, instead of ``logits``)
+    are used as given (:func:`~fdbench.metrics.probabilities.check_probs`; no re-normalisation):
+    ``nll``/``brier`` are ``nll_from_probs``/``brier_from_probs`` and ``balanced_accuracy``
+    follows their arg-max.
 
     Undefined entries are NaN without a warning: binary-only entries (``BINARY_ONLY_KEYS``) for
     soft residuals, ECE/MCE when a confidence lies outside [0, 1], ranking metrics when only
     one class is present, NAURC when the optimal and random AURC coincide.
     """
     r, c, w, keep = check_inputs(residuals, confidence, sample_weight)
+    if logits is not None and probs is not None:
+        raise ValueError("probs: give either logits or probs, not both")
     if logits is not None and labels is None:
         raise ValueError("logits: the scoring metrics also need labels; pass labels=")
+    if probs is not None and labels is None:
+        raise ValueError("probs: the scoring metrics also need labels; pass labels=")
     y = None if labels is None else check_labels(labels, r.size, keep)
     binary = bool(np.all((r == 0) | (r == 1)))
 
@@ -186,4 +196,13 @@ def evaluate_all(
             out["nll"] = nll(y, z, sample_weight=w)
             out["brier"] = brier(y, z, sample_weight=w)
             out["balanced_accuracy"] = balanced_accuracy(y, z, sample_weight=w)
+        if probs is not None:
+            p = check_probs(probs)
+            if keep is not None:
+                if p.shape[0] != keep.size:
+                    raise ValueError(f"probs: expected {keep.size} rows, got shape {p.shape}")
+                p = p[keep]
+            out["nll"] = nll_from_probs(y, p, sample_weight=w)
+            out["brier"] = brier_from_probs(y, p, sample_weight=w)
+            out["balanced_accuracy"] = balanced_accuracy(y, p, sample_weight=w)
     return out

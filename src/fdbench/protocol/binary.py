@@ -1,8 +1,8 @@
 """The binary protocol: a validation-FPR classification threshold instead of arg-max (0.5).
 
 Bernhardt et al., "Failure Detection in Medical Image Classification: A Reality Check and
-Benchmarking Testbed", TMLR 2022, Section 4: for the binary tasks "the classification threshold
-was chosen such that the FPR was 20 % on the validation set"; the prediction follows that
+Benchmarking Testbed", TMLR 2022, Section 3.2.1: for the binary tasks "the classification
+threshold was chosen such that the FPR was 20% on the validation set"; the prediction follows that
 threshold, a sample's confidence is the softmax output of the *predicted* class
 (``c(x) = p_ŷ``, Section 2.1) and the entropy scores are excluded (Figure 5: entropy is
 symmetric around 0.5, whatever the threshold). Authors' code: ``get_threshold`` in
@@ -18,7 +18,9 @@ from numpy.typing import ArrayLike
 __all__ = [
     "BINARY_EXCLUDED_CSFS",
     "BINARY_PREDICTED_CLASS_CSFS",
+    "THRESHOLD_RULES",
     "fpr_threshold",
+    "fpr_threshold_roc_curve",
     "predicted_class_probability",
     "threshold_predictions",
 ]
@@ -29,6 +31,10 @@ BINARY_EXCLUDED_CSFS: frozenset[str] = frozenset({"PE", "MCD-PE", "MCD-EE", "ENS
 
 #: CSFs that are "the softmax of the predicted class" and follow the thresholded prediction.
 BINARY_PREDICTED_CLASS_CSFS: frozenset[str] = frozenset({"MSR", "MCD-MSR", "ENS-MSR"})
+
+#: The threshold rules: ``exact`` (:func:`fpr_threshold`, the default, predict ``score >= t``)
+#: and ``roc_curve`` (:func:`fpr_threshold_roc_curve`, the authors' code, predict ``score > t``).
+THRESHOLD_RULES: tuple[str, ...] = ("exact", "roc_curve")
 
 
 def _binary_scores(scores: ArrayLike, name: str) -> np.ndarray:
@@ -47,13 +53,27 @@ def fpr_threshold(scores: ArrayLike, labels: ArrayLike, fpr: float = 0.2) -> flo
     ``t``, FPR(t) = #{label 0, score >= t} / #{label 0}. The candidates are every distinct
     score and ``+inf`` (nothing positive, FPR 0), so samples with equal scores always share a
     prediction. The chosen ``t`` minimises ``|FPR(t) - fpr|``; among equally near candidates the
-    largest ``t`` (the lower FPR) wins. This is the authors' rule (``argmin |fpr - target|``
-    over sklearn's ``roc_curve``, whose first minimum is the lowest FPR), except that the
-    authors then predict ``score > t``, which realises the FPR of the next higher threshold;
-    here ``>=`` realises the chosen FPR exactly.
+    largest ``t`` (the lower FPR) wins. Bernhardt et al., TMLR 2022, Section 3.2.1 ("the
+    classification threshold was chosen such that the FPR was 20% on the validation set").
+
+    The authors' code (:func:`fpr_threshold_roc_curve`) picks among the points of
+    scikit-learn's ``roc_curve`` instead, which drops collinear points and so can skip the FPR
+    nearest the target: ``fpr_threshold([.9, .8, .7, .6, .5, .4], [1, 0, 0, 0, 0, 0], 0.2)`` is
+    0.8 (FPR 0.2) where the authors' rule gives ``+inf`` (FPR 0); and it predicts
+    ``score > t``. Both agree when no ROC point is dropped near the target.
 
     Raises ValueError unless ``labels`` are 0/1 with both classes present and ``0 <= fpr <= 1``.
     """
+    s, y = _checked(scores, labels, fpr)
+    negatives = np.sort(s[y == 0])
+    candidates = np.append(np.unique(s), np.inf)
+    false_pos = negatives.size - np.searchsorted(negatives, candidates, side="left")
+    gaps = np.abs(false_pos / negatives.size - fpr)
+    best = np.flatnonzero(gaps == gaps.min())
+    return float(candidates[best[-1]])
+
+
+def _checked(scores: ArrayLike, labels: ArrayLike, fpr: float) -> tuple[np.ndarray, np.ndarray]:
     s = _binary_scores(scores, "scores")
     y = np.asarray(labels)
     if y.shape != s.shape:
@@ -64,18 +84,46 @@ def fpr_threshold(scores: ArrayLike, labels: ArrayLike, fpr: float = 0.2) -> flo
         raise ValueError("labels must hold both classes to set an FPR threshold")
     if not 0.0 <= fpr <= 1.0:
         raise ValueError(f"fpr must be in [0, 1]; got {fpr}")
-    negatives = np.sort(s[y == 0])
-    candidates = np.append(np.unique(s), np.inf)
-    false_pos = negatives.size - np.searchsorted(negatives, candidates, side="left")
-    gaps = np.abs(false_pos / negatives.size - fpr)
-    best = np.flatnonzero(gaps == gaps.min())
-    return float(candidates[best[-1]])
+    return s, y
 
 
-def threshold_predictions(positive_scores: ArrayLike, threshold: float) -> np.ndarray:
-    """The binary predictions ``[score >= threshold]`` (int64, 1 = positive class)."""
+def fpr_threshold_roc_curve(scores: ArrayLike, labels: ArrayLike, fpr: float = 0.2) -> float:
+    """The authors' threshold: the ``roc_curve`` point whose FPR is nearest ``fpr``.
+
+    ``thres[argmin |fpr_points - fpr|]`` over the points of scikit-learn's
+    ``roc_curve(labels, scores)`` (>= 1.3, ``drop_intermediate=True``): one point per distinct
+    score, descending, collinear points dropped (a point is kept when the second difference
+    of the false- or true-positive counts around it is non-zero; the first and last always
+    are), then the point ``(0, 0)`` at threshold ``+inf`` prepended. The first minimum wins
+    (the lowest FPR). Predictions follow ``score > t`` (:func:`threshold_predictions` with
+    ``strict=True``). A named option, not the default (:func:`fpr_threshold`): the dropped
+    points can hold the FPR nearest the target.
+
+    Authors' code: ``get_threshold`` in ``failure_detection/gather_results_utils.py``
+    (melanibe/failure_detection_benchmark; Bernhardt et al., TMLR 2022), which predicts
+    ``probas[:, 1] > threshold``.
+    """
+    s, y = _checked(scores, labels, fpr)
+    order = np.argsort(-s, kind="stable")
+    s_sorted = s[order]
+    ends = np.r_[np.flatnonzero(np.diff(s_sorted)), s.size - 1]
+    tps = np.cumsum(y[order])[ends]
+    fps = 1 + ends - tps
+    thresholds = s_sorted[ends]
+    if fps.size > 2:
+        kept = np.flatnonzero(np.r_[True, np.logical_or(np.diff(fps, 2), np.diff(tps, 2)), True])
+        fps, thresholds = fps[kept], thresholds[kept]
+    fpr_points = np.r_[0, fps] / fps[-1]
+    return float(np.r_[np.inf, thresholds][np.argmin(np.abs(fpr_points - fpr))])
+
+
+def threshold_predictions(
+    positive_scores: ArrayLike, threshold: float, *, strict: bool = False
+) -> np.ndarray:
+    """The binary predictions ``[score >= threshold]`` (``[score > threshold]`` when
+    ``strict``, as the authors' code predicts), int64, 1 = positive class."""
     s = _binary_scores(positive_scores, "positive_scores")
-    return (s >= threshold).astype(np.int64)
+    return (s > threshold if strict else s >= threshold).astype(np.int64)
 
 
 def predicted_class_probability(probs: ArrayLike, predictions: ArrayLike) -> np.ndarray:

@@ -8,7 +8,7 @@ stepped once per epoch (``lr_scheduler_interval="epoch"``, ``fd_shifts/configs/_
 stepped every batch (``vit()`` there and ``fd_shifts/models/vit_model.py``). The multi-step
 and step decays are the original schedules of the methods FD-Shifts re-trained (e.g. DeVries &
 Taylor 2018), which its Appendix J compares against. ``plateau`` is the recipe of Bernhardt et
-al. (TMLR 2022, Section 4): rate divided by 10 after 10 epochs without a decrease of the
+al. (TMLR 2022, Section 3.2.1): rate divided by 10 after 10 epochs without a decrease of the
 validation loss, stop after 15 such epochs, test the weights with the lowest validation loss
 (authors' ``models/pl_module.py``: ``ReduceLROnPlateau(patience=10)``; ``classification/
 train.py``: ``EarlyStopping(patience=15)`` and the best-``Val/loss`` checkpoint).

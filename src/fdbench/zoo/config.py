@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 import yaml
 from pydantic import (
@@ -35,11 +35,15 @@ class _Strict(BaseModel):
 
 class CoodSettings(_Strict):
     """C-OOD levels of Galil et al. (Appendix L): per OOD class ``n_estimation`` samples
-    estimate its severity and ``n_test`` test it; ``n_levels`` percentile levels; levels are
-    built for every CSF of ``csfs`` separately (Appendix M)."""
+    estimate its severity and ``n_test`` test it; classes with fewer than ``n_estimation +
+    n_test`` samples are removed first (App. L.1: fewer than 200) unless
+    ``keep_small_classes`` (then they are split 3:1, see
+    :func:`fdbench.data.shifts.cood.cood_estimation_split`); ``n_levels`` percentile levels;
+    levels are built for every CSF of ``csfs`` separately (Appendix M)."""
 
     n_estimation: int = Field(default=150, ge=1)
     n_test: int = Field(default=50, ge=1)
+    keep_small_classes: bool = False
     n_levels: int = Field(default=11, ge=2)
     csfs: tuple[str, ...] = ("MSR", "MLS", "PE", "MaxLogit-pNorm", "MCD-PE")
 
@@ -105,7 +109,13 @@ class SourcesSettings(_Strict):
 
 
 class ZooConfig(_Strict):
-    """A zoo study: the zoo folder and the analysis settings (see docs/zoo.md)."""
+    """A zoo study: the zoo folder and the analysis settings (see docs/zoo.md).
+
+    ``authors_code`` adds to every in-distribution row the quantities of Galil et al.'s
+    released code under their own names (``aurc_per_sample``, ``auroc_f_ordered`` and
+    ``sac@<target>_first_drop`` per SAC target; :mod:`fdbench.metrics.conventions`), ties in
+    that order (``torch``: their ``torch.argsort``; ``stable``: input order); off by default.
+    """
 
     name: str = Field(pattern=r"^[A-Za-z0-9_.-]+$")
     zoo: str
@@ -119,6 +129,7 @@ class ZooConfig(_Strict):
     chunk_size: int = Field(default=4096, ge=1)
     workers: int = Field(default=0, ge=0)
     sources: SourcesSettings = SourcesSettings()
+    authors_code: Literal["stable", "torch"] | None = None
 
 
 def quick_config(config: ZooConfig) -> ZooConfig:

@@ -386,12 +386,18 @@ def embedded_zoo_jobs(
 
 def embedded_config(run_dir: str | Path, *, quick: bool = False):
     """The zoo config of the embedded zoo run in ``run_dir`` (zoo folder ``run_dir/zoo``,
-    members trained and evaluated on 2 worker processes; ``quick``: :func:`quick_config`)."""
-    from .config import ZooConfig, quick_config
+    members trained and evaluated on 2 worker processes; ``quick``: :func:`quick_config`, and
+    C-OOD classes of the quick pool's 80 samples split 60/20, Galil et al.'s 3:1, instead of
+    removed for having fewer than 150 + 50)."""
+    from .config import CoodSettings, ZooConfig, quick_config
 
     name = "embedded_quick" if quick else "embedded"
     config = ZooConfig(name=name, zoo=str(Path(run_dir) / "zoo"), workers=2)
-    return quick_config(config) if quick else config
+    if not quick:
+        return config
+    n_ood = SIZES[True][3]
+    cood = CoodSettings(n_estimation=n_ood * 3 // 4, n_test=n_ood - n_ood * 3 // 4)
+    return quick_config(config.model_copy(update={"cood": cood}))
 
 
 def _pin_recipe(folder: Path, quick: bool) -> None:

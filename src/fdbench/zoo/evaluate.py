@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import warnings
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING
 
@@ -13,7 +14,13 @@ from fdbench import metrics as M
 from fdbench.csf.pnorm import fit_maxlogit_pnorm, fit_pnorm_softmax, maxlogit_pnorm, pnorm_softmax
 from fdbench.csf.softmax import log_softmax
 from fdbench.csf.temperature import fit_temperature
-from fdbench.data.shifts.cood import cood_estimation_split, cood_group_size, cood_severity_levels
+from fdbench.data.shifts.cood import (
+    cood_estimation_split,
+    cood_group_size,
+    cood_severity_levels,
+    cood_small_classes,
+)
+from fdbench.metrics.conventions import GALIL_START_INDEX
 
 from .members import Member, declared_val_mask, has_array, iter_blocks, read_array
 
@@ -194,6 +201,28 @@ def _id_metrics(
     values = {m: suite[m] for m in RANKING_METRICS}
     for target in config.sac_targets:
         values[sac_name(target)] = sac(residuals, confidence, target)
+    if config.authors_code is not None:
+        values.update(_authors_code_metrics(residuals, confidence, config))
+    return values
+
+
+def _authors_code_metrics(
+    residuals: np.ndarray, confidence: np.ndarray, config: ZooConfig
+) -> dict[str, float]:
+    """Galil et al.'s code's AURC, AUROC and SAC (:mod:`fdbench.metrics.conventions`), ties in
+    ``config.authors_code`` order; SAC NaN with at most 200 samples. Their code sorts float32
+    confidences: the ``torch`` order sorts them as float32."""
+    order = config.authors_code
+    conf = confidence.astype(np.float32) if order == "torch" else confidence
+    keys = ("aurc_per_sample", "auroc_f_ordered")
+    values = M.evaluate_conventions(residuals, conf, keys, tie_order=order)
+    for target in config.sac_targets:
+        big_enough = residuals.size > GALIL_START_INDEX
+        values[f"{sac_name(target)}_first_drop"] = (
+            M.coverage_at_accuracy_first_drop(residuals, conf, target, tie_order=order)
+            if big_enough
+            else float("nan")
+        )
     return values
 
 
@@ -212,10 +241,15 @@ def evaluate_member(member: Member, config: ZooConfig) -> tuple[pd.DataFrame, pd
       mean softmax) the metrics :data:`RANKING_METRICS` and SAC at every target
       (:func:`sac`, NaN = infeasible); MSR also after temperature scaling
       (``calibration == "ts"``, T fitted on validation only) and, for both, ECE
-      (``n_bins`` equal-width bins), NLL and Brier of the softmax.
+      (``n_bins`` equal-width bins), NLL and Brier of the softmax. With ``authors_code``
+      every such row also holds Galil et al.'s code's quantities
+      (:func:`_authors_code_metrics`).
     - ``study == "val"``: the fits: ``temperature``, ``pnorm_p``, ``pnorm_softmax_p``,
       ``pnorm_softmax_t`` (NaN where MSR's fallback won), ``n_val``, ``n_classes``; the
       column ``val_source`` says whether the validation split was stored or declared.
+    - ``study == "cood"``: ``classes_removed`` (OOD classes with fewer than ``n_estimation +
+      n_test`` samples, removed unless ``cood.keep_small_classes``; Galil et al., App. L.1)
+      and ``classes_kept``.
     - ``study == "cood/<percentile>"``, for every CSF of ``config.cood.csfs`` the member has:
       ``auroc_cood`` (ID test samples positive against the level's OOD test samples, ties ½),
       ``severity`` (the level's mean class score) and ``group_size``.
@@ -279,13 +313,24 @@ def _cood(
     ood_mcd = with_mcd and has_array(member, "ood", "mcd_logits")
     ood = _stream(member, "ood", fits, config.chunk_size, None, ood_mcd)
     settings = config.cood
+    sizes = {"n_estimation": settings.n_estimation, "n_test": settings.n_test}
     estimation, testing = cood_estimation_split(
-        classes, n_estimation=settings.n_estimation, n_test=settings.n_test, seed=config.seed
+        classes, **sizes, seed=config.seed, keep_small_classes=settings.keep_small_classes
     )
     used = estimation | testing
     n_classes = int(np.unique(classes[used]).size)
+    removed = 0 if settings.keep_small_classes else cood_small_classes(classes, **sizes).size
+    counts = {"classes_removed": removed, "classes_kept": n_classes}
+    rows: list[dict] = _rows(member.name, "", "none", "cood", counts, int(used.sum()))
+    if n_classes == 0:
+        minimum = settings.n_estimation + settings.n_test
+        warnings.warn(
+            f"member {member.name!r}: no C-OOD levels: every OOD class has fewer than {minimum} "
+            "samples and is removed (Galil et al., App. L.1; cood.keep_small_classes keeps them)",
+            stacklevel=2,
+        )
+        return rows, []
     k = cood_group_size(fits.n_classes, n_classes, settings.n_levels)
-    rows: list[dict] = []
     levels: list[dict] = []
     for csf in settings.csfs:
         if csf not in ood or csf not in test:

@@ -18,17 +18,21 @@ def cood_estimation_split(
     n_estimation: int = N_ESTIMATION,
     n_test: int = N_TEST,
     seed: int | np.random.Generator = 0,
+    keep_small_classes: bool = False,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Disjoint, seeded estimation and test masks over OOD samples, class by class.
 
-    Galil et al., ICLR 2023, Appendix L.1: every OOD class keeps a random 200 of its samples,
-    150 to *estimate* its severity and 50 to *test* detection if it is chosen. Here a class with
-    at least ``n_estimation + n_test`` samples gets exactly that many (the rest are unused); a
-    smaller class of n samples keeps all of them in the same proportion:
-    ``max(1, ⌊n · n_estimation / (n_estimation + n_test)⌋)`` estimation samples (at most
-    n − 1) and the others for test. A class with fewer than 2 samples is left out (both masks
-    False). Each class draws a random permutation of its samples from one generator, classes in
-    ascending id order.
+    Galil et al., ICLR 2023, Appendix L.1: classes with fewer than 200 samples are removed
+    ("we remove classes with a low number of samples; we set our threshold to 200 samples");
+    every other class keeps a random 200 of its samples, 150 to *estimate* its severity and 50
+    to *test* detection if it is chosen. Here a class with at least ``n_estimation + n_test``
+    samples gets exactly that many (the rest are unused) and a smaller one is removed (both
+    masks False; :func:`cood_small_classes` lists them). With ``keep_small_classes`` (an
+    option, not the paper's rule) a smaller class of n samples keeps all of them in the same
+    proportion: ``max(1, ⌊n · n_estimation / (n_estimation + n_test)⌋)`` estimation samples
+    (at most n − 1) and the others for test; a class with fewer than 2 samples is still left
+    out. Each class draws a random permutation of its samples from one generator, classes in
+    ascending id order (removed classes draw nothing).
     """
     labels = np.asarray(classes)
     if labels.ndim != 1 or not np.issubdtype(labels.dtype, np.integer):
@@ -43,7 +47,7 @@ def cood_estimation_split(
     ids, starts = np.unique(labels[order], return_index=True)
     for idx in np.split(order, starts[1:]) if ids.size else []:
         n = idx.size
-        if n < 2:
+        if n < 2 or (n < n_estimation + n_test and not keep_small_classes):
             continue
         if n >= n_estimation + n_test:
             n_est, n_tst = n_estimation, n_test
@@ -54,6 +58,15 @@ def cood_estimation_split(
         estimation[chosen[:n_est]] = True
         test[chosen[n_est : n_est + n_tst]] = True
     return estimation, test
+
+
+def cood_small_classes(
+    classes: np.ndarray, *, n_estimation: int = N_ESTIMATION, n_test: int = N_TEST
+) -> np.ndarray:
+    """The OOD class ids with fewer than ``n_estimation + n_test`` samples (ascending): those
+    :func:`cood_estimation_split` removes by default (Galil et al., App. L.1: fewer than 200)."""
+    ids, counts = np.unique(np.asarray(classes), return_counts=True)
+    return ids[counts < n_estimation + n_test]
 
 
 def cood_group_size(n_id_classes: int, n_ood_classes: int, n_levels: int = len(PERCENTILES)) -> int:
