@@ -6,13 +6,8 @@ import numpy as np
 import pytest
 
 from fdbench import metrics as M
-from fdbench.report import (
-    OVERCONFIDENT_FAILURE,
-    UNDERCONFIDENT_SUCCESS,
-    Gallery,
-    curve_table,
-    select_gallery,
-)
+from fdbench.evaluation.curves import curve_table
+from fdbench.report import OVERCONFIDENT_FAILURE, UNDERCONFIDENT_SUCCESS, Gallery, select_gallery
 
 
 def test_select_gallery_picks_extremes_and_round_trips(tmp_path):

@@ -201,8 +201,8 @@ def confidence_curves(
 
     The studies, residuals and confidences are those :func:`evaluate_confidences` scores
     (same arguments, same evaluation sets); each study's curves are
-    :func:`fdbench.report.curve_table` (``fdbench.metrics.risk_coverage_curve``, thinned to at
-    most ``max_points`` points per curve). The run columns ``dataset``, ``method`` and
+    :func:`fdbench.evaluation.curves.curve_table` (``fdbench.metrics.risk_coverage_curve``, thinned
+    to at most ``max_points`` points per curve). The run columns ``dataset``, ``method`` and
     ``seed`` come from ``run_info`` as in the results table.
 
     Returns columns ``CURVE_COLUMNS`` plus ``dataset``, ``method`` and ``seed``: the

@@ -36,8 +36,6 @@ from fdbench.jobs.run_folder import (
     write_times,
 )
 from fdbench.protocol import (
-    PER_TYPE_CORRUPTION,
-    POOLED_CORRUPTION,
     Protocol,
     build_evaluation_set,
     study_splits,
@@ -48,10 +46,6 @@ if TYPE_CHECKING:
     from fdbench.config.schema import BenchmarkConfig
     from fdbench.csf.openmax import OpenMaxParams
     from fdbench.data.types import Experiment
-
-#: The corruption summary of the report: FD-Shifts' "cor", the mean over the pooled levels.
-CORRUPTION_SUMMARY = "cor"
-
 
 def evaluate_runs(
     stores: Sequence[Path],
@@ -524,6 +518,7 @@ def _analyse(
         )
         step(2)
         from fdbench.report import unknown_detection_summary, write_report
+        from fdbench.report.tables import report_table
 
         write_report(
             run_dir,
@@ -533,31 +528,6 @@ def _analyse(
         )
         step(3)
     return results
-
-
-def report_table(results: pd.DataFrame) -> pd.DataFrame:
-    """The failure-detection rows as the report shows them, corruption shift as FD-Shifts does.
-
-    The per-type studies ``corruption/<type>/<severity>`` (the finer view, kept in the results
-    table) are left out; the pooled studies ``corruption/<severity>`` stay, and
-    :data:`CORRUPTION_SUMMARY` (``"cor"``) is added: per dataset, method, seed, CSF and metric
-    the mean over the pooled severity levels, as FD-Shifts' ``cor`` column
-    (``fd_shifts/reporting/tables.py``, ``_aggregate_noise_studies``: the mean of the
-    ``noise_study_<level>`` columns). Its ``n_samples`` is the sum over the levels; it keeps the
-    ``candidate``/``params`` of its rows (one per CSF after :func:`select_candidates`). Every
-    other study is kept as it is.
-    """
-    table = results[results["protocol"] == Protocol.FAILURE_DETECTION.value]
-    table = table[~table["study"].str.match(PER_TYPE_CORRUPTION.pattern)]
-    pooled = table[table["study"].str.match(POOLED_CORRUPTION.pattern)]
-    keys = ["dataset", "method", "seed", "csf", "metric", "protocol", "study"]
-    keys += [c for c in ("candidate", "params") if c in table.columns]
-    summary = (
-        pooled.assign(study=CORRUPTION_SUMMARY)
-        .groupby(keys, sort=False, as_index=False)
-        .agg(value=("value", "mean"), n_samples=("n_samples", "sum"))
-    )
-    return pd.concat([table, summary], ignore_index=True)
 
 
 def _settings(config: BenchmarkConfig) -> dict:

@@ -86,17 +86,16 @@ def load_scores(path: Path) -> list[StudyScores]:
 
 
 def parse_config(data: Any, *, source: str = "config") -> BenchmarkConfig:
-    """Validate a mapping (e.g. parsed YAML) into a :class:`~fdbench.config.schema.BenchmarkConfig`,
+    """Validate a mapping (e.g. parsed YAML) into a :class:`~fdbench.config.BenchmarkConfig`,
     its methods against fdbench's training methods and the plug-ins registered with them
     (:func:`fdbench.training.methods.get_method`; see
-    :func:`fdbench.config.schema.validate_config`)."""
+    :func:`fdbench.config.validate_config`)."""
     from fdbench.training.methods import get_method
 
     return validate_config(data, methods=get_method, source=source)
 
 
 def load_config(path: str | os.PathLike[str]) -> BenchmarkConfig:
-    """Read and validate a YAML benchmark configuration file
-    (:func:`fdbench.config.schema.read_yaml`,
-    :func:`parse_config`)."""
+    """Read and validate a YAML benchmark configuration file (:func:`fdbench.config.read_yaml`,
+    then :func:`parse_config`)."""
     return parse_config(read_yaml(path), source=os.fspath(path))

@@ -33,7 +33,7 @@ def _gallery_labels(
 ) -> dict[str, np.ndarray]:
     """The true and the predicted class (names; ``"new class"`` for label −1) of the samples
     ``parts`` of a study, for the gallery of ``csf``: the prediction of the classifier the CSF
-    is judged with (:func:`fdbench.evaluation.csf_prediction_source`), read from the run's
+    is judged with (:func:`fdbench.evaluation.runs.csf_prediction_source`), read from the run's
     outputs (``read_outputs(store, lazy=True)``). Empty when the run has no single store (an
     ensemble: ``run`` is ``None``)."""
     from fdbench.evaluation.runs import csf_prediction_source

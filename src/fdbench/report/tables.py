@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from fdbench.protocol import Protocol
+from fdbench.protocol import PER_TYPE_CORRUPTION, POOLED_CORRUPTION, Protocol
 from fdbench.report.latex import format_number, to_booktabs
 
 DISPLAY_METRICS = (
@@ -293,3 +293,33 @@ def ranking_table(ranking: pd.DataFrame, metric: str, label: str = "") -> Report
 def plain_table(frame: pd.DataFrame, name: str, title: str, digits: int = 4) -> ReportTable:
     """A table shown as it is, without heat map (e.g. the float-precision table)."""
     return ReportTable(name=_stem(name), title=title, frame=frame, digits=digits)
+
+
+#: The corruption summary of the report: FD-Shifts' "cor", the mean over the pooled levels.
+CORRUPTION_SUMMARY = "cor"
+
+
+def report_table(results: pd.DataFrame) -> pd.DataFrame:
+    """The failure-detection rows as the report shows them, corruption shift as FD-Shifts does.
+
+    The per-type studies ``corruption/<type>/<severity>`` (the finer view, kept in the results
+    table) are left out; the pooled studies ``corruption/<severity>`` stay, and
+    :data:`CORRUPTION_SUMMARY` (``"cor"``) is added: per dataset, method, seed, CSF and metric
+    the mean over the pooled severity levels, as FD-Shifts' ``cor`` column
+    (``fd_shifts/reporting/tables.py``, ``_aggregate_noise_studies``: the mean of the
+    ``noise_study_<level>`` columns). Its ``n_samples`` is the sum over the levels; it keeps the
+    ``candidate``/``params`` of its rows (one per CSF after
+    :func:`fdbench.jobs.benchmark.select_candidates`). Every
+    other study is kept as it is.
+    """
+    table = results[results["protocol"] == Protocol.FAILURE_DETECTION.value]
+    table = table[~table["study"].str.match(PER_TYPE_CORRUPTION.pattern)]
+    pooled = table[table["study"].str.match(POOLED_CORRUPTION.pattern)]
+    keys = ["dataset", "method", "seed", "csf", "metric", "protocol", "study"]
+    keys += [c for c in ("candidate", "params") if c in table.columns]
+    summary = (
+        pooled.assign(study=CORRUPTION_SUMMARY)
+        .groupby(keys, sort=False, as_index=False)
+        .agg(value=("value", "mean"), n_samples=("n_samples", "sum"))
+    )
+    return pd.concat([table, summary], ignore_index=True)
