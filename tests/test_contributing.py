@@ -109,6 +109,8 @@ def test_csf_recipe(checkout, tmp_path):
     assert row["value"].item() == pytest.approx(expected, abs=1e-12)
     facts = run(checkout, "-c", (
         "from fdbench.analysis import calibration_treatment, scoring_method_name\n"
+        "from fdbench.training.methods import method_names\n"
+        "method_names()\n"
         "from fdbench.report.palette import csf_colour\n"
         "print(calibration_treatment('Margin'), csf_colour('Margin'),"
         " scoring_method_name('deepgamblers', 'Margin'))"
