@@ -8,7 +8,6 @@ import pytest
 
 from fdbench import metrics as M
 from fdbench.analysis import (
-    CALIBRATION_TREATMENT,
     calibration_analysis,
     calibration_treatment,
     csf_calibration,
@@ -74,12 +73,12 @@ def test_platt_calibration_fixes_a_badly_scaled_csf():
 def test_treatment_of_every_csf():
     # FD-Shifts (fd_shifts/analysis/__init__.py): Platt for _pe, _ee, _mi, _sv, maha, _mls;
     # temperature for temp_mls; probabilities as they are
-    assert set(CALIBRATION_TREATMENT) == set(REGISTRY)
+    treatment = {name: calibration_treatment(name) for name in REGISTRY}
     platt = {"MLS", "PE", "energy", "DOCTOR", "MCD-PE", "MCD-EE", "MCD-MI", "MCD-MLS"}
     platt |= {"ENS-PE", "ENS-EE", "ENS-MI", "Mahalanobis", "DKNN", "TrustScore", "ViM"}
     platt |= {"EDL-Unc"}  # -K / S lies in [-1, 0), not a probability
-    assert {c for c, t in CALIBRATION_TREATMENT.items() if t == "platt"} == platt
-    assert {c for c, t in CALIBRATION_TREATMENT.items() if t == "temperature"} == {"TEMP-MLS"}
+    assert {c for c, t in treatment.items() if t == "platt"} == platt
+    assert {c for c, t in treatment.items() if t == "temperature"} == {"TEMP-MLS"}
     for csf in ("MSR", "MCD-MSR", "ENS-MSR", "DeVries", "DG-Res", "ConfidNet", "DG-Res-MCD",
                 "EDL-MSR", "ODIN"):  # fmt: skip
         assert calibration_treatment(csf) == "none"

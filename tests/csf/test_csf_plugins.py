@@ -10,8 +10,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from fdbench.csf import PLUGINS, available_csfs, compute_csfs, register_csf
-from fdbench.csf import registry as reg
+from fdbench.csf import available_csfs, compute_csfs, csf_specs, register_csf
+from fdbench.csf import specs as csf_spec_list
 from fdbench.outputs import RunOutputs, SplitOutputs
 
 from .._cli import ROOT
@@ -19,9 +19,9 @@ from .._cli import ROOT
 
 @pytest.fixture
 def clean_plugins(monkeypatch):
-    monkeypatch.setattr(reg, "PLUGINS", {})
-    monkeypatch.setattr(reg, "_PLUGINS_LOADED", True)
-    return reg.PLUGINS
+    """The list of CSFs as it is before any plug-in registers (restored after the test)."""
+    monkeypatch.setattr(csf_spec_list, "_SPECS", dict(csf_spec_list._SPECS))
+    monkeypatch.setattr(csf_spec_list, "_ENTRY_POINTS_LOADED", True)
 
 
 def _run(n=20, k=3, features=False):
@@ -44,7 +44,8 @@ def test_decorated_csf_is_computed_after_the_built_ins(clean_plugins):
     z = np.sort(run.splits["iid"].logits, axis=1)
     np.testing.assert_array_equal(csfs["Margin"], z[:, -1] - z[:, -2])
     assert csfs["Margin"].dtype == np.float64
-    assert reg.PLUGINS["Margin"].needs == "logits"
+    spec = csf_specs()["Margin"]
+    assert spec.needs == "logits" and spec.plugin and spec.calibration == "platt"
     register_csf("Margin")(margin)  # the same function again: a no-op
 
 
@@ -83,7 +84,8 @@ def test_bad_plugin_output_is_a_clear_error(clean_plugins, value, needle):
 
 
 def test_no_plugin_leaves_the_csfs_unchanged():
-    assert not PLUGINS  # no fdbench.csfs entry point is installed in the test environment
+    # no fdbench.csfs entry point is installed in the test environment
+    assert not any(spec.plugin for spec in csf_specs().values())
     assert list(compute_csfs(_run(), "iid")) == ["MSR", "MLS", "PE", "energy", "DOCTOR"]
 
 

@@ -6,8 +6,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from fdbench.data import fdshifts_breeds_experiments
-from fdbench.data.suites.breeds import BREEDS_FILES, entity13, read_breeds_hierarchy
+from fdbench.data.suites.breeds import (
+    BREEDS_FILES,
+    entity13,
+    fdshifts_breeds_experiments,
+    read_breeds_hierarchy,
+)
 from fdbench.data.types import StudyKind
 from tests.data._robustness_layouts import (
     BREEDS_SUPERS,

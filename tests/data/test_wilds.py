@@ -8,8 +8,12 @@ import shutil
 import numpy as np
 import pytest
 
-from fdbench.data import fdshifts_camelyon_experiments, fdshifts_iwildcam_experiments
-from fdbench.data.suites.wilds import read_camelyon17_metadata, read_iwildcam_metadata
+from fdbench.data.suites.wilds import (
+    fdshifts_camelyon_experiments,
+    fdshifts_iwildcam_experiments,
+    read_camelyon17_metadata,
+    read_iwildcam_metadata,
+)
 from fdbench.data.types import StudyKind
 from tests.data._robustness_layouts import (
     IWILDCAM_CLASSES,

@@ -14,7 +14,6 @@ from fdbench.analysis.bootstrap import (
     bootstrap_study,
 )
 from fdbench.analysis.calibration import (
-    CALIBRATION_TREATMENT,
     FD_SHIFTS_CALIBRATION_BINS,
     calibration_analysis,
     calibration_treatment,
@@ -66,7 +65,6 @@ from fdbench.analysis.significance import holm, pairwise_wilcoxon, significance_
 
 __all__ = [
     "BOOTSTRAP_COLUMNS",
-    "CALIBRATION_TREATMENT",
     "FD_SHIFTS_CALIBRATION_BINS",
     "FriedmanNemenyi",
     "FriedmanResult",

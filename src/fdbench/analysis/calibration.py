@@ -18,48 +18,6 @@ if TYPE_CHECKING:
 #: fd_shifts/analysis/__init__.py), used for its Table 10.
 FD_SHIFTS_CALIBRATION_BINS = 20
 
-#: How FD-Shifts treats each CSF before measuring its calibration (fd_shifts/analysis/
-#: __init__.py, ``Analysis._get_confidence_scores``): ``"temperature"`` for ``temp_mls`` (the
-#: CSF already is the temperature-scaled softmax, used as it is), ``"platt"`` for CSFs whose
-#: FD-Shifts name contains ``_pe``, ``_ee``, ``_mi``, ``_sv``, ``maha`` or ``_mls`` (a range
-#: beyond [0, 1]), ``"none"`` for probabilities (``det_mcp``, ``mcd_mcp``, the learned heads).
-#: fdbench CSFs FD-Shifts lacks or leaves unscaled although they are not probabilities (DOCTOR,
-#: TrustScore, DKNN, ViM, ENS-*) follow its stated rule: Platt scaling for a range beyond [0, 1].
-#: ODIN, a softmax probability (of the tempered, perturbed input), and OpenMax's 1 − P(unknown),
-#: a probability in [0, 1], are used as they are.
-CALIBRATION_TREATMENT = {
-    "MSR": "none",
-    "MLS": "platt",
-    "PE": "platt",
-    "energy": "platt",
-    "DOCTOR": "platt",
-    "TEMP-MLS": "temperature",
-    "MCD-MSR": "none",
-    "MCD-PE": "platt",
-    "MCD-EE": "platt",
-    "MCD-MI": "platt",
-    "MCD-MLS": "platt",
-    "ENS-MSR": "none",
-    "ENS-PE": "platt",
-    "ENS-EE": "platt",
-    "ENS-MI": "platt",
-    "Mahalanobis": "platt",
-    "DKNN": "platt",
-    "TrustScore": "platt",
-    "ViM": "platt",
-    "DeVries": "none",
-    "DG-Res": "none",
-    "ConfidNet": "none",
-    "DUQ": "none",
-    "DeVries-MCD": "none",
-    "DG-Res-MCD": "none",
-    "ConfidNet-MCD": "none",
-    "EDL-MSR": "none",
-    "EDL-Unc": "platt",
-    "ODIN": "none",
-    "OpenMax": "none",
-}
-
 #: Share of the validation confidences whose Platt-mapped spread decides a collapse (the
 #: central 95 %).
 _CENTRAL = (0.025, 0.975)
@@ -71,13 +29,13 @@ def calibration_treatment(csf: str) -> str:
     ``"platt"``: Platt scaling fitted on the validation split (range beyond [0, 1]);
     ``"temperature"``: TEMP-MLS, already the temperature-scaled softmax, used as it is;
     ``"none"``: a probability already (MSR, MCD-MSR, ENS-MSR, the learned heads), used as it is.
-    See :data:`CALIBRATION_TREATMENT` and docs/csf.md for the rule and its source.
+    The treatment is the ``calibration`` field of the CSF's spec (:class:`fdbench.csf.CSFSpec`,
+    plug-ins included); see :mod:`fdbench.csf.registry` and docs/csf.md for the rule and its
+    source. ``ValueError`` for a name that is no registered CSF.
     """
-    if not isinstance(csf, str):
-        raise TypeError(f"csf must be a str, got {type(csf).__name__}")
-    if csf not in CALIBRATION_TREATMENT:
-        raise ValueError(f"csf must be one of {sorted(CALIBRATION_TREATMENT)}, got {csf!r}")
-    return CALIBRATION_TREATMENT[csf]
+    from fdbench.csf import csf_spec
+
+    return csf_spec(csf).calibration
 
 
 def reliability_table(

@@ -7,50 +7,31 @@ from collections.abc import Mapping
 import pandas as pd
 
 from fdbench.analysis._validation import require_columns
+from fdbench.csf import find_csf
 
 __all__ = [
     "BASELINE",
-    "METHOD_PREFIXES",
     "add_scoring_method",
     "method_kind",
+    "register_method_prefix",
     "scoring_method_name",
 ]
 
-#: The prefix of each training-method kind (``fdbench.training.methods``); the baseline
-#: (cross-entropy, ``ce``) has none, so its CSFs keep their plain names (MSR, MCD-PE, ...).
-#: "DG" is FD-Shifts' DeepGamblers prefix (``fd_shifts/reporting/__init__.py``,
-#: ``_confid_string_to_name``: "DG-MCD-MSR", "DG-PE"); the others follow the same pattern.
-METHOD_PREFIXES: dict[str, str] = {
-    "ce": "",
-    "deepgamblers": "DG",
-    "devries": "DeVries",
-    "confidnet": "ConfidNet",
-    "duq": "DUQ",
-    "edl": "EDL",
-    "odin": "ODIN",
-    "augmix": "AugMix",
-    "crl": "CRL",
-    "laplace": "Laplace",
-    "outlier_exposure": "OE",
-    "swag": "SWAG",
-}
+#: The display prefix of every registered training-method kind. A method declares its prefix
+#: in its module (``display_prefix`` of its :class:`fdbench.training.methods.TrainingMethod`);
+#: :func:`fdbench.training.methods.register` enters it here, the analysis being a stage below
+#: training that may not import it.
+_PREFIXES: dict[str, str] = {}
 
-#: CSFs read from a method's own head: their name already names the method (DG-Res is
-#: DeepGamblers' reservation score, "DG-Res" in FD-Shifts; ConfidNet, DeVries likewise).
-OWN_NAMED_CSFS = frozenset(
-    {
-        "DeVries",
-        "DG-Res",
-        "ConfidNet",
-        "DUQ",
-        "DeVries-MCD",
-        "DG-Res-MCD",
-        "ConfidNet-MCD",
-        "EDL-MSR",
-        "EDL-Unc",
-        "ODIN",
-    }
-)
+
+def register_method_prefix(kind: str, prefix: str) -> None:
+    """Record that the scoring methods of training-method ``kind`` are named
+    ``<prefix>-<CSF>`` (``""``: the CSF's name alone); called by the method registry."""
+    if not isinstance(kind, str) or not kind:
+        raise ValueError(f"kind: expected a non-empty string, got {kind!r}")
+    if not isinstance(prefix, str):
+        raise TypeError(f"prefix: expected a string, got {type(prefix).__name__}")
+    _PREFIXES[kind] = prefix
 
 #: The reference scoring method of paired differences: MSR of the cross-entropy baseline.
 BASELINE = "MSR"
@@ -70,10 +51,11 @@ def method_kind(method: str, kinds: Mapping[str, str] | None = None) -> str:
         return method_kind(method[len("ensemble(") : -1], kinds)
     if kinds is not None and method in kinds:
         return kinds[method]
-    if method in METHOD_PREFIXES:
+    known = _PREFIXES
+    if method in known:
         return method
     head = method.split("_", 1)[0]
-    return head if head in METHOD_PREFIXES else method
+    return head if head in known else method
 
 
 def scoring_method_name(method: str, csf: str, kinds: Mapping[str, str] | None = None) -> str:
@@ -82,20 +64,25 @@ def scoring_method_name(method: str, csf: str, kinds: Mapping[str, str] | None =
     Follows FD-Shifts (``_confid_string_to_name`` of ``fd_shifts/reporting/__init__.py``) and
     the AUGRC paper's Tables 3-4: the baseline's CSFs keep their names (MSR, MLS, PE, MCD-PE,
     TEMP-MLS, Mahalanobis, ENS-MSR of a CE ensemble); a CSF read from a method's own head keeps
-    its name (DG-Res, ConfidNet, DeVries); any other CSF of another method gets the method's
-    prefix (:data:`METHOD_PREFIXES`; an unknown kind is its own prefix): DG-MSR, DG-PE,
-    DG-MCD-MSR, DeVries-MSR. A CSF of an ensemble ``ensemble(<method>)`` is an ENS-* one
-    ("ENS-" is added where the CSF lacks it: Mahalanobis of a CE ensemble is ENS-Mahalanobis).
+    its name (DG-Res, ConfidNet, DeVries: a spec with a ``head``, :class:`fdbench.csf.CSFSpec`);
+    any other CSF of another method gets the method's prefix (its ``display_prefix``,
+    :func:`register_method_prefix`; an unknown kind is its own prefix):
+    DG-MSR, DG-PE, DG-MCD-MSR, DeVries-MSR. A CSF of an ensemble ``ensemble(<method>)`` is an
+    ENS-* one ("ENS-" is added where the CSF is not judged by the ensemble: Mahalanobis of a
+    CE ensemble is ENS-Mahalanobis).
     The kind of ``method`` is :func:`method_kind` (``kinds``).
     """
     if not isinstance(csf, str) or not csf:
         raise ValueError(f"csf: expected a non-empty string, got {csf!r}")
-    if method.startswith("ensemble(") and not csf.startswith("ENS-"):
-        csf = f"ENS-{csf}"
-    if csf in OWN_NAMED_CSFS:
+    if method.startswith("ensemble("):
+        spec = find_csf(csf)
+        if spec is None or spec.judged_by != "ensemble":
+            csf = f"ENS-{csf}"
+    spec = find_csf(csf)
+    if spec is not None and spec.head is not None:
         return csf
     kind = method_kind(method, kinds)
-    prefix = METHOD_PREFIXES.get(kind, kind)
+    prefix = _PREFIXES.get(kind, kind)
     return f"{prefix}-{csf}" if prefix else csf
 
 

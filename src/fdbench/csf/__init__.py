@@ -22,37 +22,37 @@ from .openmax import (
     openmax_score,
 )
 from .pnorm import fit_maxlogit_pnorm, fit_pnorm_softmax, maxlogit_pnorm, pnorm_softmax
-from .registry import (
-    ENTRY_POINT_GROUP,
-    OPT_IN,
-    PLUGINS,
-    REGISTRY,
-    CSFInfo,
-    PluginCSF,
-    available_csfs,
-    clear_fit_cache,
-    compute_csfs,
-    plugin_csfs,
-    register_csf,
-)
+from .registry import OPT_IN, REGISTRY, available_csfs, clear_fit_cache, compute_csfs
 from .scaling import PlattScaling, fit_platt, safe_sigmoid
 from .softmax import doctor, energy, log_softmax, mls, msr, pe
+from .specs import (
+    ENTRY_POINT_GROUP,
+    CSFContext,
+    CSFSpec,
+    add_csf,
+    csf_spec,
+    csf_specs,
+    find_csf,
+    register_csf,
+)
 from .temperature import fit_temperature, temp_mls
 
 __all__ = [
     "ENTRY_POINT_GROUP",
     "OPT_IN",
-    "PLUGINS",
     "REGISTRY",
-    "CSFInfo",
+    "CSFContext",
+    "CSFSpec",
     "OpenMaxFit",
     "OpenMaxParams",
     "PlattScaling",
-    "PluginCSF",
+    "add_csf",
     "available_csfs",
     "clear_fit_cache",
     "compute_csfs",
     "confidnet",
+    "csf_spec",
+    "csf_specs",
     "devries",
     "dg_res",
     "doctor",
@@ -63,6 +63,7 @@ __all__ = [
     "ens_mi",
     "ens_msr",
     "ens_pe",
+    "find_csf",
     "fit_knn",
     "fit_mahalanobis",
     "fit_maxlogit_pnorm",
@@ -86,7 +87,6 @@ __all__ = [
     "openmax_probabilities",
     "openmax_score",
     "pe",
-    "plugin_csfs",
     "pnorm_softmax",
     "register_csf",
     "safe_sigmoid",
@@ -94,3 +94,17 @@ __all__ = [
     "trust_score",
     "vim_score",
 ]
+
+
+def _import_modules() -> None:
+    """Import every module of this package, so that a module that registers a CSF with
+    :func:`register_csf` (the recipe of CONTRIBUTING.md: one new file) is in the list without any
+    other file naming it."""
+    import importlib
+    import pkgutil
+
+    for module in pkgutil.iter_modules(__path__):
+        importlib.import_module(f"{__name__}.{module.name}")
+
+
+_import_modules()

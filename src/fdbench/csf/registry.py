@@ -1,40 +1,15 @@
-"""The registry of CSFs under their papers' names, plug-in CSFs, and ``compute_csfs``.
+"""The built-in CSFs under their papers' names, entered into the list of :mod:`fdbench.csf.specs`,
+and ``compute_csfs``, which computes every CSF of that list a run's stored outputs allow.
 
-Plug-in CSFs
-------------
-A CSF of another package is a function of the stored outputs, ``function(run, split)``
-(a :class:`~fdbench.outputs.RunOutputs` and the name of one of its splits) returning N
-confidences, higher = more confident. It is registered with the :func:`register_csf`
-decorator, or through the entry-point group ``fdbench.csfs`` (:data:`ENTRY_POINT_GROUP`) of
-an installed distribution, so that no fdbench file is edited::
-
-    # mypkg/csfs.py
-    from fdbench.csf import register_csf
-
-    @register_csf("MSR-squared", needs="logits")
-    def msr_squared(run, split):
-        z = run.splits[split].logits
-        p = np.exp(z - z.max(1, keepdims=True))
-        return (p.max(1) / p.sum(1)) ** 2
-
-    # pyproject.toml of mypkg
-    [project.entry-points."fdbench.csfs"]
-    MSR-squared = "mypkg.csfs:msr_squared"
-
-An entry point names the function (decorated or not: an undecorated one is registered under
-the entry point's name) and is loaded the first time CSFs are listed. :func:`compute_csfs`
-then returns the plug-in's confidences after the built-in CSFs on every split its
-``available(run, split)`` accepts (all by default), so ``fdbench evaluate``, the benchmark
-and its report show it as any other CSF. Training methods of other packages register the
-same way through ``fdbench.methods`` (:mod:`fdbench.training.methods`).
+Plug-in CSFs of other packages enter the same list (:func:`fdbench.csf.register_csf`, the
+entry-point group ``fdbench.csfs``); :func:`compute_csfs` returns them after the built-ins, so
+``fdbench evaluate``, the benchmark, its analysis and its report show them as any other CSF.
 """
 
 from __future__ import annotations
 
 import weakref
 from collections.abc import Callable
-from dataclasses import dataclass
-from importlib.metadata import entry_points
 from typing import Any
 
 import numpy as np
@@ -50,193 +25,17 @@ from . import openmax as om
 from . import pnorm as pn
 from . import softmax as sm
 from . import temperature as temp
+from .specs import CSFContext, CSFSpec, add_csf, csf_specs
 
 __all__ = [
-    "ENTRY_POINT_GROUP",
     "OPT_IN",
-    "PLUGINS",
     "REGISTRY",
-    "CSFInfo",
-    "PluginCSF",
     "available_csfs",
     "clear_fit_cache",
     "compute_csfs",
-    "plugin_csfs",
-    "register_csf",
 ]
-
-
-@dataclass(frozen=True)
-class CSFInfo:
-    """A registered CSF: its name, the array-level function, and what it needs."""
-
-    name: str
-    function: Callable[..., np.ndarray]
-    needs: str
-
-
-_ENTRIES = [
-    CSFInfo("MSR", sm.msr, "logits"),
-    CSFInfo("MLS", sm.mls, "logits"),
-    CSFInfo("PE", sm.pe, "logits"),
-    CSFInfo("energy", sm.energy, "logits"),
-    CSFInfo("DOCTOR", sm.doctor, "logits"),
-    CSFInfo("TEMP-MLS", temp.temp_mls, "logits; temperature fitted on split 'val' (FD-Shifts)"),
-    CSFInfo("MCD-MSR", mcd.mcd_msr, "mcd_logits"),
-    CSFInfo("MCD-PE", mcd.mcd_pe, "mcd_logits"),
-    CSFInfo("MCD-EE", mcd.mcd_ee, "mcd_logits"),
-    CSFInfo("MCD-MI", mcd.mcd_mi, "mcd_logits"),
-    CSFInfo("MCD-MLS", mcd.mcd_mls, "mcd_logits"),
-    CSFInfo("ENS-MSR", ens.ens_msr, "logits of several runs (ensemble)"),
-    CSFInfo("ENS-PE", ens.ens_pe, "logits of several runs (ensemble)"),
-    CSFInfo("ENS-EE", ens.ens_ee, "logits of several runs (ensemble)"),
-    CSFInfo("ENS-MI", ens.ens_mi, "logits of several runs (ensemble)"),
-    CSFInfo("Mahalanobis", feat.mahalanobis_score, "features; split 'train' features+labels"),
-    CSFInfo("DKNN", feat.knn_score, "features; split 'train' features"),
-    CSFInfo("TrustScore", feat.trust_score, "features; split 'train' features+labels"),
-    CSFInfo("ViM", feat.vim_score, "features; 'train' features; meta fc_weight, fc_bias"),
-    CSFInfo("OpenMax", om.openmax_score, "logits; split 'train' logits+labels; opt-in (openmax=)"),
-    CSFInfo("DeVries", hd.devries, "head 'devries'"),
-    CSFInfo("DG-Res", hd.dg_res, "head 'dg_reservation'"),
-    CSFInfo("ConfidNet", hd.confidnet, "head 'confidnet'"),
-    CSFInfo("DUQ", hd.duq, "head 'duq'"),
-    CSFInfo("DeVries-MCD", hd.devries, "head 'devries_mcd'"),
-    CSFInfo("DG-Res-MCD", hd.dg_res, "head 'dg_reservation_mcd'"),
-    CSFInfo("ConfidNet-MCD", hd.confidnet, "head 'confidnet_mcd'"),
-    CSFInfo("EDL-MSR", edl.edl_msr, "head 'edl_alpha' (N × K Dirichlet parameters)"),
-    CSFInfo("EDL-Unc", edl.edl_uncertainty, "head 'edl_alpha' (N × K Dirichlet parameters)"),
-    CSFInfo("ODIN", hd.odin, "head 'odin'"),
-]
-
-#: Every CSF by name. Each returns float64 confidences of length N, higher = more confident.
-REGISTRY: dict[str, CSFInfo] = {entry.name: entry for entry in _ENTRIES}
-
-#: CSFs computed only where a job asks for them (not by :func:`compute_csfs`, so the
-#: benchmark's tables keep their CSFs): the logit p-norm CSFs of Cattelan & Silva ("How to fix
-#: a broken confidence estimator", UAI 2024), whose p (and T) are searched on the validation
-#: split by AURC; the zoo job (``fdbench.zoo``) evaluates them on every member.
-OPT_IN: dict[str, CSFInfo] = {
-    "MaxLogit-pNorm": CSFInfo(
-        "MaxLogit-pNorm", pn.maxlogit_pnorm, "logits; p fitted on split 'val' by AURC"
-    ),
-    "pNormSoftmax": CSFInfo(
-        "pNormSoftmax", pn.pnorm_softmax, "logits; p and T fitted on split 'val' by AURC"
-    ),
-}
-
-#: Entry-point group through which other packages register CSFs (:func:`register_csf`).
-ENTRY_POINT_GROUP = "fdbench.csfs"
-
-
-@dataclass(frozen=True)
-class PluginCSF:
-    """A plug-in CSF: ``function(run, split)`` returns N confidences of split ``split`` of
-    ``run``; ``available(run, split)`` says whether it can (``None``: always); ``needs``
-    describes what it reads, as :attr:`CSFInfo.needs`."""
-
-    name: str
-    function: Callable[[RunOutputs, str], np.ndarray]
-    needs: str = "stored outputs (plug-in)"
-    available: Callable[[RunOutputs, str], bool] | None = None
-
-
-#: Plug-in CSFs by name, in order of registration (:func:`register_csf`).
-PLUGINS: dict[str, PluginCSF] = {}
-_PLUGINS_LOADED = False
-
-
-def register_csf(
-    name: str,
-    *,
-    needs: str = "stored outputs (plug-in)",
-    available: Callable[[RunOutputs, str], bool] | None = None,
-) -> Callable[[Callable[[RunOutputs, str], np.ndarray]], Callable[[RunOutputs, str], np.ndarray]]:
-    """Decorator registering ``function(run, split) -> confidences`` as the plug-in CSF
-    ``name`` (returns the function unchanged).
-
-    ``name`` must not be a built-in CSF (:data:`REGISTRY`, :data:`OPT_IN`) nor another
-    function's plug-in name (``ValueError``); registering the same function again is a no-op.
-    ``available(run, split)`` restricts the splits it is computed on (e.g. to runs with
-    features). See the module docstring for the entry-point group ``fdbench.csfs``.
-    """
-    if not isinstance(name, str) or not name.strip() or name != name.strip():
-        raise ValueError(f"name must be a non-empty str without surrounding spaces, got {name!r}")
-    if name in REGISTRY or name in OPT_IN:
-        raise ValueError(f"{name!r} is a built-in CSF; choose another name for the plug-in")
-    if available is not None and not callable(available):
-        raise TypeError(f"available must be callable or None, got {type(available).__name__}")
-
-    def decorate(
-        function: Callable[[RunOutputs, str], np.ndarray],
-    ) -> Callable[[RunOutputs, str], np.ndarray]:
-        if not callable(function):
-            raise TypeError(f"register_csf({name!r}) expects a function, got {function!r}")
-        known = PLUGINS.get(name)
-        if known is not None and known.function is not function:
-            raise ValueError(f"a plug-in CSF named {name!r} is already registered")
-        PLUGINS[name] = PluginCSF(name, function, needs, available)
-        return function
-
-    return decorate
-
-
-def _load_plugins() -> None:
-    """Register the CSFs of the ``fdbench.csfs`` entry points (once per process)."""
-    global _PLUGINS_LOADED
-    if _PLUGINS_LOADED:
-        return
-    _PLUGINS_LOADED = True
-    for entry in entry_points(group=ENTRY_POINT_GROUP):
-        function = entry.load()
-        if not any(p.function is function for p in PLUGINS.values()):
-            register_csf(entry.name)(function)
-
-
-def plugin_csfs() -> dict[str, PluginCSF]:
-    """Every registered plug-in CSF by name (entry points loaded first)."""
-    _load_plugins()
-    return dict(PLUGINS)
-
-
-def _plugin_confidence(plugin: PluginCSF, run: RunOutputs, split: str) -> np.ndarray:
-    """The plug-in's confidences, validated: N finite real numbers, as float64."""
-    n = len(run.splits[split].labels)
-    values = np.asarray(plugin.function(run, split))
-    if values.dtype.kind not in "biuf" or values.shape != (n,):
-        raise ValueError(
-            f"plug-in CSF {plugin.name!r} must return {n} real confidences for split "
-            f"{split!r}, got dtype {values.dtype} and shape {values.shape}"
-        )
-    values = values.astype(np.float64)
-    if not np.isfinite(values).all():
-        raise ValueError(
-            f"plug-in CSF {plugin.name!r} returned {int((~np.isfinite(values)).sum())} "
-            f"non-finite confidence(s) for split {split!r}"
-        )
-    return values
-
-
-#: The CSFs computed from each stored head, in order.
-_HEAD_CSFS: dict[str, tuple[str, ...]] = {
-    "devries": ("DeVries",),
-    "dg_reservation": ("DG-Res",),
-    "confidnet": ("ConfidNet",),
-    "devries_mcd": ("DeVries-MCD",),
-    "dg_reservation_mcd": ("DG-Res-MCD",),
-    "confidnet_mcd": ("ConfidNet-MCD",),
-    "edl_alpha": ("EDL-MSR", "EDL-Unc"),
-    "odin": ("ODIN",),
-    "duq": ("DUQ",),
-}
 
 _FIT_CACHE: dict[int, dict[str, Any]] = {}
-
-
-def head_csf_names() -> tuple[str, ...]:
-    """The CSFs computed from a learned confidence head (a training method's own confidence,
-    e.g. DG-Res of DeepGamblers), without their MC-dropout variants (``*-MCD``)."""
-    names = (name for head in _HEAD_CSFS.values() for name in head)
-    return tuple(name for name in names if not name.endswith("-MCD"))
 
 
 def clear_fit_cache() -> None:
@@ -309,6 +108,319 @@ def _ensemble_members(
     return [m.splits[split] for m in members]
 
 
+# What each group of built-in CSFs reads and when the stored outputs allow it.
+
+
+def _logits(ctx: CSFContext) -> np.ndarray:
+    return ctx.once(
+        "logits", lambda: np.asarray(ctx.run.splits[ctx.split].logits, dtype=np.float64)
+    )
+
+
+def _has_val_labels(ctx: CSFContext) -> bool:
+    val = ctx.run.splits.get("val")
+    return val is not None and bool(_labelled(val).any())
+
+
+def _has_mcd(ctx: CSFContext) -> bool:
+    return ctx.run.splits[ctx.split].mcd_logits is not None
+
+
+def _mcd(ctx: CSFContext) -> mcd.MCDSummary:
+    return ctx.once("mcd", lambda: mcd.mcd_summary(ctx.run.splits[ctx.split].mcd_logits))
+
+
+def _has_ensemble(ctx: CSFContext) -> bool:
+    return len(_ensemble_members(ctx.run, ctx.split, ctx.ensemble)) > 1
+
+
+def _ens(ctx: CSFContext) -> mcd.MCDSummary:
+    def make() -> mcd.MCDSummary:
+        members = _ensemble_members(ctx.run, ctx.split, ctx.ensemble)
+        return mcd.mcd_summary(ens.stack_members([m.logits for m in members]))
+
+    return ctx.once("ens", make)
+
+
+def _has_features(ctx: CSFContext) -> bool:
+    return ctx.run.splits[ctx.split].features is not None and _train_features(ctx.run) is not None
+
+
+def _features(ctx: CSFContext) -> np.ndarray:
+    return np.asarray(ctx.run.splits[ctx.split].features, dtype=np.float64)
+
+
+def _has_two_train_classes(ctx: CSFContext) -> bool:
+    return _has_features(ctx) and np.unique(_train_features(ctx.run)[1]).size >= 2
+
+
+def _has_fc(ctx: CSFContext) -> bool:
+    return _has_features(ctx) and "fc_weight" in ctx.run.meta and "fc_bias" in ctx.run.meta
+
+
+def _mahalanobis(ctx: CSFContext) -> np.ndarray:
+    train_x, train_y = _train_features(ctx.run)
+    fit = _cached(ctx.run, "mahalanobis", lambda: feat.fit_mahalanobis(train_x, train_y))
+    return feat.mahalanobis_score(_features(ctx), fit)
+
+
+def _dknn(ctx: CSFContext) -> np.ndarray:
+    train_x, _ = _train_features(ctx.run)
+    fit = _cached(ctx.run, "knn", lambda: feat.fit_knn(train_x))
+    return feat.knn_score(_features(ctx), fit, k=ctx.knn_k)
+
+
+def _trust(ctx: CSFContext) -> np.ndarray:
+    train_x, train_y = _train_features(ctx.run)
+    fit = _cached(ctx.run, "trust", lambda: feat.fit_trust_score(train_x, train_y))
+    predicted = np.argmax(_logits(ctx), axis=1) if ctx.predictions is None else ctx.predictions
+    return feat.trust_score(_features(ctx), predicted, fit)
+
+
+def _vim(ctx: CSFContext) -> np.ndarray:
+    train_x, _ = _train_features(ctx.run)
+    meta = ctx.run.meta
+    fit = _cached(ctx.run, "vim", lambda: feat.fit_vim(train_x, meta["fc_weight"], meta["fc_bias"]))
+    return feat.vim_score(_features(ctx), _logits(ctx), fit)
+
+
+def _has_openmax(ctx: CSFContext) -> bool:
+    return ctx.openmax is not None and _train_logits(ctx.run) is not None
+
+
+def _openmax(ctx: CSFContext) -> np.ndarray:
+    train_logits, train_labels = _train_logits(ctx.run)
+    fit = _cached(
+        ctx.run,
+        f"openmax{ctx.openmax}",
+        lambda: om.fit_openmax(train_logits, train_labels, ctx.openmax),
+    )
+    return om.openmax_score(_logits(ctx), fit)
+
+
+def _logit_csf(name, function, colour, *, calibration="platt", binary="keep") -> CSFSpec:
+    return CSFSpec(
+        name,
+        function,
+        "logits",
+        "logits",
+        lambda ctx: function(_logits(ctx)),
+        calibration=calibration,
+        binary=binary,
+        colour=colour,
+    )
+
+
+def _summary_csf(name, function, make, colour, *, mcd_run, calibration="platt", binary="keep"):
+    """An MC-dropout (``mcd_run``) or ensemble CSF computed from the shared summary."""
+    return CSFSpec(
+        name,
+        function,
+        "mcd_logits" if mcd_run else "logits of several runs (ensemble)",
+        "mcd_logits" if mcd_run else "ensemble",
+        lambda ctx: make((_mcd if mcd_run else _ens)(ctx)),
+        _has_mcd if mcd_run else _has_ensemble,
+        calibration=calibration,
+        judged_by="mcd" if mcd_run else "ensemble",
+        binary=binary,
+        colour=colour,
+    )
+
+
+def _head_csf(name, function, head, colour, *, judged_by="logits", calibration="none"):
+    return CSFSpec(
+        name,
+        function,
+        f"head {head!r}" + (" (N × K Dirichlet parameters)" if head == "edl_alpha" else ""),
+        "head",
+        lambda ctx: function(np.asarray(ctx.run.splits[ctx.split].heads[head])),
+        lambda ctx: head in ctx.run.splits[ctx.split].heads,
+        calibration=calibration,
+        judged_by=judged_by,
+        colour=colour,
+        head=head,
+    )
+
+
+def _msr_of(s: mcd.MCDSummary) -> np.ndarray:
+    return s.mean_probs.max(axis=1)
+
+
+def _pe_of(s: mcd.MCDSummary) -> np.ndarray:
+    return -s.predictive_entropy
+
+
+def _ee_of(s: mcd.MCDSummary) -> np.ndarray:
+    return -s.mean_entropy
+
+
+def _mi_of(s: mcd.MCDSummary) -> np.ndarray:
+    return s.mean_entropy - s.predictive_entropy
+
+
+#: The built-in CSFs in the order :func:`compute_csfs` returns them. Calibration treatments
+#: follow FD-Shifts (fd_shifts/analysis/__init__.py, ``Analysis._get_confidence_scores``):
+#: ``"temperature"`` for TEMP-MLS (already the temperature-scaled softmax); ``"platt"`` for CSFs
+#: whose FD-Shifts name contains ``_pe``, ``_ee``, ``_mi``, ``_sv``, ``maha`` or ``_mls`` (a
+#: range beyond [0, 1]); ``"none"`` for probabilities (``det_mcp``, ``mcd_mcp``, the learned
+#: heads). CSFs FD-Shifts lacks or leaves unscaled although they are not probabilities (DOCTOR,
+#: TrustScore, DKNN, ViM, ENS-*) follow its stated rule: Platt scaling for a range beyond
+#: [0, 1]. ODIN, a softmax probability (of the tempered, perturbed input), and OpenMax's
+#: 1 − P(unknown), a probability in [0, 1], are used as they are. Colours: see
+#: :mod:`fdbench.report.palette` (the 16 colour-blind-safe colours cannot tell 32 CSFs apart:
+#: the common ones are all distinct, the ensemble CSFs share their single-network
+#: counterpart's colour).
+_BUILTINS = (
+    _logit_csf("MSR", sm.msr, "#0072B2", calibration="none", binary="predicted_class"),
+    _logit_csf("MLS", sm.mls, "#E69F00"),
+    _logit_csf("PE", sm.pe, "#009E73", binary="exclude"),
+    _logit_csf("energy", sm.energy, "#CC79A7"),
+    _logit_csf("DOCTOR", sm.doctor, "#D55E00"),
+    CSFSpec(
+        "TEMP-MLS",
+        temp.temp_mls,
+        "logits; temperature fitted on split 'val' (FD-Shifts)",
+        "logits",
+        lambda ctx: temp.temp_mls(_logits(ctx), _temperature(ctx.run)),
+        _has_val_labels,
+        fit="val",
+        calibration="temperature",
+        colour="#56B4E9",
+    ),
+    _summary_csf(
+        "MCD-MSR",
+        mcd.mcd_msr,
+        _msr_of,
+        "#332288",
+        mcd_run=True,
+        calibration="none",
+        binary="predicted_class",
+    ),
+    _summary_csf("MCD-PE", mcd.mcd_pe, _pe_of, "#DDCC77", mcd_run=True, binary="exclude"),
+    _summary_csf("MCD-EE", mcd.mcd_ee, _ee_of, "#117733", mcd_run=True, binary="exclude"),
+    _summary_csf("MCD-MI", mcd.mcd_mi, _mi_of, "#AA4499", mcd_run=True),
+    _summary_csf(
+        "MCD-MLS", mcd.mcd_mls, lambda s: s.max_mean_logit, "#E69F00", mcd_run=True
+    ),
+    _summary_csf(
+        "ENS-MSR",
+        ens.ens_msr,
+        _msr_of,
+        "#0072B2",
+        mcd_run=False,
+        calibration="none",
+        binary="predicted_class",
+    ),
+    _summary_csf("ENS-PE", ens.ens_pe, _pe_of, "#009E73", mcd_run=False, binary="exclude"),
+    _summary_csf("ENS-EE", ens.ens_ee, _ee_of, "#117733", mcd_run=False, binary="exclude"),
+    _summary_csf("ENS-MI", ens.ens_mi, _mi_of, "#AA4499", mcd_run=False),
+    CSFSpec(
+        "Mahalanobis",
+        feat.mahalanobis_score,
+        "features; split 'train' features+labels",
+        "features",
+        _mahalanobis,
+        _has_features,
+        fit="train",
+        colour="#F0E442",
+    ),
+    CSFSpec(
+        "DKNN",
+        feat.knn_score,
+        "features; split 'train' features",
+        "features",
+        _dknn,
+        _has_features,
+        fit="train",
+        colour="#44AA99",
+    ),
+    CSFSpec(
+        "TrustScore",
+        feat.trust_score,
+        "features; split 'train' features+labels",
+        "features",
+        _trust,
+        _has_two_train_classes,
+        fit="train",
+        colour="#999933",
+    ),
+    CSFSpec(
+        "ViM",
+        feat.vim_score,
+        "features; 'train' features; meta fc_weight, fc_bias",
+        "features",
+        _vim,
+        _has_fc,
+        fit="train",
+        colour="#88CCEE",
+    ),
+    _head_csf("DeVries", hd.devries, "devries", "#AA4499"),
+    _head_csf("DG-Res", hd.dg_res, "dg_reservation", "#882255"),
+    _head_csf("ConfidNet", hd.confidnet, "confidnet", "#CC6677"),
+    _head_csf("DeVries-MCD", hd.devries, "devries_mcd", "#88CCEE", judged_by="mcd"),
+    _head_csf("DG-Res-MCD", hd.dg_res, "dg_reservation_mcd", "#CC6677", judged_by="mcd"),
+    _head_csf("ConfidNet-MCD", hd.confidnet, "confidnet_mcd", "#DDCC77", judged_by="mcd"),
+    _head_csf("EDL-MSR", edl.edl_msr, "edl_alpha", "#882255"),
+    _head_csf("EDL-Unc", edl.edl_uncertainty, "edl_alpha", "#332288", calibration="platt"),
+    _head_csf("ODIN", hd.odin, "odin", "#D55E00"),
+    _head_csf("DUQ", hd.duq, "duq", "#44AA99"),
+    CSFSpec(
+        "OpenMax",
+        om.openmax_score,
+        "logits; split 'train' logits+labels; opt-in (openmax=)",
+        "logits",
+        _openmax,
+        _has_openmax,
+        fit="train",
+        calibration="none",
+        colour="#AA4499",
+    ),
+    # The logit p-norm CSFs of Cattelan & Silva ("How to fix a broken confidence estimator",
+    # UAI 2024), whose p (and T) are searched on the validation split by AURC; the zoo job
+    # (``fdbench.zoo``) evaluates them on every member.
+    CSFSpec(
+        "MaxLogit-pNorm",
+        pn.maxlogit_pnorm,
+        "logits; p fitted on split 'val' by AURC",
+        "logits",
+        None,
+        fit="val",
+        colour="#E69F00",
+        opt_in=True,
+    ),
+    CSFSpec(
+        "pNormSoftmax",
+        pn.pnorm_softmax,
+        "logits; p and T fitted on split 'val' by AURC",
+        "logits",
+        None,
+        fit="val",
+        colour="#56B4E9",
+        opt_in=True,
+    ),
+)
+for _spec in _BUILTINS:
+    add_csf(_spec)
+
+#: Every built-in CSF that :func:`compute_csfs` computes, by name (a view of the list of
+#: :mod:`fdbench.csf.specs`).
+REGISTRY: dict[str, CSFSpec] = {s.name: s for s in _BUILTINS if not s.opt_in}
+
+#: Built-in CSFs computed only where a job asks for them (not by :func:`compute_csfs`, so the
+#: benchmark's tables keep their CSFs).
+OPT_IN: dict[str, CSFSpec] = {s.name: s for s in _BUILTINS if s.opt_in}
+
+
+def _context(run, split, ensemble, knn_k, openmax, predictions) -> CSFContext:
+    if split not in run.splits:
+        raise ValueError(f"split must be one of {sorted(run.splits)}, got {split!r}")
+    return CSFContext(run, split, ensemble, knn_k, openmax, predictions)
+
+
+def _available(ctx: CSFContext) -> list[CSFSpec]:
+    return [s for s in csf_specs().values() if not s.opt_in and s.available(ctx)]
+
+
 def available_csfs(
     run: RunOutputs,
     split: str,
@@ -316,32 +428,10 @@ def available_csfs(
     ensemble: list[RunOutputs] | None = None,
     openmax: om.OpenMaxParams | None = None,
 ) -> list[str]:
-    """Names of the CSFs that :func:`compute_csfs` can compute for ``split`` of ``run``."""
-    if split not in run.splits:
-        raise ValueError(f"split must be one of {sorted(run.splits)}, got {split!r}")
-    s = run.splits[split]
-    names = ["MSR", "MLS", "PE", "energy", "DOCTOR"]
-    val = run.splits.get("val")
-    if val is not None and _labelled(val).any():
-        names.append("TEMP-MLS")
-    if s.mcd_logits is not None:
-        names += ["MCD-MSR", "MCD-PE", "MCD-EE", "MCD-MI", "MCD-MLS"]
-    if len(_ensemble_members(run, split, ensemble)) > 1:
-        names += ["ENS-MSR", "ENS-PE", "ENS-EE", "ENS-MI"]
-    train = _train_features(run)
-    if s.features is not None and train is not None:
-        names += ["Mahalanobis", "DKNN"]
-        if np.unique(train[1]).size >= 2:
-            names.append("TrustScore")
-        if "fc_weight" in run.meta and "fc_bias" in run.meta:
-            names.append("ViM")
-    names += [name for h in s.heads if h in _HEAD_CSFS for name in _HEAD_CSFS[h]]
-    if openmax is not None and _train_logits(run) is not None:
-        names.append("OpenMax")
-    for name, plugin in plugin_csfs().items():
-        if plugin.available is None or plugin.available(run, split):
-            names.append(name)
-    return names
+    """Names of the CSFs that :func:`compute_csfs` can compute for ``split`` of ``run``: those
+    of the list (:func:`fdbench.csf.csf_specs`) whose ``available`` accepts the outputs."""
+    ctx = _context(run, split, ensemble, 50, openmax, None)
+    return [s.name for s in _available(ctx)]
 
 
 def compute_csfs(
@@ -353,81 +443,23 @@ def compute_csfs(
     openmax: om.OpenMaxParams | None = None,
     predictions: np.ndarray | None = None,
 ) -> dict[str, np.ndarray]:
-    """Compute every CSF the stored outputs of ``run`` allow on ``split``.
+    """Compute every CSF of the list the stored outputs of ``run`` allow on ``split``.
 
-    Returns ``{name: confidence}`` (float64, length N, higher = more confident) for the names of
-    :func:`available_csfs`: logit CSFs always; TEMP-MLS when split ``val`` has labelled samples
-    (temperature fitted there on all of them, FD-Shifts' fit: ``fit_temperature(...,
-    method="fd-shifts")``); MCD-* when the split has ``mcd_logits``; ENS-* when
-    ``ensemble`` (other runs of the same method, ``run`` added if absent) gives at least two
-    members; Mahalanobis, DKNN, TrustScore when the split has features and split ``train`` has
-    labelled features (ViM also needs ``meta['fc_weight']`` and ``meta['fc_bias']``); the CSFs
-    of stored heads by name (EDL-MSR and EDL-Unc from ``edl_alpha``); OpenMax
-    (:mod:`fdbench.csf.openmax`) when ``openmax`` gives its parameters and split ``train`` has
-    labelled logits (fitted on the correctly classified ones, as Bendale & Boult and Kim et
-    al.); then every plug-in CSF (:func:`register_csf`) that is available on the split, its
-    output validated (N finite numbers). Fits on ``train``/``val`` are computed once per run
-    object and cached.
-    Feature CSFs use the predicted class where needed (TrustScore): ``predictions`` when given
-    (the binary protocol's thresholded prediction), else ``argmax(logits)``.
+    Returns ``{name: confidence}`` (float64, length N, higher = more confident) in the order of
+    the list (:func:`fdbench.csf.csf_specs`, opt-in CSFs left out): logit CSFs always;
+    TEMP-MLS when split ``val`` has labelled samples (temperature fitted there on all of them,
+    FD-Shifts' fit: ``fit_temperature(..., method="fd-shifts")``); MCD-* when the split has
+    ``mcd_logits``; ENS-* when ``ensemble`` (other runs of the same method, ``run`` added if
+    absent) gives at least two members; Mahalanobis, DKNN, TrustScore when the split has
+    features and split ``train`` has labelled features (ViM also needs ``meta['fc_weight']``
+    and ``meta['fc_bias']``); the CSFs of stored heads (EDL-MSR and EDL-Unc from
+    ``edl_alpha``); OpenMax (:mod:`fdbench.csf.openmax`) when ``openmax`` gives its parameters
+    and split ``train`` has labelled logits (fitted on the correctly classified ones, as
+    Bendale & Boult and Kim et al.); then every plug-in CSF available on the split, its output
+    validated (N finite numbers). Fits on ``train``/``val`` are computed once per run object
+    and cached. Feature CSFs use the predicted class where needed (TrustScore):
+    ``predictions`` when given (the binary protocol's thresholded prediction), else
+    ``argmax(logits)``.
     """
-    names = available_csfs(run, split, ensemble=ensemble, openmax=openmax)
-    s = run.splits[split]
-    logits = np.asarray(s.logits, dtype=np.float64)
-    out: dict[str, np.ndarray] = {
-        "MSR": sm.msr(logits),
-        "MLS": sm.mls(logits),
-        "PE": sm.pe(logits),
-        "energy": sm.energy(logits),
-        "DOCTOR": sm.doctor(logits),
-    }
-    if "TEMP-MLS" in names:
-        out["TEMP-MLS"] = temp.temp_mls(logits, _temperature(run))
-    if "MCD-MSR" in names:
-        summary = mcd.mcd_summary(s.mcd_logits)
-        predictive = summary.predictive_entropy
-        out["MCD-MSR"] = summary.mean_probs.max(axis=1)
-        out["MCD-PE"] = -predictive
-        out["MCD-EE"] = -summary.mean_entropy
-        out["MCD-MI"] = summary.mean_entropy - predictive
-        out["MCD-MLS"] = summary.max_mean_logit
-    if "ENS-MSR" in names:
-        stacked = ens.stack_members([m.logits for m in _ensemble_members(run, split, ensemble)])
-        summary = mcd.mcd_summary(stacked)
-        predictive = summary.predictive_entropy
-        out["ENS-MSR"] = summary.mean_probs.max(axis=1)
-        out["ENS-PE"] = -predictive
-        out["ENS-EE"] = -summary.mean_entropy
-        out["ENS-MI"] = summary.mean_entropy - predictive
-    if "Mahalanobis" in names:
-        x = np.asarray(s.features, dtype=np.float64)
-        train_x, train_y = _train_features(run)
-        maha = _cached(run, "mahalanobis", lambda: feat.fit_mahalanobis(train_x, train_y))
-        out["Mahalanobis"] = feat.mahalanobis_score(x, maha)
-        knn = _cached(run, "knn", lambda: feat.fit_knn(train_x))
-        out["DKNN"] = feat.knn_score(x, knn, k=knn_k)
-        if "TrustScore" in names:
-            trust = _cached(run, "trust", lambda: feat.fit_trust_score(train_x, train_y))
-            predicted = np.argmax(logits, axis=1) if predictions is None else predictions
-            out["TrustScore"] = feat.trust_score(x, predicted, trust)
-        if "ViM" in names:
-            vim = _cached(
-                run,
-                "vim",
-                lambda: feat.fit_vim(train_x, run.meta["fc_weight"], run.meta["fc_bias"]),
-            )
-            out["ViM"] = feat.vim_score(x, logits, vim)
-    for head, head_csfs in _HEAD_CSFS.items():
-        for name in head_csfs:
-            if name in names:
-                out[name] = REGISTRY[name].function(np.asarray(s.heads[head]))
-    if "OpenMax" in names:
-        train_logits, train_labels = _train_logits(run)
-        fit = _cached(
-            run, f"openmax{openmax}", lambda: om.fit_openmax(train_logits, train_labels, openmax)
-        )
-        out["OpenMax"] = om.openmax_score(logits, fit)
-    for name in names:
-        if name in PLUGINS:
-            out[name] = _plugin_confidence(PLUGINS[name], run, split)
-    return {name: out[name] for name in names}
+    ctx = _context(run, split, ensemble, knn_k, openmax, predictions)
+    return {s.name: s.compute(ctx) for s in _available(ctx)}

@@ -24,7 +24,6 @@ if TYPE_CHECKING:
 
 
 RESULT_COLUMNS = ("dataset", "method", "seed", "csf", "study", "metric", "value")
-BOOTSTRAP_METRICS = ("aurc", "augrc", "eaurc", "eaugrc", "auroc_f", "fpr@95tpr")
 
 
 NON_TEST_SPLITS = frozenset({"train", "val"})
@@ -262,7 +261,11 @@ def _bootstrap_intervals(
     confidence_level: float,
 ) -> dict[str, dict[str, float]]:
     binary = bool(np.all((residuals == 0) | (residuals == 1)))
-    names = [m for m in BOOTSTRAP_METRICS if binary or m not in {"auroc_f", "fpr@95tpr"}]
+    names = [
+        s.name
+        for s in M.metric_specs().values()
+        if s.interval and (binary or not s.binary_only)
+    ]
     draws = M.bootstrap(residuals, confidence, metrics=names, n_resamples=n_resamples, seed=seed)
     summary = M.bootstrap_summary(draws, confidence_level=confidence_level)
     return {

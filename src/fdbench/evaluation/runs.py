@@ -21,8 +21,6 @@ from fdbench.evaluation.confidences import (
 from fdbench.evaluation.tables import _protocol_pools
 from fdbench.protocol import Protocol
 from fdbench.protocol.binary import (
-    BINARY_EXCLUDED_CSFS,
-    BINARY_PREDICTED_CLASS_CSFS,
     THRESHOLD_RULES,
     fpr_threshold,
     fpr_threshold_roc_curve,
@@ -36,13 +34,19 @@ if TYPE_CHECKING:
 
 
 def csf_prediction_source(name: str) -> str:
-    """Which prediction a CSF is judged with: ``"mcd"`` for MC-dropout CSFs, else ``"logits"``.
+    """Which prediction CSF ``name`` is judged with: the ``judged_by`` field of its spec
+    (:class:`fdbench.csf.CSFSpec`): ``"mcd"``, ``"ensemble"`` or ``"logits"``; ``"logits"``
+    for a name that is no registered CSF (a confidence column of a user's table).
 
-    FD-Shifts (Jaeger et al., ICLR 2023) evaluates MC-dropout CSFs (``MCD-*`` and the ``*-MCD``
+    FD-Shifts (Jaeger et al., ICLR 2023) evaluates MC-dropout CSFs (MCD-* and the MC-dropout
     heads) together with the MC-dropout classifier, whose prediction is the arg-max of the mean
-    softmax over the dropout samples; every other CSF goes with the deterministic network.
+    softmax over the dropout samples; the ENS-* CSFs go with the deep ensemble; every other
+    CSF with the deterministic network.
     """
-    return "mcd" if name.startswith("MCD-") or name.endswith("-MCD") else "logits"
+    from fdbench.csf import find_csf
+
+    spec = find_csf(name)
+    return "logits" if spec is None else spec.judged_by
 
 
 @dataclass(frozen=True)
@@ -105,9 +109,10 @@ def prediction_groups(
     ``binary_fpr`` switches on the binary protocol (Bernhardt et al., TMLR 2022; two classes
     only): each group predicts class 1 where its ``p_1`` reaches the threshold that gives FPR
     ``binary_fpr`` on the group's own ``val`` split (:func:`fdbench.protocol.binary.
-    fpr_threshold`; the authors set one per classifier, e.g. ``mcmc_scores.py``); MSR,
-    MCD-MSR and ENS-MSR become the softmax of that predicted class; TrustScore is computed
-    for it; the entropy CSFs (``BINARY_EXCLUDED_CSFS``) are left out. ``threshold_rule``
+    fpr_threshold`; the authors set one per classifier, e.g. ``mcmc_scores.py``); the CSFs
+    whose spec says ``binary="predicted_class"`` (MSR, MCD-MSR, ENS-MSR) become the softmax of
+    that predicted class; TrustScore is computed for it; those with ``binary="exclude"`` (the
+    entropy CSFs) are left out. ``threshold_rule``
     ``"roc_curve"`` sets the threshold as the authors' code does (``get_threshold``:
     :func:`fdbench.protocol.binary.fpr_threshold_roc_curve`, predictions ``p_1 > t``) instead
     of the default ``"exact"`` (the FPR nearest ``binary_fpr``, predictions ``p_1 >= t``).
@@ -139,7 +144,7 @@ def prediction_groups(
             s: {
                 k: v
                 for k, v in compute_csfs(first, s, ensemble=list(runs), knn_k=knn_k).items()
-                if k.startswith("ENS-")
+                if csf_prediction_source(k) == "ensemble"
             }
             for s in splits
         }
@@ -176,6 +181,8 @@ def prediction_groups(
 
 
 def _group(source, labels, logits, confidences, runs, binary_fpr, rule) -> PredictionGroup:
+    from fdbench.csf import csf_spec
+
     if binary_fpr is None:
         predictions = {s: np.argmax(v, axis=1) for s, v in logits.items()}
         return PredictionGroup(source, labels, logits, predictions, confidences)
@@ -185,10 +192,11 @@ def _group(source, labels, logits, confidences, runs, binary_fpr, rule) -> Predi
         probs = np.exp(M.log_softmax(z))
         predictions[s] = threshold_predictions(probs[:, 1], threshold, strict=rule == "roc_curve")
         own = predicted_class_probability(probs, predictions[s])
+        treatment = {name: csf_spec(name).binary for name in confidences[s]}
         adapted[s] = {
-            name: own if name in BINARY_PREDICTED_CLASS_CSFS else value
+            name: own if treatment[name] == "predicted_class" else value
             for name, value in confidences[s].items()
-            if name not in BINARY_EXCLUDED_CSFS
+            if treatment[name] != "exclude"
         }
     return PredictionGroup(source, labels, logits, predictions, adapted, threshold)
 

@@ -28,14 +28,16 @@ except ImportError as err:  # pragma: no cover - exercised only without the extr
         'pip install "fdbench[integrations]"'
     ) from err
 
-from fdbench.csf.registry import REGISTRY
+from fdbench.csf import REGISTRY
 from fdbench.metrics import LABEL_KEYS, LOGIT_KEYS, METRIC_KEYS, evaluate_all
 from fdbench.outputs import RunOutputs, SplitOutputs, write_outputs
 
 __all__ = ["LOGIT_CSFS", "SUITE_METRICS", "FailureDetectionCallback", "logits_and_target"]
 
-#: The CSFs the callback can compute: those of the registry that need only the logits.
-LOGIT_CSFS: tuple[str, ...] = tuple(n for n, info in REGISTRY.items() if info.needs == "logits")
+#: The CSFs the callback can compute: the built-ins that read only the logits, without a fit.
+LOGIT_CSFS: tuple[str, ...] = tuple(
+    n for n, spec in REGISTRY.items() if spec.reads == "logits" and spec.fit is None
+)
 #: The metric names the callback can log: the keys of :func:`fdbench.metrics.evaluate_all`
 #: with labels and logits.
 SUITE_METRICS: tuple[str, ...] = (*METRIC_KEYS, *LABEL_KEYS, *LOGIT_KEYS)

@@ -34,6 +34,7 @@ from ._core import (
 from ._validation import check_inputs
 from .calibration import bin_indices, ece_mce_from_sums
 from .selective import naurc_from_parts
+from .specs import metric_specs
 from .suite import BINARY_ONLY_KEYS, METRIC_KEYS, SOFT_METRIC_KEYS
 
 __all__ = ["bootstrap", "bootstrap_counts", "bootstrap_summary", "iter_bootstrap_counts"]
@@ -337,7 +338,9 @@ def _shared(
 
 
 def _check_metrics(metrics: Sequence[str] | None, binary: bool) -> tuple[str, ...]:
-    allowed = METRIC_KEYS if binary else SOFT_METRIC_KEYS
+    specs = metric_specs()
+    keys = METRIC_KEYS if binary else SOFT_METRIC_KEYS
+    allowed = tuple(k for k in keys if specs[k].bootstrappable)
     if metrics is None:
         return allowed
     if isinstance(metrics, str):

@@ -27,6 +27,7 @@ from .calibration import bin_sums_sorted, ece_mce_from_sums
 from .probabilities import brier_from_probs, check_probs, nll_from_probs
 from .scoring import balanced_accuracy, brier, nll
 from .selective import _balance_factor, _optimum, naurc_from_parts
+from .specs import MetricSpec, builtin_metric_specs, metric_specs
 
 __all__ = [
     "BINARY_ONLY_KEYS",
@@ -38,44 +39,41 @@ __all__ = [
     "metric_keys",
 ]
 
-METRIC_KEYS: tuple[str, ...] = (
-    "aurc",
-    "augrc",
-    "eaurc",
-    "eaugrc",
-    "naurc",
-    "auroc_f",
-    "ap_f_success",
-    "ap_f_error",
-    "fpr@95tpr",
-    "fpr@80tpr",
-    "ece",
-    "mce",
-    "risk@95cov",
-    "selective_risk@95cov",
-    "coverage@risk5",
-    "accuracy",
-)
-"""Keys of :func:`evaluate_all` for 0/1 residuals, in order.
+def _suite_keys(*, residuals: tuple[str, ...], labels: bool, logits: bool) -> tuple[str, ...]:
+    """The built-in suite metrics of the list (:mod:`fdbench.metrics.specs`) with these needs."""
+    return tuple(
+        s.name
+        for s in builtin_metric_specs().values()
+        if s.computed_by == "suite"
+        and s.residuals in residuals
+        and s.needs_labels == labels
+        and s.needs_logits == logits
+    )
+
+
+METRIC_KEYS: tuple[str, ...] = _suite_keys(residuals=("any", "binary"), labels=False, logits=False)
+"""Built-in keys of :func:`evaluate_all` for 0/1 residuals, in order.
 
 ``risk@95cov`` is FD-Shifts' working point (its code's name): the lowest selective risk among
 thresholds with coverage >= 0.95 (:func:`~fdbench.metrics.min_selective_risk_at_coverage`);
 ``selective_risk@95cov`` the selective risk of the largest such threshold
 (:func:`~fdbench.metrics.selective_risk_at_coverage`)."""
 
-SOFT_METRIC_KEYS: tuple[str, ...] = (*METRIC_KEYS[:-1], "mean_residual")
-"""Keys for soft (non-0/1) residuals: ``accuracy`` is replaced by ``mean_residual``."""
+SOFT_METRIC_KEYS: tuple[str, ...] = _suite_keys(
+    residuals=("any", "soft"), labels=False, logits=False
+)
+"""Built-in keys for soft (non-0/1) residuals: ``accuracy`` is replaced by ``mean_residual``."""
 
 BINARY_ONLY_KEYS: frozenset[str] = frozenset(
-    {"auroc_f", "ap_f_success", "ap_f_error", "fpr@95tpr", "fpr@80tpr", "ece", "mce"}
+    name for name in SOFT_METRIC_KEYS if builtin_metric_specs()[name].binary_only
 )
 """Entries that need 0/1 residuals; NaN for soft residuals."""
 
-LABEL_KEYS: tuple[str, ...] = ("aurc_ba", "augrc_ba")
+LABEL_KEYS: tuple[str, ...] = _suite_keys(residuals=("any",), labels=True, logits=False)
 """Added when ``labels`` are given (``aurc_ba`` is FD-Shifts' AURC-BA, see
 :func:`~fdbench.metrics.aurc_ba`)."""
 
-LOGIT_KEYS: tuple[str, ...] = ("nll", "brier", "balanced_accuracy")
+LOGIT_KEYS: tuple[str, ...] = _suite_keys(residuals=("any",), labels=True, logits=True)
 """Added when ``labels`` and ``logits`` are given."""
 
 _POOL = ScratchPool()
@@ -84,13 +82,23 @@ _POOL = ScratchPool()
 def metric_keys(
     *, binary: bool = True, labels: bool = False, logits: bool = False
 ) -> tuple[str, ...]:
-    """The keys :func:`evaluate_all` returns for the given kind of input, in order."""
+    """The keys :func:`evaluate_all` returns for the given kind of input, in order: the
+    built-ins, then the plug-in metrics (:func:`fdbench.metrics.register_metric`)."""
     keys = METRIC_KEYS if binary else SOFT_METRIC_KEYS
     if labels:
         keys = keys + LABEL_KEYS
         if logits:
             keys = keys + LOGIT_KEYS
-    return keys
+    return keys + tuple(s.name for s in _plugins(labels=labels, logits=logits))
+
+
+def _plugins(*, labels: bool, logits: bool) -> list[MetricSpec]:
+    """The plug-in metrics that inputs with (or without) labels and logits allow."""
+    return [
+        s
+        for s in metric_specs().values()
+        if s.plugin and (labels or not s.needs_labels) and (logits or not s.needs_logits)
+    ]
 
 
 def evaluate_all(
@@ -106,8 +114,8 @@ def evaluate_all(
 
     Keys are :func:`metric_keys` (``METRIC_KEYS`` for 0/1 residuals, ``SOFT_METRIC_KEYS``
     otherwise, plus ``LABEL_KEYS`` with ``labels`` and ``LOGIT_KEYS`` with labels and
-    ``logits`` or ``probs``). Each value equals the corresponding single function (``aurc``,
-    ``augrc``,
+    ``logits`` or ``probs``, then the plug-in metrics the inputs allow, each computed by its
+    function). Each value equals the corresponding single function (``aurc``, ``augrc``,
     ``eaurc``, ``eaugrc``, ``naurc``, ``auroc_f``, ``ap_f_success``, ``ap_f_error``,
     ``fpr_at_tpr`` at 0.95 and 0.80, ``ece``/``mce`` with 15 bins, ``risk@95cov`` =
     ``min_selective_risk_at_coverage`` and ``selective_risk@95cov`` =
@@ -205,4 +213,34 @@ def evaluate_all(
             out["nll"] = nll_from_probs(y, p, sample_weight=w)
             out["brier"] = brier_from_probs(y, p, sample_weight=w)
             out["balanced_accuracy"] = balanced_accuracy(y, p, sample_weight=w)
+    for spec in _plugins(labels=y is not None, logits=logits is not None):
+        out[spec.name] = _plugin_value(spec, r, c, w, y, z if logits is not None else None, binary)
     return out
+
+
+def _plugin_value(
+    spec: MetricSpec,
+    r: np.ndarray,
+    c: np.ndarray,
+    w: np.ndarray | None,
+    y: np.ndarray | None,
+    z: np.ndarray | None,
+    binary: bool,
+) -> float:
+    """A plug-in metric's value (NaN where it is binary-only and the residuals are soft),
+    validated: one real number."""
+    if spec.binary_only and not binary:
+        return float("nan")
+    kwargs = {}
+    if spec.needs_labels:
+        kwargs["labels"] = y
+    if spec.needs_logits:
+        kwargs["logits"] = z
+    if w is not None:
+        kwargs["sample_weight"] = w
+    value = spec.function(r, c, **kwargs)
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.number)):
+        raise TypeError(
+            f"plug-in metric {spec.name!r} must return a real number, got {type(value).__name__}"
+        )
+    return float(value)

@@ -8,6 +8,8 @@ threshold, a sample's confidence is the softmax output of the *predicted* class
 symmetric around 0.5, whatever the threshold). Authors' code: ``get_threshold`` in
 ``failure_detection/gather_results_utils.py`` and ``SoftmaxBasedScorer`` in
 ``failure_detection/uncertainty_scores/softmax_scorer.py`` (melanibe/failure_detection_benchmark).
+Which CSFs follow the predicted class and which are excluded is the ``binary`` field of each
+CSF's spec (:class:`fdbench.csf.CSFSpec`).
 """
 
 from __future__ import annotations
@@ -16,21 +18,12 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 __all__ = [
-    "BINARY_EXCLUDED_CSFS",
-    "BINARY_PREDICTED_CLASS_CSFS",
     "THRESHOLD_RULES",
     "fpr_threshold",
     "fpr_threshold_roc_curve",
     "predicted_class_probability",
     "threshold_predictions",
 ]
-
-#: CSFs dropped under the binary protocol: entropies of (mean) softmax outputs, symmetric around
-#: p = 0.5 and so blind to a threshold elsewhere (the paper's MC-E is MCD-PE).
-BINARY_EXCLUDED_CSFS: frozenset[str] = frozenset({"PE", "MCD-PE", "MCD-EE", "ENS-PE", "ENS-EE"})
-
-#: CSFs that are "the softmax of the predicted class" and follow the thresholded prediction.
-BINARY_PREDICTED_CLASS_CSFS: frozenset[str] = frozenset({"MSR", "MCD-MSR", "ENS-MSR"})
 
 #: The threshold rules: ``exact`` (:func:`fpr_threshold`, the default, predict ``score >= t``)
 #: and ``roc_curve`` (:func:`fpr_threshold_roc_curve`, the authors' code, predict ``score > t``).

@@ -10,15 +10,9 @@ if TYPE_CHECKING:
     import pandas as pd
 
 
-PER_MILLE = {"aurc", "augrc", "eaurc", "eaugrc"}
-DISPLAY = (
-    ("aurc", "AURC‰", min),
-    ("augrc", "AUGRC‰", min),
-    ("eaurc", "e-AURC‰", min),
-    ("auroc_f", "AUROC_f", max),
-    ("fpr@95tpr", "FPR@95", min),
-    ("ece", "ECE", min),
-)
+#: The metrics of ``fdbench evaluate``'s console tables, in order (headings, scale and
+#: direction from their specs, :class:`fdbench.metrics.MetricSpec`).
+DISPLAY = ("aurc", "augrc", "eaurc", "auroc_f", "fpr@95tpr", "ece")
 
 
 def print_leaderboard(run_dir: Path) -> None:
@@ -55,6 +49,8 @@ def print_results(table: pd.DataFrame) -> None:
     from rich.console import Console
     from rich.table import Table
 
+    from fdbench.metrics import metric_spec
+
     console = Console()
     if not console.is_terminal:
         console.width = max(console.width, 160)
@@ -65,17 +61,19 @@ def print_results(table: pd.DataFrame) -> None:
         title = f"{study}  (n = {int(part['n_samples'].iloc[0])}, accuracy = {accuracy:.4f})"
         grid = Table(title=title, title_justify="left")
         grid.add_column("CSF")
-        shown = [(m, h, best) for m, h, best in DISPLAY if m in wide and wide[m].notna().any()]
-        for _, header, _ in shown:
-            grid.add_column(header, justify="right", no_wrap=True)
-        bests = {m: best(wide[m].dropna()) for m, _, best in shown}
+        shown = [metric_spec(m) for m in DISPLAY if m in wide and wide[m].notna().any()]
+        for spec in shown:
+            grid.add_column(spec.heading(), justify="right", no_wrap=True)
+        bests = {
+            s.name: (max if s.higher_is_better else min)(wide[s.name].dropna()) for s in shown
+        }
         if has_ci:
             lo = part.pivot_table(index="csf", columns="metric", values="ci_lower", sort=False)
             hi = part.pivot_table(index="csf", columns="metric", values="ci_upper", sort=False)
         for csf, values in wide.iterrows():
             cells = [str(csf)]
-            for metric, _, _ in shown:
-                scale = 1000.0 if metric in PER_MILLE else 1.0
+            for spec in shown:
+                metric, scale = spec.name, spec.scale
                 value = values[metric]
                 if value != value:
                     cells.append("–")

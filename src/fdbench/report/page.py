@@ -159,6 +159,11 @@ def write_report(
 
     Returns the path of the HTML file.
     """
+    # the training methods (built-in and plug-in) name the scoring methods of every section
+    # with their display prefixes, which registering them hands to the analysis
+    from fdbench.training.methods import method_names
+
+    method_names()
     if processes is None:
         processes = _usable_cpus()
     if isinstance(processes, bool) or not isinstance(processes, int) or processes < 1:

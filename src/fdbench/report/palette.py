@@ -26,47 +26,6 @@ TOL_MUTED = (
 PALETTE = OKABE_ITO + TOL_MUTED
 """The colours a CSF can get: Okabe-Ito first, then Paul Tol's muted scheme."""
 
-CSF_COLOURS: dict[str, str] = {
-    "MSR": "#0072B2",
-    "MLS": "#E69F00",
-    "PE": "#009E73",
-    "energy": "#CC79A7",
-    "DOCTOR": "#D55E00",
-    "TEMP-MLS": "#56B4E9",
-    "Mahalanobis": "#F0E442",
-    "DKNN": "#44AA99",
-    "TrustScore": "#999933",
-    "ViM": "#88CCEE",
-    "MCD-MSR": "#332288",
-    "MCD-PE": "#DDCC77",
-    "MCD-EE": "#117733",
-    "MCD-MI": "#AA4499",
-    "MCD-MLS": "#E69F00",
-    "DG-Res": "#882255",
-    "DG-Res-MCD": "#CC6677",
-    "DeVries": "#AA4499",
-    "DeVries-MCD": "#88CCEE",
-    "ConfidNet": "#CC6677",
-    "ConfidNet-MCD": "#DDCC77",
-    "ENS-MSR": "#0072B2",
-    "ENS-PE": "#009E73",
-    "ENS-EE": "#117733",
-    "ENS-MI": "#AA4499",
-    "EDL-MSR": "#882255",
-    "EDL-Unc": "#332288",
-    "ODIN": "#D55E00",
-    "DUQ": "#44AA99",
-    "OpenMax": "#AA4499",
-    "MaxLogit-pNorm": "#E69F00",
-    "pNormSoftmax": "#56B4E9",
-}
-"""The fixed colour of every CSF fdbench computes (names of ``fdbench.csf``). The 16
-colour-blind-safe colours cannot tell 30 CSFs apart: the common ones (MSR, MLS, PE, energy,
-DOCTOR, TEMP-MLS, the feature CSFs, MCD-MSR/PE/EE, the learned heads) are all distinct; the
-ensemble CSFs share their single-network counterpart's colour (an ensemble run draws no other),
-and a figure that draws two CSFs of one colour tells them apart by the line style
-(:func:`line_styles`)."""
-
 OPTIMAL_COLOUR = "#000000"
 """The optimal (oracle) reference curve: black, solid."""
 
@@ -81,14 +40,21 @@ readable with colour-vision deficiency, without a red-green axis."""
 def csf_colour(name: str) -> str:
     """The fixed colour (``#RRGGBB``) of the CSF or scoring method ``name``.
 
-    A name in :data:`CSF_COLOURS` gets its colour there; any other name a colour of
-    :data:`PALETTE` chosen by the SHA-256 of the name, so the same name has the same colour in
-    every figure, run and process (Python's ``hash`` of a string is salted per process).
+    A CSF whose spec has a ``colour`` (:class:`fdbench.csf.CSFSpec`; the built-ins' colours
+    are of :data:`PALETTE`) gets that colour; any other name a colour of :data:`PALETTE`
+    chosen by the SHA-256 of the name, so the same name has the same colour in every figure,
+    run and process (Python's ``hash`` of a string is salted per process). The 16
+    colour-blind-safe colours cannot tell every CSF apart: the common ones (MSR, MLS, PE,
+    energy, DOCTOR, TEMP-MLS, the feature CSFs, MCD-MSR/PE/EE, the learned heads) are all
+    distinct; the ensemble CSFs share their single-network counterpart's colour (an ensemble
+    run draws no other), and a figure that draws two CSFs of one colour tells them apart by
+    the line style (:func:`line_styles`).
     """
-    if not isinstance(name, str):
-        raise TypeError(f"name must be a str; got {type(name).__name__}")
-    if name in CSF_COLOURS:
-        return CSF_COLOURS[name]
+    from fdbench.csf import find_csf
+
+    spec = find_csf(name)
+    if spec is not None and spec.colour is not None:
+        return spec.colour
     digest = hashlib.sha256(name.encode("utf-8")).digest()
     return PALETTE[int.from_bytes(digest[:4], "big") % len(PALETTE)]
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Callable
-from importlib import import_module
 from pathlib import Path
 from typing import Any
 
@@ -23,15 +22,15 @@ _PER_RUN_CACHE: dict[tuple[str, int], list[Experiment]] = {}
 
 
 def build_experiments(config: BenchmarkConfig, *, run_seed: int | None = None) -> list[Experiment]:
-    """Call ``fdbench.data.<builder>(**args)`` of ``config.data`` and keep the experiments named
+    """Call the builder of ``config.data`` with its ``args`` and keep the experiments named
     in ``config.data.experiments`` (all when unset), in the builder's order.
 
     With ``run_seed`` (only where ``config.data.per_run`` is set) the builder also gets
     ``run_seed=run_seed``: the experiments of that run. A builder ``"module:callable"`` is
-    imported (your own data); any other is looked up in ``fdbench.data``, then
-    ``fdbench.data.suites.fashion_mnist``, ``fdbench.data.suites.fashion_unknown``,
-    ``fdbench.data.suites.medical`` and ``fdbench.data.suites.custom`` (``folder_experiments``,
-    ``npz_experiments``). A missing builder or unknown experiment name raises ``ValueError``; a
+    imported (your own data); any other is a name of the registry of builders
+    (:func:`fdbench.data.suites.get_builder`: the suites' builders, e.g.
+    ``fashion_mnist_experiments``, ``folder_experiments``, and those of the ``fdbench.builders``
+    entry points). A missing builder or unknown experiment name raises ``ValueError``; a
     builder returning anything but a non-empty list of :class:`~fdbench.data.types.Experiment` a
     ``TypeError``.
     """
@@ -59,22 +58,13 @@ def build_experiments(config: BenchmarkConfig, *, run_seed: int | None = None) -
 
 
 def _builder(name: str) -> Callable[..., Any]:
-    """The builder function ``name``: ``"module:callable"``, or a function of
-    ``fdbench.data`` and its study modules; ``ValueError`` if there is none."""
+    """The builder function ``name``: ``"module:callable"``, or a builder of the registry of
+    :mod:`fdbench.data.suites` (``ValueError`` listing them if there is none)."""
     if ":" in name:
         return import_callable(name, "data.builder")
-    for module in (
-        "fdbench.data",
-        "fdbench.data.suites.fashion_mnist",
-        "fdbench.data.suites.fdshifts",
-        "fdbench.data.suites.fashion_unknown",
-        "fdbench.data.suites.medical",
-        "fdbench.data.suites.custom",
-    ):
-        builder = getattr(import_module(module), name, None)
-        if callable(builder):
-            return builder
-    raise ValueError(f"data.builder {name!r} is not a function of fdbench.data")
+    from fdbench.data.suites import get_builder
+
+    return get_builder(name)
 
 
 def experiment_for_run(config: BenchmarkConfig, experiment: Experiment, seed: int) -> Experiment:

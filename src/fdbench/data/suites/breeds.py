@@ -19,6 +19,7 @@ import numpy as np
 
 from fdbench.data.sources import cache as _cache
 from fdbench.data.sources.readers import IMAGE_SUFFIXES
+from fdbench.data.suites import register_builder
 from fdbench.data.suites._fdshifts_args import check_reader_args
 from fdbench.data.suites.fashion_mnist import _sub_rng, _take
 from fdbench.data.suites.fdshifts import FDSHIFTS_N_VAL
@@ -230,6 +231,7 @@ def _samples(train_dir: Path, groups: tuple[tuple[str, ...], ...]) -> tuple[list
     return paths, labels
 
 
+@register_builder("fdshifts_breeds_experiments")
 def fdshifts_breeds_experiments(
     *,
     data_dir: str | os.PathLike | None = None,

@@ -25,6 +25,7 @@ import numpy as np
 
 from fdbench.config.schema import NEW_CLASS_KINDS, FolderDataArgs, NpzDataArgs
 from fdbench.data.sources.readers import read_medmnist
+from fdbench.data.suites import register_builder
 from fdbench.data.types import Experiment, ImageDataset, Study, StudyKind
 
 __all__ = ["IMAGE_SUFFIXES", "folder_experiments", "npz_experiments", "read_image_folder"]
@@ -118,6 +119,7 @@ def _held_out(train: ImageDataset, fraction: float, seed: int) -> tuple[ImageDat
     return train.subset(np.sort(perm[n_val:])), train.subset(np.sort(perm[:n_val]))
 
 
+@register_builder("folder_experiments")
 def folder_experiments(**kwargs: Any) -> list[Experiment]:
     """One experiment from an image-folder tree (module docstring; arguments as
     :class:`fdbench.config.schema.FolderDataArgs`).
@@ -162,6 +164,7 @@ def folder_experiments(**kwargs: Any) -> list[Experiment]:
     return [Experiment(name, classes, train, val, tuple(studies))]
 
 
+@register_builder("npz_experiments")
 def npz_experiments(**kwargs: Any) -> list[Experiment]:
     """One experiment from a MedMNIST-style ``.npz`` (arguments as
     :class:`fdbench.config.schema.NpzDataArgs`): splits ``train``/``val`` and study ``iid`` (the

@@ -16,6 +16,7 @@ from fdbench.data.shifts.splits import (
     to_format,
 )
 from fdbench.data.sources.datasets import load_dataset
+from fdbench.data.suites import register_builder
 from fdbench.data.types import Experiment, ImageDataset, Study, StudyKind
 
 #: Default sizes: (full, quick).
@@ -124,6 +125,7 @@ def _nonsemantic_studies(
     return studies
 
 
+@register_builder("fashion_mnist_experiments")
 def fashion_mnist_experiments(
     *,
     seed: int = 0,

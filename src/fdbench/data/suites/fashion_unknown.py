@@ -8,6 +8,7 @@ import numpy as np
 
 from fdbench.data.shifts.splits import FASHION_MNIST_SUPERCLASSES, kim_split
 from fdbench.data.sources.datasets import load_dataset
+from fdbench.data.suites import register_builder
 from fdbench.data.suites.fashion_mnist import (
     N_PER_STUDY,
     N_SEMANTIC,
@@ -26,6 +27,7 @@ IN_DISTRIBUTION_PER_SUPERCLASS = 2
 EXPERIMENT_NAME = "fashion_mnist_unknown"
 
 
+@register_builder("fashion_mnist_unknown_detection")
 def fashion_mnist_unknown_detection(
     *,
     seed: int = 0,

@@ -27,6 +27,7 @@ from fdbench.data.sources.readers import (
     read_svhn,
     read_tiny_imagenet,
 )
+from fdbench.data.suites import register_builder
 from fdbench.data.suites.fashion_mnist import SEMANTIC_FRACTION, _sub_rng, _take
 from fdbench.data.types import Experiment, ImageDataset, Study, StudyKind
 
@@ -189,6 +190,7 @@ def _super_cifar100(train_set: ImageDataset) -> SubclassShift:
     return SubclassShift(tuple(superclasses), class_to_super, held_out)
 
 
+@register_builder("fdshifts_experiments")
 def fdshifts_experiments(
     *,
     dataset: str,

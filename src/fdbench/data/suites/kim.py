@@ -27,6 +27,7 @@ from fdbench.data.shifts.splits import relabel
 from fdbench.data.sources import cache as _cache
 from fdbench.data.sources.readers import read_cifar100, read_svhn
 from fdbench.data.sources.wordnet import WordNet, load_wordnet
+from fdbench.data.suites import register_builder
 from fdbench.data.suites.fashion_mnist import _sub_rng, _take
 from fdbench.data.suites.kim_construction import (
     CIFAR100_WNIDS,
@@ -88,6 +89,7 @@ def _check_cap(max_per_study: int | None) -> None:
         raise ValueError(f"max_per_study must be None or an int ≥ 1; got {max_per_study!r}")
 
 
+@register_builder("kim_released_experiments")
 def kim_released_experiments(
     *,
     benchmark: str = "cifar",
@@ -162,6 +164,7 @@ def _cifar40_classes(root: Path, id_classes: Sequence[str] | None) -> list[str]:
     return class_folders(folder)
 
 
+@register_builder("kim_cifar100_experiments")
 def kim_cifar100_experiments(
     *,
     data_dir: str | os.PathLike | None = None,
@@ -279,6 +282,7 @@ def _far_ood_names(name: str, classes: Sequence[str]) -> list[str]:
     return [c.replace("/", " ") for c in classes]
 
 
+@register_builder("kim_imagenet_experiments")
 def kim_imagenet_experiments(
     *,
     data_dir: str | os.PathLike | None = None,

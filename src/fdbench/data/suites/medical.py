@@ -20,6 +20,7 @@ import numpy as np
 from fdbench.core.provenance import record_read
 from fdbench.data.sources import cache as _cache
 from fdbench.data.sources.readers import read_medmnist
+from fdbench.data.suites import register_builder
 from fdbench.data.types import Experiment, ImageDataset, Study, StudyKind
 
 __all__ = [
@@ -394,6 +395,7 @@ def _experiment(
     )
 
 
+@register_builder("medical_experiments")
 def medical_experiments(
     *,
     dataset: str,
@@ -435,6 +437,7 @@ SHIRT_LIKE = (0, 2, 4, 6)  # T-shirt/top, Pullover, Coat, Shirt
 _EMBEDDED_CAPS = {False: (None, None), True: (4_000, 1_000)}
 
 
+@register_builder("medical_embedded_experiments")
 def medical_embedded_experiments(
     *, seed: int = 0, quick: bool = False, data_dir: str | os.PathLike | None = None
 ) -> list[Experiment]:

@@ -23,6 +23,7 @@ import pandas as pd
 
 from fdbench.data.shifts.splits import relabel
 from fdbench.data.sources import cache as _cache
+from fdbench.data.suites import register_builder
 from fdbench.data.suites._fdshifts_args import check_reader_args
 from fdbench.data.suites.fashion_mnist import _sub_rng, _take
 from fdbench.data.suites.fdshifts import FDSHIFTS_N_VAL, _openset_draw
@@ -209,6 +210,7 @@ def _val_iid(index: np.ndarray, name: str, n_val: int) -> tuple[np.ndarray, np.n
     return index[:n_val], index[n_val:]
 
 
+@register_builder("fdshifts_camelyon_experiments")
 def fdshifts_camelyon_experiments(
     *,
     data_dir: str | os.PathLike | None = None,
@@ -254,6 +256,7 @@ def fdshifts_camelyon_experiments(
     return [Experiment("camelyon17", table.class_names, train, val, studies)]
 
 
+@register_builder("fdshifts_iwildcam_experiments")
 def fdshifts_iwildcam_experiments(
     *,
     data_dir: str | os.PathLike | None = None,

@@ -42,8 +42,11 @@ def _curve_groups(
     label, the curves, the CSFs drawn (the method's own confidence, the MSR baseline and
     ``csfs`` if given, else :func:`_curve_csfs`) and the baseline; groups with none of the
     CSFs asked for are left out."""
-    from fdbench.csf.registry import head_csf_names
+    from fdbench.csf import csf_specs
 
+    own_csfs = [
+        s.name for s in csf_specs().values() if s.head is not None and s.judged_by != "mcd"
+    ]
     groups = []
     for label, part in _run_groups(_lowest_seed(curves)):
         available = list(part["csf"].unique())
@@ -55,7 +58,7 @@ def _curve_groups(
         if not asked:
             continue
         baseline = next((c for c in BASELINE_CSFS if c in available), None)
-        own = [c for c in head_csf_names() if c in available]
+        own = [c for c in own_csfs if c in available]
         chosen = list(dict.fromkeys([*own, *([baseline] if baseline else []), *asked]))
         groups.append((label, part, chosen, baseline))
     return groups

@@ -6,6 +6,7 @@ import html
 
 import pandas as pd
 
+from fdbench.metrics import metric_spec
 from fdbench.report.builder import ReportContext, _Builder
 from fdbench.report.plots import _pyplot, figure_png
 from fdbench.report.tables import (
@@ -13,7 +14,7 @@ from fdbench.report.tables import (
 )
 
 #: The metrics the section tests, each with its display name.
-FRIEDMAN_METRICS = (("augrc", "AUGRC"), ("aurc", "AURC"))
+FRIEDMAN_METRICS = tuple((m, metric_spec(m).label) for m in ("augrc", "aurc"))
 #: Significance level of the Nemenyi post-hoc test and its diagram.
 NEMENYI_ALPHA = 0.05
 

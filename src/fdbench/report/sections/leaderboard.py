@@ -12,6 +12,7 @@ import pandas as pd
 from fdbench.analysis.leaderboard import ALL_STUDIES, STUDY_COLUMNS, WEIGHTING
 from fdbench.analysis.scoring_methods import BASELINE
 from fdbench.core.io import verify_if_recorded
+from fdbench.metrics import metric_spec
 from fdbench.report.builder import ReportContext, _Builder
 from fdbench.report.tables import ReportTable, _stem
 
@@ -22,11 +23,12 @@ LEADERBOARD_FILES = {
     "significance": "leaderboard_significance.csv",
     "deltas": "paired_deltas.csv",
 }
-#: Metric, heading and display scale of the leaderboard tables, AUGRC first.
-LEADERBOARD_METRICS = (
-    ("augrc", "AUGRC ×1000", 1000.0),
-    ("aurc", "AURC ×1000", 1000.0),
-    ("auroc_f", "AUROC_f ×100", 100.0),
+#: Metric, heading and display scale of the leaderboard tables, AUGRC first: each metric's
+#: spec (:class:`fdbench.metrics.MetricSpec`) shown as scoring-method tables show it (AURC-type
+#: ×1000, fractions in per cent).
+LEADERBOARD_METRICS = tuple(
+    (m, metric_spec(m).heading(per_cent=True), metric_spec(m).factor(per_cent=True))
+    for m in ("augrc", "aurc", "auroc_f")
 )
 OVERALL_RANK = "mean rank, all studies"
 

@@ -8,10 +8,13 @@ from fdbench.report.builder import ReportContext, _Builder
 from fdbench.report.tables import plain_table
 
 
-def _is_aurc(column: str) -> bool:
-    """Whether a column holds an AURC-type value (AURC, AUGRC, E-AURC, …), shown ×1000."""
-    name = column.lower()
-    return "aurc" in name or "augrc" in name
+def _display_scale(column: str) -> float:
+    """The factor a column of metric values is shown with (its spec's ``scale``: ×1000 for
+    AURC-type metrics); 1 for a column that is no metric."""
+    from fdbench.metrics import find_metric
+
+    spec = find_metric(column)
+    return 1.0 if spec is None else spec.scale
 
 
 def _rounding_section(b: _Builder, rounding: pd.DataFrame) -> str:
@@ -21,10 +24,11 @@ def _rounding_section(b: _Builder, rounding: pd.DataFrame) -> str:
     frame.index = frame[keys].astype(str).agg(" / ".join, axis=1)
     frame.index.name = " / ".join(map(str, keys))
     frame = frame.drop(columns=keys)
-    frame = frame.rename(columns={c: f"{c} ×1000" for c in frame.columns if _is_aurc(str(c))})
-    for column in frame.columns:
-        if str(column).endswith(" ×1000"):
-            frame[column] = frame[column] * 1000.0
+    scales = {c: _display_scale(str(c)) for c in frame.columns}
+    for column, scale in scales.items():
+        if scale != 1:
+            frame[column] = frame[column] * scale
+    frame = frame.rename(columns={c: f"{c} ×{s:g}" for c, s in scales.items() if s != 1})
     note = (
         '<p class="note">How storing or computing the outputs at lower float precision changes '
         "the metrics of the first method's lowest seed on the i.i.d. test set (FD-Shifts stored "

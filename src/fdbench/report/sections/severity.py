@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+from fdbench.metrics import metric_spec
 from fdbench.report.builder import ReportContext, _Builder
 from fdbench.report.palette import csf_colours, line_styles
 from fdbench.report.plots import _grid, _legend_handles, figure_png
@@ -13,7 +14,9 @@ from fdbench.report.tables import (
 )
 
 #: The metrics drawn against severity, with their display name and scale.
-SEVERITY_METRICS = (("augrc", "AUGRC ×1000", 1000.0), ("aurc", "AURC ×1000", 1000.0))
+SEVERITY_METRICS = tuple(
+    (m, metric_spec(m).heading(), metric_spec(m).scale) for m in ("augrc", "aurc")
+)
 _FAMILY_AXIS = {"corruption": "corruption intensity", "cood": "C-OOD severity percentile"}
 
 

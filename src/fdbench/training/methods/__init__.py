@@ -3,16 +3,23 @@
 A training method is one module (``fdbench/training/methods/<name>.py``, or a folder
 ``<name>/`` whose ``__init__.py`` holds the method and whose other modules its PyTorch
 implementation) holding one subclass of :class:`TrainingMethod`, decorated with
-:func:`register`. Adding a method touches that file (plus its import at the bottom of this
-module, or an entry point) and its tests; the configuration's validation
-(:func:`fdbench.jobs.plan.parse_config` hands :func:`get_method` to it), ``jobs.py``,
-``inference.py`` and the benchmark planner find it here. Method modules import PyTorch only
-inside their hooks, so a configuration is validated without it.
+:func:`register`. Adding a method touches that file (every module of this package is imported
+with it, see CONTRIBUTING.md; methods of other packages register through an entry point) and
+its tests; the configuration's validation (:func:`fdbench.jobs.plan.parse_config` hands
+:func:`get_method` to it), ``jobs.py``, ``inference.py`` and the benchmark planner find it
+here. Method modules import PyTorch only inside their hooks, so a configuration is validated
+without it.
 
 What a method declares
 ----------------------
 ``name``
     The ``kind`` of a method entry in a benchmark configuration.
+``display_prefix``
+    The prefix of its scoring methods' names in tables and reports (DeepGamblers: ``"DG"``, so
+    its MSR is DG-MSR; the cross-entropy baseline: ``""``, its CSFs keep their names); ``None``
+    (the default) uses :attr:`name`. :func:`register` hands it to the analysis
+    (:func:`fdbench.analysis.scoring_methods.register_method_prefix`), which names scoring
+    methods with it.
 ``params_model``
     A pydantic model (subclass of :class:`MethodParams`, extra keys forbidden) of the
     hyper-parameters; a method entry's ``params`` and every ``grid`` point are validated by it.
@@ -113,6 +120,8 @@ from typing import TYPE_CHECKING, Annotated, Any, ClassVar
 import numpy as np
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
+from fdbench.analysis.scoring_methods import register_method_prefix
+
 if TYPE_CHECKING:
     import torch
 
@@ -172,6 +181,7 @@ class TrainingMethod:
     docstring for the hooks). Subclasses set :attr:`name` and :attr:`params_model`."""
 
     name: ClassVar[str]
+    display_prefix: ClassVar[str | None] = None
     params_model: ClassVar[type[MethodParams]]
     network_head: ClassVar[str | None] = None
     mc_dropout: ClassVar[bool] = True
@@ -295,7 +305,11 @@ def register(cls: type[TrainingMethod]) -> type[TrainingMethod]:
         raise TypeError(f"{cls.__name__}.params_model must be a MethodParams subclass")
     if _REGISTRY.get(name, cls) is not cls:
         raise ValueError(f"a training method named {name!r} is already registered")
+    prefix = name if cls.display_prefix is None else cls.display_prefix
+    if not isinstance(prefix, str):
+        raise TypeError(f"{cls.__name__}.display_prefix must be a str or None, got {prefix!r}")
     _REGISTRY[name] = cls
+    register_method_prefix(name, prefix)
     return cls
 
 
@@ -322,17 +336,15 @@ def get_method(name: str) -> type[TrainingMethod]:
     return _REGISTRY[name]
 
 
-from . import (  # noqa: E402, F401
-    augmix,
-    ce,
-    confidnet,
-    crl,
-    deepgamblers,
-    devries,
-    duq,
-    edl,
-    laplace,
-    odin,
-    outlier_exposure,
-    swag,
-)
+def _import_modules() -> None:
+    """Import every module of this package, so that a module that registers a training method with
+    :func:`register` (the recipe of CONTRIBUTING.md: one new file) is in the list without any
+    other file naming it."""
+    import importlib
+    import pkgutil
+
+    for module in pkgutil.iter_modules(__path__):
+        importlib.import_module(f"{__name__}.{module.name}")
+
+
+_import_modules()

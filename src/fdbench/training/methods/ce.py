@@ -19,6 +19,7 @@ class CE(TrainingMethod):
     (Hendrycks & Gimpel, ICLR 2017)."""
 
     name = "ce"
+    display_prefix = ""
     params_model = CEParams
 
     def training_step(self, module: Any, batch: Any, batch_idx: int) -> Any:

@@ -199,6 +199,7 @@ class ConfidNet(TrainingMethod):
     """
 
     name = "confidnet"
+    display_prefix = "ConfidNet"
     params_model = ConfidNetParams
     network_head = "confidnet"
     csfs = ("ConfidNet", "ConfidNet-MCD")

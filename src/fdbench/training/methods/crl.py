@@ -69,6 +69,7 @@ class CRL(TrainingMethod):
     No head; its confidence is the maximum softmax response (MSR)."""
 
     name = "crl"
+    display_prefix = "CRL"
     params_model = CRLParams
 
     def train_data(self, ctx: Any) -> Any:

@@ -38,6 +38,9 @@ class DeepGamblers(TrainingMethod):
     """
 
     name = "deepgamblers"
+    # FD-Shifts' DeepGamblers prefix (fd_shifts/reporting/__init__.py, _confid_string_to_name:
+    # "DG-MCD-MSR", "DG-PE"); the other methods follow the same pattern
+    display_prefix = "DG"
     params_model = DeepGamblersParams
     network_head = "deepgamblers"
     csfs = ("DG-Res", "DG-Res-MCD")

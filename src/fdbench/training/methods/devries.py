@@ -30,6 +30,7 @@ class DeVries(TrainingMethod):
     """
 
     name = "devries"
+    display_prefix = "DeVries"
     params_model = DevriesParams
     network_head = "devries"
     csfs = ("DeVries", "DeVries-MCD")

@@ -45,6 +45,7 @@ class DUQ(TrainingMethod):
     """
 
     name = "duq"
+    display_prefix = "DUQ"
     params_model = DUQParams
     network_head = "duq"
     mc_dropout = False

@@ -135,6 +135,7 @@ class EDL(TrainingMethod):
     """
 
     name = "edl"
+    display_prefix = "EDL"
     params_model = EDLParams
     csfs = ("EDL-MSR", "EDL-Unc")
 

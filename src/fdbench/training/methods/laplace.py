@@ -43,6 +43,7 @@ class Laplace(TrainingMethod):
     """
 
     name = "laplace"
+    display_prefix = "Laplace"
     params_model = LaplaceParams
     network_head = "laplace"
 

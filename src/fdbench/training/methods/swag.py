@@ -70,6 +70,7 @@ class SWAG(TrainingMethod):
     """
 
     name = "swag"
+    display_prefix = "SWAG"
     params_model = SWAGParams
     network_head = "swag"
 

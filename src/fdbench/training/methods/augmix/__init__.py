@@ -35,6 +35,7 @@ class AugMix(TrainingMethod):
     softmax response."""
 
     name = "augmix"
+    display_prefix = "AugMix"
     params_model = AugMixParams
 
     def train_data(self, ctx: TrainContext) -> Any:

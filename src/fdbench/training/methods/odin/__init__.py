@@ -53,6 +53,7 @@ class ODIN(TrainingMethod):
     classes. The method's own confidence is the ODIN score."""
 
     name = "odin"
+    display_prefix = "ODIN"
     params_model = ODINParams
     csfs = ("ODIN",)
 

@@ -38,6 +38,7 @@ class OutlierExposure(TrainingMethod):
     benchmark is planned and again before training. Confidence: the maximum softmax response."""
 
     name = "outlier_exposure"
+    display_prefix = "OE"
     params_model = OutlierExposureParams
 
     def check_experiment(self, experiment: Experiment) -> None:
