@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import yaml
 
+from fdbench.core.yaml import load_yaml
 from fdbench.metrics._validation import as_real_array
 
 from .schema import RunOutputs, SplitOutputs, validate_run
@@ -456,10 +456,7 @@ def _split_noise_study(name: str, split: SplitOutputs, file: Path) -> dict[str, 
 
 def _read_eval_section(file: Path) -> tuple[Mapping, Mapping]:
     """The parsed Hydra ``config.yaml`` of an FD-Shifts run and its ``eval`` section."""
-    try:
-        config = yaml.safe_load(file.read_text())
-    except (OSError, yaml.YAMLError) as err:
-        raise ValueError(f"cannot read FD-Shifts config {str(file)!r}: {err}") from err
+    config = load_yaml(file, what="FD-Shifts config")
     evaluation = config.get("eval") if isinstance(config, Mapping) else None
     if not isinstance(evaluation, Mapping):
         raise ValueError(f"FD-Shifts config {str(file)!r} has no 'eval' section")

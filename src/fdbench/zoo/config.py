@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 from typing import Annotated, Any, Literal
 
-import yaml
 from pydantic import (
     BaseModel,
     ConfigDict,
@@ -14,6 +13,8 @@ from pydantic import (
     field_validator,
     model_validator,
 )
+
+from fdbench.core.yaml import load_yaml
 
 __all__ = [
     "CoodSettings",
@@ -157,17 +158,11 @@ def parse_zoo_config(data: Any, *, source: str = "zoo config") -> ZooConfig:
 
 
 def load_zoo_config(path: str | os.PathLike[str]) -> ZooConfig:
-    """Read a YAML zoo config; relative paths (``zoo``, the ``sources``' folders and weight
+    """Read a YAML zoo config with :func:`fdbench.core.yaml.load_yaml` (repeated keys, alias
+    bombs and ``!!python`` tags refused) and validate it; relative paths (``zoo``, the ``sources``' folders and weight
     files) are taken relative to the file."""
     path = os.fspath(path)
-    try:
-        with open(path, encoding="utf-8") as fh:
-            data = yaml.safe_load(fh)
-    except FileNotFoundError:
-        raise ValueError(f"config file {path!r} does not exist") from None
-    except yaml.YAMLError as error:
-        raise ValueError(f"{path}: not valid YAML: {error}") from None
-    config = parse_zoo_config(data, source=path)
+    config = parse_zoo_config(load_yaml(path), source=path)
     base = os.path.dirname(os.path.abspath(path))
 
     def resolve(folder: str) -> str:
