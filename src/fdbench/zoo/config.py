@@ -159,8 +159,8 @@ def parse_zoo_config(data: Any, *, source: str = "zoo config") -> ZooConfig:
 
 def load_zoo_config(path: str | os.PathLike[str]) -> ZooConfig:
     """Read a YAML zoo config with :func:`fdbench.core.yaml.load_yaml` (repeated keys, alias
-    bombs and ``!!python`` tags refused) and validate it; relative paths (``zoo``, the ``sources``' folders and weight
-    files) are taken relative to the file."""
+    bombs and ``!!python`` tags refused) and validate it; relative paths (``zoo``, the
+    ``sources``' folders and weight files) are taken relative to the file."""
     path = os.fspath(path)
     config = parse_zoo_config(load_yaml(path), source=path)
     base = os.path.dirname(os.path.abspath(path))
