@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from fdbench.core.validation import as_real_array
 from fdbench.core.yaml import load_yaml
-from fdbench.metrics._validation import as_real_array
 
 from .schema import RunOutputs, SplitOutputs, validate_run
 
