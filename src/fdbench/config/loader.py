@@ -3,30 +3,14 @@ errors naming the offending field."""
 
 from __future__ import annotations
 
-import math
 import os
 from typing import Any
 
 from pydantic import ValidationError
 
 from fdbench.config.schema import METHODS_CONTEXT, BenchmarkConfig, MethodLookup, _format_errors
+from fdbench.core.validation import first_non_finite
 from fdbench.core.yaml import load_yaml
-
-
-def _non_finite(data: Any, where: str = "") -> str | None:
-    """The dotted path of the first NaN or infinite number in parsed YAML, if any."""
-    if isinstance(data, float) and not math.isfinite(data):
-        return where or "<root>"
-    items = (
-        data.items()
-        if isinstance(data, dict)
-        else (enumerate(data) if isinstance(data, list) else ())
-    )
-    for key, value in items:
-        found = _non_finite(value, f"{where}.{key}" if where else str(key))
-        if found is not None:
-            return found
-    return None
 
 
 def validate_config(data: Any, *, methods: MethodLookup, source: str = "config") -> BenchmarkConfig:
@@ -42,7 +26,7 @@ def validate_config(data: Any, *, methods: MethodLookup, source: str = "config")
         raise ValueError(
             f"{source}: expected a mapping at the top level, got {type(data).__name__}"
         )
-    bad = _non_finite(data)
+    bad = first_non_finite(data)
     if bad is not None:
         raise ValueError(
             f"{source}: invalid configuration: {bad}: expected a finite number, got NaN or "
