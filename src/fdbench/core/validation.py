@@ -320,8 +320,15 @@ def check_results_table(
         if values.isna().all():
             table[column] = ""
             continue
+        if values.dtype.kind in "iu":
+            # names made of digits, read from a CSV as integers
+            table[column] = values.astype(str)
+            continue
         if values.isna().any():
             values = values.where(values.notna(), "")
+            table[column] = values
+        if pd.api.types.is_string_dtype(values.dtype) and values.dtype != object:
+            continue
         bad = ~values.map(lambda v: isinstance(v, str)).to_numpy()
         if bad.any():
             row = int(np.flatnonzero(bad)[0])
@@ -329,7 +336,6 @@ def check_results_table(
                 f"{source}: column {column!r} must hold names (text), got "
                 f"{values.iloc[row]!r} in row {row}{_line(source, row)}"
             )
-        table[column] = values
     for column in RESULT_INTEGER_COLUMNS:
         if column in table.columns:
             values = real_column(table[column], column, source)

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from fdbench.core.validation import as_real_array
+from fdbench.core.validation import as_real_array, npz_headers
 from fdbench.core.yaml import load_yaml
 
 from .schema import RunOutputs, SplitOutputs, validate_run
@@ -100,8 +100,11 @@ _NPZ_ERRORS = (OSError, ValueError, EOFError, KeyError, zipfile.BadZipFile, zlib
 
 
 def _read_npz(path: Path, what: str) -> dict[str, np.ndarray]:
-    """All arrays of the ``.npz`` archive at ``path``; a damaged file raises one ``ValueError``."""
+    """All arrays of the ``.npz`` archive at ``path``; a damaged file, or one whose headers
+    state more than its entries hold or than memory allows
+    (:func:`fdbench.core.validation.npz_headers`), raises one ``ValueError``."""
     try:
+        npz_headers(path, what)
         loaded = np.load(path, allow_pickle=False)
         if not isinstance(loaded, np.lib.npyio.NpzFile):
             raise ValueError("not an .npz archive")
