@@ -113,7 +113,7 @@ def check_integers(
         bad = ~(np.isfinite(arr) & (arr == np.round(arr)))
         if bad.any():
             raise ValueError(
-                f"{name}: expected integers, got {arr[bad][0]!r} at index {_first(bad)} "
+                f"{name}: expected integers, got {arr[bad][0].item()!r} at index {_first(bad)} "
                 f"({int(bad.sum())} such value(s))"
             )
     ints = arr.astype(np.int64)
