@@ -283,3 +283,20 @@ def test_npz_headers_read_no_array(tmp_path):
     headers = npz_headers(path, "outputs")
     assert headers["logits"] == ((50, 3), np.dtype(np.float64))
     assert headers["labels"][0] == (50,)
+
+
+@pytest.mark.parametrize(
+    ("section", "key", "value"),
+    [("inference", "mc_samples", 10**9), ("analysis", "n_bootstrap", 10**12)],
+)
+def test_benchmark_config_sizes_are_refused_before_any_work(tmp_path, section, key, value):
+    import yaml
+
+    configs = Path(__file__).resolve().parents[2] / "src" / "fdbench" / "configs"
+    data = yaml.safe_load((configs / "fashion_mnist_quick.yaml").read_text())
+    data.setdefault(section, {})[key] = value
+    config = tmp_path / "big.yaml"
+    config.write_text(yaml.safe_dump(data))
+    done = run_cli("benchmark", str(config), "--out", str(tmp_path / "run"))
+    assert_one_line_error(done, f"{section}.{key}")
+    assert not (tmp_path / "run").exists()
