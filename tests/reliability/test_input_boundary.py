@@ -300,3 +300,21 @@ def test_benchmark_config_sizes_are_refused_before_any_work(tmp_path, section, k
     done = run_cli("benchmark", str(config), "--out", str(tmp_path / "run"))
     assert_one_line_error(done, f"{section}.{key}")
     assert not (tmp_path / "run").exists()
+
+
+def test_evaluate_refuses_a_store_whose_metadata_claims_10_to_the_12_rows(tmp_path):
+    import json
+
+    from fdbench.core.io import record_directory_checksums
+    from fdbench.outputs import write_outputs
+
+    from .conftest import small_run
+
+    store = tmp_path / "outputs.zarr"
+    write_outputs(store, small_run())
+    meta = store / "splits" / "0001" / "logits" / "zarr.json"
+    spec = json.loads(meta.read_text())
+    spec["shape"] = [10**12, spec["shape"][1]]
+    meta.write_text(json.dumps(spec))
+    record_directory_checksums(store)
+    assert_one_line_error(run_cli("evaluate", str(store)), "outputs.zarr", "logits")

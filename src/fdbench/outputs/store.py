@@ -28,6 +28,7 @@ from fdbench.core.io import (
     parse_checksums,
     record_directory_checksums,
 )
+from fdbench.core.validation import check_allocation
 
 from .schema import RunOutputs, SplitOutputs, validate_run
 
@@ -387,6 +388,7 @@ def _load(group: zarr.Group, key: str, split: str, lazy: bool, path: Path) -> An
             raise ValueError(f"{array.nchunks - array.nchunks_initialized} chunk(s) missing")
         if lazy:
             return array
+        check_allocation(array.nbytes, "the array")
         return array[...]
     except Exception as err:
         raise ValueError(
