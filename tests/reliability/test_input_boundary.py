@@ -13,8 +13,13 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from fdbench.core.validation import check_results_table, npz_headers
-from fdbench.core.yaml import load_yaml
+from fdbench.core.validation import (
+    check_integers,
+    check_results_table,
+    check_unique,
+    npz_headers,
+)
+from fdbench.core.yaml import load_yaml, parse_yaml
 from fdbench.metrics.ranges import METRIC_RANGES
 from fdbench.zoo.synthetic import make_synthetic_zoo
 
@@ -318,3 +323,23 @@ def test_evaluate_refuses_a_store_whose_metadata_claims_10_to_the_12_rows(tmp_pa
     meta.write_text(json.dumps(spec))
     record_directory_checksums(store)
     assert_one_line_error(run_cli("evaluate", str(store)), "outputs.zarr", "logits")
+
+
+def test_yaml_loader_keeps_what_plain_yaml_means():
+    assert parse_yaml("") is None
+    assert parse_yaml("b: &b {a: 1}\nc:\n  <<: *b\n  d: 2\n") == {
+        "b": {"a": 1},
+        "c": {"a": 1, "d": 2},
+    }
+    with pytest.raises(ValueError, match="refers to the node that contains it"):
+        parse_yaml("a: &a [*a]\n")
+
+
+def test_check_integers_and_unique_name_the_culprit():
+    with pytest.raises(
+        ValueError, match=r"labels: expected integers in \[0, 3\), got 3 at index 2"
+    ):
+        check_integers(np.array([0, 1, 3]), "labels", low=0, high=3)
+    table = pd.DataFrame({"csf": ["MSR", "MLS", "MSR"], "value": [1.0, 2.0, 3.0]})
+    with pytest.raises(ValueError, match=r"2 rows \(0, 2\) hold the same result \(csf='MSR'\)"):
+        check_unique(table, ["csf"], "t.csv")

@@ -27,7 +27,6 @@ __all__ = [
     "check_finite",
     "check_integers",
     "check_results_table",
-    "check_shape",
     "check_unique",
     "first_non_finite",
     "memory_limit",
@@ -87,16 +86,6 @@ def check_finite(values: np.ndarray, name: str) -> None:
             f"{name}: expected finite numbers, got {int(bad.sum())} NaN/infinite value(s), "
             f"first at index {_first(bad)}"
         )
-
-
-def check_shape(values: np.ndarray, name: str, shape: Sequence[int | None], what: str) -> None:
-    """Raise ``ValueError`` unless ``values`` has ``len(shape)`` axes whose sizes equal the
-    given ones (``None``: any size); ``what`` spells the expected shape, e.g. ``"(N, K)"``."""
-    actual = tuple(values.shape)
-    if len(actual) != len(shape) or any(
-        s is not None and a != s for a, s in zip(actual, shape, strict=False)
-    ):
-        raise ValueError(f"{name}: expected shape {what}, got {actual}")
 
 
 def check_integers(
