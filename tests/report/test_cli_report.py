@@ -67,8 +67,8 @@ def test_report_command_errors_are_one_line(tmp_path, report_inputs):
     bad = run_cli("report", str(tmp_path))
     assert bad.returncode == 2
     assert bad.stderr.strip() == (
-        "fdbench: error: results lacks column(s) ['metric']; it has "
-        "['Unnamed: 0', 'dataset', 'method', 'seed', 'csf', 'study', 'value']"
+        f"fdbench: error: {tmp_path / 'results.csv'}: missing column(s) ['metric'] of a "
+        "results table; found ['Unnamed: 0', 'dataset', 'method', 'seed', 'csf', 'study', 'value']"
     )
     assert "Traceback" not in bad.stderr
 

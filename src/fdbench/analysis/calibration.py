@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike
 
-from fdbench.metrics._validation import as_real_array
+from fdbench.core.validation import as_real_array
 
 if TYPE_CHECKING:
     from fdbench.csf import PlattScaling

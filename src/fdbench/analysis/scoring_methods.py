@@ -33,6 +33,7 @@ def register_method_prefix(kind: str, prefix: str) -> None:
         raise TypeError(f"prefix: expected a string, got {type(prefix).__name__}")
     _PREFIXES[kind] = prefix
 
+
 #: The reference scoring method of paired differences: MSR of the cross-entropy baseline.
 BASELINE = "MSR"
 

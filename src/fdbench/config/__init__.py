@@ -3,7 +3,7 @@ one YAML reader (:mod:`.loader`). No behaviour and no registry: the training met
 configuration's methods are validated against are handed in
 (:func:`fdbench.jobs.plan.parse_config` hands in fdbench's)."""
 
-from fdbench.config.loader import UniqueKeyLoader, read_yaml, validate_config
+from fdbench.config.loader import read_yaml, validate_config
 from fdbench.config.schema import (
     DATA_ARGS,
     METHODS_CONTEXT,
@@ -49,7 +49,6 @@ __all__ = [
     "ScheduleConfig",
     "SelectionConfig",
     "TrainingConfig",
-    "UniqueKeyLoader",
     "config_digest",
     "read_yaml",
     "validate_config",

@@ -477,6 +477,14 @@ class TrainingConfig(_Strict):
         return self
 
 
+#: Upper bounds of sizes a config states, refused when the config is read rather than after
+#: training: MC-dropout passes (each a copy of every split's logits), bootstrap resamples and
+#: points per stored risk-coverage curve.
+MAX_MC_SAMPLES = 10_000
+MAX_BOOTSTRAP = 1_000_000
+MAX_CURVE_POINTS = 1_000_000
+
+
 class InferenceConfig(_Strict):
     """Inference settings: MC-dropout samples, batch size, cap on stored train samples.
 
@@ -485,7 +493,7 @@ class InferenceConfig(_Strict):
     runs of the others store no MC-dropout outputs, so their MCD-* CSFs are not computed.
     """
 
-    mc_samples: int = Field(default=50, ge=0)
+    mc_samples: int = Field(default=50, ge=0, le=MAX_MC_SAMPLES)
     batch_size: PositiveInt = 500
     max_train_samples: PositiveInt = 10_000
     mc_methods: list[str] | None = Field(default=None, exclude_if=lambda v: v is None)
@@ -511,10 +519,10 @@ class AnalysisConfig(_Strict):
     calibration and SGR analysis (every study is always in the results table).
     """
 
-    n_bootstrap: int = Field(default=200, ge=0)
+    n_bootstrap: int = Field(default=200, ge=0, le=MAX_BOOTSTRAP)
     bootstrap_seed: int = Field(default=0, ge=0)
     report_studies: list[str] = Field(default_factory=lambda: ["*"], min_length=1)
-    curve_points: int = Field(default=300, ge=2)
+    curve_points: int = Field(default=300, ge=2, le=MAX_CURVE_POINTS)
     sgr_target_risks: list[Annotated[float, Field(gt=0.0, lt=1.0)]] = Field(
         default_factory=lambda: [0.01, 0.02, 0.05], min_length=1
     )

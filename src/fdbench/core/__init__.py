@@ -1,2 +1,3 @@
-"""What every stage stands on: errors, atomic checksummed I/O, provenance, the job runner and the
-import of user callables. Imports nothing else of fdbench."""
+"""What every stage stands on: errors, atomic checksummed I/O, provenance, the job runner, the
+import of user callables and the one input boundary (validation of arrays and tables, the YAML
+loader). Imports nothing else of fdbench."""

@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from fdbench.metrics._validation import as_real_array
+from fdbench.core.validation import as_real_array
 
 
 def as_float_array(value: Any, name: str, ndim: int) -> np.ndarray:

@@ -9,7 +9,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 from scipy.special import entr
 
-from fdbench.metrics._validation import REAL_KINDS
+from fdbench.core.validation import REAL_KINDS
 
 from ._validation import as_float_array
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import weakref
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -36,6 +36,10 @@ __all__ = [
 ]
 
 _FIT_CACHE: dict[int, dict[str, Any]] = {}
+
+
+#: The (features or logits, labels) pair of a run's train split.
+_Pair = tuple[np.ndarray, np.ndarray]
 
 
 def clear_fit_cache() -> None:
@@ -127,7 +131,9 @@ def _has_mcd(ctx: CSFContext) -> bool:
 
 
 def _mcd(ctx: CSFContext) -> mcd.MCDSummary:
-    return ctx.once("mcd", lambda: mcd.mcd_summary(ctx.run.splits[ctx.split].mcd_logits))
+    return ctx.once(
+        "mcd", lambda: mcd.mcd_summary(cast(np.ndarray, ctx.run.splits[ctx.split].mcd_logits))
+    )
 
 
 def _has_ensemble(ctx: CSFContext) -> bool:
@@ -151,7 +157,7 @@ def _features(ctx: CSFContext) -> np.ndarray:
 
 
 def _has_two_train_classes(ctx: CSFContext) -> bool:
-    return _has_features(ctx) and np.unique(_train_features(ctx.run)[1]).size >= 2
+    return _has_features(ctx) and np.unique(cast(_Pair, _train_features(ctx.run))[1]).size >= 2
 
 
 def _has_fc(ctx: CSFContext) -> bool:
@@ -159,26 +165,26 @@ def _has_fc(ctx: CSFContext) -> bool:
 
 
 def _mahalanobis(ctx: CSFContext) -> np.ndarray:
-    train_x, train_y = _train_features(ctx.run)
+    train_x, train_y = cast(_Pair, _train_features(ctx.run))
     fit = _cached(ctx.run, "mahalanobis", lambda: feat.fit_mahalanobis(train_x, train_y))
     return feat.mahalanobis_score(_features(ctx), fit)
 
 
 def _dknn(ctx: CSFContext) -> np.ndarray:
-    train_x, _ = _train_features(ctx.run)
+    train_x, _ = cast(_Pair, _train_features(ctx.run))
     fit = _cached(ctx.run, "knn", lambda: feat.fit_knn(train_x))
     return feat.knn_score(_features(ctx), fit, k=ctx.knn_k)
 
 
 def _trust(ctx: CSFContext) -> np.ndarray:
-    train_x, train_y = _train_features(ctx.run)
+    train_x, train_y = cast(_Pair, _train_features(ctx.run))
     fit = _cached(ctx.run, "trust", lambda: feat.fit_trust_score(train_x, train_y))
     predicted = np.argmax(_logits(ctx), axis=1) if ctx.predictions is None else ctx.predictions
     return feat.trust_score(_features(ctx), predicted, fit)
 
 
 def _vim(ctx: CSFContext) -> np.ndarray:
-    train_x, _ = _train_features(ctx.run)
+    train_x, _ = cast(_Pair, _train_features(ctx.run))
     meta = ctx.run.meta
     fit = _cached(ctx.run, "vim", lambda: feat.fit_vim(train_x, meta["fc_weight"], meta["fc_bias"]))
     return feat.vim_score(_features(ctx), _logits(ctx), fit)
@@ -189,7 +195,7 @@ def _has_openmax(ctx: CSFContext) -> bool:
 
 
 def _openmax(ctx: CSFContext) -> np.ndarray:
-    train_logits, train_labels = _train_logits(ctx.run)
+    train_logits, train_labels = cast(_Pair, _train_logits(ctx.run))
     fit = _cached(
         ctx.run,
         f"openmax{ctx.openmax}",
@@ -281,7 +287,7 @@ _BUILTINS = (
         temp.temp_mls,
         "logits; temperature fitted on split 'val' (FD-Shifts)",
         "logits",
-        lambda ctx: temp.temp_mls(_logits(ctx), _temperature(ctx.run)),
+        lambda ctx: temp.temp_mls(_logits(ctx), cast(float, _temperature(ctx.run))),
         _has_val_labels,
         fit="val",
         calibration="temperature",
@@ -299,9 +305,7 @@ _BUILTINS = (
     _summary_csf("MCD-PE", mcd.mcd_pe, _pe_of, "#DDCC77", mcd_run=True, binary="exclude"),
     _summary_csf("MCD-EE", mcd.mcd_ee, _ee_of, "#117733", mcd_run=True, binary="exclude"),
     _summary_csf("MCD-MI", mcd.mcd_mi, _mi_of, "#AA4499", mcd_run=True),
-    _summary_csf(
-        "MCD-MLS", mcd.mcd_mls, lambda s: s.max_mean_logit, "#E69F00", mcd_run=True
-    ),
+    _summary_csf("MCD-MLS", mcd.mcd_mls, lambda s: s.max_mean_logit, "#E69F00", mcd_run=True),
     _summary_csf(
         "ENS-MSR",
         ens.ens_msr,
@@ -462,4 +466,6 @@ def compute_csfs(
     ``argmax(logits)``.
     """
     ctx = _context(run, split, ensemble, knn_k, openmax, predictions)
-    return {s.name: s.compute(ctx) for s in _available(ctx)}
+    return {
+        s.name: cast(Callable[[CSFContext], np.ndarray], s.compute)(ctx) for s in _available(ctx)
+    }

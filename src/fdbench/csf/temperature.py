@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import warnings
+from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -20,7 +21,7 @@ LOG_TEMPERATURE_BOUNDS = (-7.0, 7.0)
 #: FD-Shifts' temperature fit: ``torch.optim.LBFGS([T], lr=0.01, max_iter=50)`` from T = 1,
 #: one ``step`` without line search, torch's default tolerances and history
 #: (fd_shifts/analysis/__init__.py, ``TemperatureScaling``).
-FD_SHIFTS_LBFGS = {
+FD_SHIFTS_LBFGS: dict[str, Any] = {
     "lr": 0.01,
     "max_iter": 50,
     "history_size": 100,

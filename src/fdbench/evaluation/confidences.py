@@ -262,9 +262,7 @@ def _bootstrap_intervals(
 ) -> dict[str, dict[str, float]]:
     binary = bool(np.all((residuals == 0) | (residuals == 1)))
     names = [
-        s.name
-        for s in M.metric_specs().values()
-        if s.interval and (binary or not s.binary_only)
+        s.name for s in M.metric_specs().values() if s.interval and (binary or not s.binary_only)
     ]
     draws = M.bootstrap(residuals, confidence, metrics=names, n_resamples=n_resamples, seed=seed)
     summary = M.bootstrap_summary(draws, confidence_level=confidence_level)

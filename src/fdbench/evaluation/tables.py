@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import csv
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -9,6 +10,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
+from fdbench.core.validation import real_column
 from fdbench.evaluation.confidences import (
     TABLE_META_COLUMNS,
     confidence_curves,
@@ -46,6 +48,8 @@ def read_confidence_table(
     if suffix not in {".csv", ".parquet", ".pq"}:
         raise ValueError(f"table must be .csv or .parquet; got {path.name}")
     try:
+        if suffix == ".csv":
+            _check_header(path)
         table = pd.read_csv(path) if suffix == ".csv" else pd.read_parquet(path)
     except (OSError, ValueError) as err:
         message = str(err).splitlines()[0] if str(err) else type(err).__name__
@@ -72,19 +76,20 @@ def read_confidence_table(
     if not csfs:
         raise ValueError(f"{path.name}: no numeric confidence column besides label/prediction")
     for name in ("label", "prediction"):
-        values = _real_column(table[name], name, path)
+        values = real_column(table[name], name, path.name)
         bad = ~(np.isfinite(values) & (np.mod(values, 1) == 0))
         if bad.any():
             row = int(np.flatnonzero(bad)[0])
+            line = f" (line {row + 2} of the file)" if suffix == ".csv" else ""
             raise ValueError(
                 f"{path.name}: column {name!r} must hold integers without gaps; "
-                f"row {row}{_line(path, row)} holds {table[name].iloc[row]!r}"
+                f"row {row}{line} holds {table[name].iloc[row]!r}"
             )
         table[name] = values.astype(np.int64)
     if (table["label"] < NEW_CLASS_LABEL).any():
         raise ValueError(f"{path.name}: labels must be >= -1 (-1 marks a new-class sample)")
     for c in csfs:
-        values = _real_column(table[c], c, path)
+        values = real_column(table[c], c, path.name)
         bad = ~np.isfinite(values)
         if bad.any():
             first = np.flatnonzero(bad)[:5].tolist()
@@ -96,8 +101,19 @@ def read_confidence_table(
     return table[["study", "label", "prediction", *csfs]]
 
 
-def _line(path: Path, row: int) -> str:
-    return f" (line {row + 2} of the file)" if path.suffix.lower() == ".csv" else ""
+def _check_header(path: Path) -> None:
+    """Refuse a CSV header naming one column twice (pandas would read the second as
+    ``<name>.1``, a CSF of its own)."""
+    with open(path, newline="", encoding="utf-8") as fh:
+        names = next(csv.reader(fh), [])
+    seen: dict[str, int] = {}
+    for position, name in enumerate(names):
+        if name in seen:
+            raise ValueError(
+                f"{path.name}: column {name!r} appears twice in the header (columns "
+                f"{seen[name] + 1} and {position + 1}); expected one column per name"
+            )
+        seen[name] = position
 
 
 def _is_annotation(column: pd.Series) -> bool:
@@ -106,28 +122,6 @@ def _is_annotation(column: pd.Series) -> bool:
         return False
     present = column.dropna()
     return bool(pd.to_numeric(present, errors="coerce").isna().all())
-
-
-def _real_column(column: pd.Series, name: str, path: Path) -> np.ndarray:
-    """The float64 values of a table column; a cell that is not a real number is an error
-    naming the column and row (nothing is coerced: not text, complex, dates or durations)."""
-    kind = column.dtype.kind
-    if kind in "biuf":
-        return column.to_numpy(dtype=np.float64)
-    if kind in "OSU":
-        parsed = pd.to_numeric(column, errors="coerce")
-        bad = parsed.isna().to_numpy() & column.notna().to_numpy()
-        if not bad.any() and parsed.dtype.kind in "biuf":
-            return parsed.to_numpy(dtype=np.float64)
-        if bad.any():
-            row = int(np.flatnonzero(bad)[0])
-            raise ValueError(
-                f"{path.name}: column {name!r}, row {row}{_line(path, row)}: "
-                f"{column.iloc[row]!r} is not a number ({int(bad.sum())} such cell(s))"
-            )
-    raise TypeError(
-        f"{path.name}: column {name!r} must hold real numbers, got dtype {column.dtype}"
-    )
 
 
 def evaluate_table(

@@ -47,6 +47,7 @@ if TYPE_CHECKING:
     from fdbench.csf.openmax import OpenMaxParams
     from fdbench.data.types import Experiment
 
+
 def evaluate_runs(
     stores: Sequence[Path],
     out_dir: Path,

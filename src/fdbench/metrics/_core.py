@@ -13,6 +13,7 @@ import math
 import struct
 import threading
 from dataclasses import dataclass
+from typing import TypeAlias
 
 import numpy as np
 from scipy.special import digamma
@@ -201,7 +202,7 @@ def first_positive(W: np.ndarray) -> np.ndarray:
         m = min(W.shape[1], 8 * m)
 
 
-Work = "list[np.ndarray] | tuple[np.ndarray, ...] | None"
+Work: TypeAlias = "list[np.ndarray] | tuple[np.ndarray, ...] | None"
 
 
 def _scratch(W: np.ndarray, work, k: int) -> list[np.ndarray]:

@@ -5,7 +5,10 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike
 
+from fdbench.core.validation import REAL_KINDS, as_real_array
+
 __all__ = [
+    "REAL_KINDS",
     "UndefinedMetricWarning",
     "as_real_array",
     "check_inputs",
@@ -17,42 +20,6 @@ __all__ = [
 
 class UndefinedMetricWarning(UserWarning):
     """Warned when a metric is undefined for the given data and NaN is returned instead."""
-
-
-#: dtype kinds that hold real numbers: bool (an exact 0/1), integers and floats.
-REAL_KINDS = "buif"
-
-
-def as_real_array(values: ArrayLike, name: str) -> np.ndarray:
-    """``values`` as a float64 array, refusing what is not a real number.
-
-    Complex numbers (whose imaginary part a cast would drop), strings (which NumPy would parse
-    or compare as text), dates, durations and Python objects raise ``TypeError`` naming
-    ``name``: they are not coerced. Booleans are accepted as the exact numbers 0 and 1.
-    """
-    try:
-        arr = np.asarray(values)
-    except (TypeError, ValueError) as err:
-        raise TypeError(
-            f"{name}: expected an array of numbers, got {type(values).__name__}"
-        ) from err
-    if arr.dtype.kind not in REAL_KINDS:
-        raise TypeError(
-            f"{name}: expected real numbers (bool, int or float), got dtype {arr.dtype} "
-            f"({_KIND_NAMES.get(arr.dtype.kind, 'not a number')})"
-        )
-    return arr.astype(np.float64, copy=False)
-
-
-_KIND_NAMES = {
-    "c": "complex numbers",
-    "U": "text",
-    "S": "bytes",
-    "O": "Python objects",
-    "M": "dates",
-    "m": "durations",
-    "V": "raw records",
-}
 
 
 def _as_1d_float(values: ArrayLike, name: str) -> np.ndarray:

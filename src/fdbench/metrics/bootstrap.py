@@ -6,6 +6,7 @@ import functools
 import os
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
+from typing import cast
 
 import numpy as np
 import pandas as pd
@@ -263,8 +264,9 @@ def _csf_metrics(
             elif key == "eaugrc":
                 out[key] = out["augrc"] - shared["augrc_opt"]
             elif key == "naurc":
-                out[key] = naurc_from_parts(
-                    out["aurc"], shared["aurc_opt"], shared["mean_residual"]
+                out[key] = cast(
+                    np.ndarray,
+                    naurc_from_parts(out["aurc"], shared["aurc_opt"], shared["mean_residual"]),
                 )
             elif key == "ap_f_success":
                 out[key] = ap_success_from_cum(W, L, scratch)
@@ -294,10 +296,11 @@ def _csf_metrics(
 def _calibration(s: _Sorted, weights, r, c, nan) -> dict[str, np.ndarray]:
     if s.bin_order is None:
         return {"ece": nan, "mce": nan}
+    starts = cast(np.ndarray, s.bin_starts)
     wb = weights[:, s.bin_order]
-    count = np.add.reduceat(wb, s.bin_starts, axis=1)
-    fail = np.add.reduceat(wb * r[s.bin_order], s.bin_starts, axis=1)
-    conf = np.add.reduceat(wb * c[s.bin_order], s.bin_starts, axis=1)
+    count = np.add.reduceat(wb, starts, axis=1)
+    fail = np.add.reduceat(wb * r[s.bin_order], starts, axis=1)
+    conf = np.add.reduceat(wb * c[s.bin_order], starts, axis=1)
     ece_value, mce_value = ece_mce_from_sums(count, count - fail, conf)
     return {"ece": ece_value, "mce": mce_value}
 
@@ -383,7 +386,10 @@ def bootstrap(
     samples as in Traub et al., NeurIPS 2024.
     """
     single = not isinstance(confidence, Mapping)
-    csfs = {"": confidence} if single else dict(confidence)
+    csfs = cast(
+        "dict[str, ArrayLike]",
+        {"": confidence} if single else dict(cast(Mapping[str, ArrayLike], confidence)),
+    )
     if not csfs:
         raise ValueError("confidence: expected at least one CSF in the mapping, got none")
     n_resamples = _check_count(n_resamples, "n_resamples", 1)
@@ -403,10 +409,10 @@ def bootstrap(
     prepared = {name: _prepare_csf(r, c, want_bins, binary) for name, c in checked.items()}
     res_groups = None
     if _OPTIMUM_KEYS.intersection(metrics) and not binary:
-        values, inverse = np.unique(r, return_inverse=True)
+        levels, inverse = np.unique(r, return_inverse=True)
         order = np.argsort(inverse, kind="stable")
         starts = np.flatnonzero(np.r_[True, np.diff(inverse[order]) != 0])
-        res_groups = (values, order, starts)
+        res_groups = (levels, order, starts)
 
     chunk = max(1, _CHUNK_ELEMENTS // max(r.size, 1))
     dtype = np.dtype(np.int32 if w is None else np.float64)
@@ -430,13 +436,13 @@ def bootstrap(
         return pd.DataFrame({m: np.concatenate(v) for m, v in columns[""].items()}, index=index)
     names = list(columns)
     metric_names = np.repeat(np.array(metrics, dtype=object), n_resamples)
-    values = [np.concatenate(blocks) for name in names for blocks in columns[name].values()]
+    blocks_of = [np.concatenate(blocks) for name in names for blocks in columns[name].values()]
     return pd.DataFrame(
         {
             "resample": np.tile(np.arange(n_resamples), len(names) * len(metrics)),
             "csf": np.repeat(np.array(names, dtype=object), n_resamples * len(metrics)),
             "metric": np.tile(metric_names, len(names)),
-            "value": np.concatenate(values),
+            "value": np.concatenate(blocks_of),
         }
     )
 

@@ -8,6 +8,8 @@ given values, converted exactly to float64.
 
 from __future__ import annotations
 
+from typing import cast
+
 import numpy as np
 from numpy.typing import ArrayLike
 
@@ -77,7 +79,11 @@ def nll_from_probs(
     p = check_probs(probs)
     y = _labels(labels, p)
     with np.errstate(divide="ignore"):
-        return float(-np.average(np.log(p[np.arange(y.size), y]), weights=sample_weight))
+        return float(
+            -np.average(
+                np.log(p[np.arange(y.size), y]), weights=cast("np.ndarray | None", sample_weight)
+            )
+        )
 
 
 def brier_from_probs(
@@ -89,4 +95,8 @@ def brier_from_probs(
     y = _labels(labels, p)
     onehot = np.zeros_like(p)
     onehot[np.arange(y.size), y] = 1.0
-    return float(np.average(np.sum((p - onehot) ** 2, axis=1), weights=sample_weight))
+    return float(
+        np.average(
+            np.sum((p - onehot) ** 2, axis=1), weights=cast("np.ndarray | None", sample_weight)
+        )
+    )

@@ -158,7 +158,12 @@ def _optimum(
         if binary:
             n_fail = int(np.count_nonzero(r))
             n_ok = r.size - n_fail
-            if ranking is not None and ranking.ends is None and (n_ok == 0 or L[0, n_ok - 1] == 0):
+            if (
+                ranking is not None
+                and L is not None
+                and ranking.ends is None
+                and (n_ok == 0 or L[0, n_ok - 1] == 0)
+            ):
                 W = ranking.cumulative(None)[None, :]
                 return float(aurc_from_cum(W, L, work)[0]), float(augrc_from_cum(W, L, work)[0])
             return optimal_binary_unit(n_ok, n_fail)
@@ -260,7 +265,7 @@ def naurc(
         low, high = _check_range(coverage_range)
         value = _aurc_range(p.W[0], p.L[0], low, high)
         optimum = _optimal_aurc_range(p.residuals, p.weights, low, high)
-    out = naurc_from_parts(value, optimum, random)
+    out = float(naurc_from_parts(value, optimum, random))
     if np.isnan(out):
         warnings.warn(
             "naurc: undefined because the optimal and the random AURC coincide; returning NaN",

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any, cast
+
 import numpy as np
 from numpy.typing import ArrayLike
 
@@ -38,6 +41,7 @@ __all__ = [
     "evaluate_all",
     "metric_keys",
 ]
+
 
 def _suite_keys(*, residuals: tuple[str, ...], labels: bool, logits: bool) -> tuple[str, ...]:
     """The built-in suite metrics of the list (:mod:`fdbench.metrics.specs`) with these needs."""
@@ -160,7 +164,7 @@ def evaluate_all(
     out["eaurc"] = out["aurc"] - aurc_opt
     out["eaugrc"] = out["augrc"] - augrc_opt
     mean_residual = float(L[0, -1] / W[0, -1])
-    out["naurc"] = naurc_from_parts(out["aurc"], aurc_opt, mean_residual)
+    out["naurc"] = float(naurc_from_parts(out["aurc"], aurc_opt, mean_residual))
     with np.errstate(invalid="ignore", divide="ignore"):
         if binary:
             out["auroc_f"] = float(auroc_from_cum(W, L, work)[0])
@@ -238,7 +242,7 @@ def _plugin_value(
         kwargs["logits"] = z
     if w is not None:
         kwargs["sample_weight"] = w
-    value = spec.function(r, c, **kwargs)
+    value = cast(Callable[..., Any], spec.function)(r, c, **kwargs)
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.number)):
         raise TypeError(
             f"plug-in metric {spec.name!r} must return a real number, got {type(value).__name__}"

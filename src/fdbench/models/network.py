@@ -150,13 +150,6 @@ class Network(nn.Module):
         """Penultimate features (N × D) of images ``x`` (N × C × H × W, 0..255)."""
         return self.body(self.normalize(x))
 
-    def confidnet_features(self, x: torch.Tensor, features: torch.Tensor) -> torch.Tensor:
-        """Input features of the ConfidNet MLP: ``features`` (the classifier's, already
-        computed from ``x``) or, with its own body, that body's features of ``x``."""
-        if self.confidnet_body is None:
-            return features
-        return self.confidnet_body(self.normalize(x))
-
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         """All outputs of the final layer (N × K, or N × (K + 1) for DeepGamblers)."""
         return self.classifier(self.dropout(self.features(x)))

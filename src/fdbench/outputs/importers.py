@@ -11,9 +11,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import yaml
 
-from fdbench.metrics._validation import as_real_array
+from fdbench.core.validation import as_real_array, npz_headers
+from fdbench.core.yaml import load_yaml
 
 from .schema import RunOutputs, SplitOutputs, validate_run
 
@@ -100,8 +100,11 @@ _NPZ_ERRORS = (OSError, ValueError, EOFError, KeyError, zipfile.BadZipFile, zlib
 
 
 def _read_npz(path: Path, what: str) -> dict[str, np.ndarray]:
-    """All arrays of the ``.npz`` archive at ``path``; a damaged file raises one ``ValueError``."""
+    """All arrays of the ``.npz`` archive at ``path``; a damaged file, or one whose headers
+    state more than its entries hold or than memory allows
+    (:func:`fdbench.core.validation.npz_headers`), raises one ``ValueError``."""
     try:
+        npz_headers(path, what)
         loaded = np.load(path, allow_pickle=False)
         if not isinstance(loaded, np.lib.npyio.NpzFile):
             raise ValueError("not an .npz archive")
@@ -456,10 +459,7 @@ def _split_noise_study(name: str, split: SplitOutputs, file: Path) -> dict[str, 
 
 def _read_eval_section(file: Path) -> tuple[Mapping, Mapping]:
     """The parsed Hydra ``config.yaml`` of an FD-Shifts run and its ``eval`` section."""
-    try:
-        config = yaml.safe_load(file.read_text())
-    except (OSError, yaml.YAMLError) as err:
-        raise ValueError(f"cannot read FD-Shifts config {str(file)!r}: {err}") from err
+    config = load_yaml(file, what="FD-Shifts config")
     evaluation = config.get("eval") if isinstance(config, Mapping) else None
     if not isinstance(evaluation, Mapping):
         raise ValueError(f"FD-Shifts config {str(file)!r} has no 'eval' section")

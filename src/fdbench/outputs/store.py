@@ -13,7 +13,7 @@ import tempfile
 import time
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 import numpy as np
 import zarr
@@ -28,6 +28,7 @@ from fdbench.core.io import (
     parse_checksums,
     record_directory_checksums,
 )
+from fdbench.core.validation import check_allocation
 
 from .schema import RunOutputs, SplitOutputs, validate_run
 
@@ -188,7 +189,7 @@ class _VerifiedStore(LocalStore):
         super().__init__(root, read_only=True)
         self._digests = digests
 
-    async def get(self, key, prototype=None, byte_range=None):  # type: ignore[override]
+    async def get(self, key, prototype=None, byte_range=None):
         expected = self._digests.get(key)
         where = f"file {str(Path(self.root) / key)!r}"
         if expected is None:
@@ -322,7 +323,7 @@ def _check_layout(root: zarr.Group, target: Path, digests: dict[str, str]) -> No
             f"the split list names {len(names)} split(s) but the store holds the split "
             f"group(s) {sorted(stored)}"
         )
-    meta_arrays = root.attrs.get("meta_arrays", [])
+    meta_arrays = _attr(root, "meta_arrays", [])
     if _arrays_under(digests, "meta_arrays/") != set(meta_arrays):
         raise corrupted("the list of meta arrays does not match the arrays stored")
     for index, name in enumerate(names):
@@ -365,7 +366,7 @@ def _split_groups(root: zarr.Group, path: Path) -> list[tuple[str, zarr.Group]]:
     groups = []
     for index, name in enumerate(names):
         try:
-            group = root[f"splits/{index:04d}"]
+            group = cast(zarr.Group, root[f"splits/{index:04d}"])
         except Exception as err:
             raise ValueError(
                 f"outputs store {str(path)!r} is corrupted: split {name!r} cannot be opened: {err}"
@@ -374,13 +375,20 @@ def _split_groups(root: zarr.Group, path: Path) -> list[tuple[str, zarr.Group]]:
     return groups
 
 
+def _attr(node: zarr.Group, key: str, default: Any) -> Any:
+    """The attribute ``key`` of a Zarr group (JSON: its type is the store's to state), or
+    ``default``."""
+    return node.attrs.get(key, default)
+
+
 def _load(group: zarr.Group, key: str, split: str, lazy: bool, path: Path) -> Any:
     try:
-        array = group[key]
+        array = cast(zarr.Array, group[key])
         if array.nchunks_initialized != array.nchunks:
             raise ValueError(f"{array.nchunks - array.nchunks_initialized} chunk(s) missing")
         if lazy:
             return array
+        check_allocation(array.nbytes, "the array")
         return array[...]
     except Exception as err:
         raise ValueError(
@@ -411,7 +419,7 @@ def read_outputs(path: str | os.PathLike[str], *, lazy: bool = False) -> RunOutp
 def _read_run(root: zarr.Group, target: Path, lazy: bool) -> RunOutputs:
     splits: dict[str, SplitOutputs] = {}
     for name, group in _split_groups(root, target):
-        attrs = dict(group.attrs)
+        attrs: dict[str, Any] = dict(group.attrs)
         found = set(group.array_keys())
         present = set(attrs.get("arrays", found))
         missing = sorted(present - found)
@@ -440,8 +448,8 @@ def _read_run(root: zarr.Group, target: Path, lazy: bool) -> RunOutputs:
             heads=heads,
             kind=attrs.get("kind", ""),
         )
-    meta = dict(root.attrs.get("meta", {}))
-    for key in root.attrs.get("meta_arrays", []):
+    meta = dict(_attr(root, "meta", {}))
+    for key in _attr(root, "meta_arrays", []):
         meta[key] = _load(root, f"meta_arrays/{key}", "meta", False, target)
     run = RunOutputs(splits=splits, meta=meta)
     try:
@@ -470,7 +478,7 @@ def iter_sample_chunks(
     if split not in groups:
         raise ValueError(f"split must be one of {sorted(groups)}, got {split!r}")
     group = groups[split]
-    heads = list(group.attrs.get("heads", []))
+    heads = list(_attr(group, "heads", []))
     lazy: dict[str, zarr.Array] = {}
     for name in arrays:
         if name.startswith("heads/"):
@@ -493,7 +501,7 @@ def iter_sample_chunks(
     if step < 1:
         raise ValueError(f"chunk_size must be a positive int, got {chunk_size!r}")
     for start in range(0, n, step):
-        block = {}
+        block: dict[str, Any] = {}
         for name, array in lazy.items():
             try:
                 block[name] = array[start : start + step]

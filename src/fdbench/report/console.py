@@ -64,9 +64,7 @@ def print_results(table: pd.DataFrame) -> None:
         shown = [metric_spec(m) for m in DISPLAY if m in wide and wide[m].notna().any()]
         for spec in shown:
             grid.add_column(spec.heading(), justify="right", no_wrap=True)
-        bests = {
-            s.name: (max if s.higher_is_better else min)(wide[s.name].dropna()) for s in shown
-        }
+        bests = {s.name: (max if s.higher_is_better else min)(wide[s.name].dropna()) for s in shown}
         if has_ci:
             lo = part.pivot_table(index="csf", columns="metric", values="ci_lower", sort=False)
             hi = part.pivot_table(index="csf", columns="metric", values="ci_upper", sort=False)

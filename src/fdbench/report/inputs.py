@@ -9,6 +9,8 @@ from pathlib import Path
 import pandas as pd
 
 from fdbench.core.io import RUN_MARKER, verify_if_recorded
+from fdbench.core.validation import check_results_table
+from fdbench.metrics.ranges import METRIC_RANGES
 from fdbench.report.gallery import Gallery
 
 
@@ -39,6 +41,13 @@ def _read_table(run_dir: Path, stem: str, fdbench_folder: bool) -> pd.DataFrame 
     return None
 
 
+def _results_name(run_dir: Path) -> str:
+    for suffix in (".parquet", ".csv"):
+        if (run_dir / f"results{suffix}").exists():
+            return str(run_dir / f"results{suffix}")
+    return str(run_dir)
+
+
 def read_run_inputs(run_dir: str | Path) -> RunInputs:
     """Read the report inputs present in ``run_dir`` (layout in docs/report.md).
 
@@ -50,6 +59,11 @@ def read_run_inputs(run_dir: str | Path) -> RunInputs:
     (:func:`fdbench.core.io.verify_file`): a damaged file is one ``IntegrityError`` naming it. In a
     run folder of fdbench (its marker :data:`fdbench.core.io.RUN_MARKER`) every file must have its
     checksum; elsewhere a file without one is taken as the user's own input.
+
+    The results table crosses the input boundary
+    (:func:`fdbench.core.validation.check_results_table`): a repeated result, a metric value
+    outside its interval (:data:`fdbench.metrics.ranges.METRIC_RANGES`) or a cell of the wrong
+    type is one error naming the file and column.
     """
     run_dir = Path(run_dir)
     if not run_dir.is_dir():
@@ -59,8 +73,11 @@ def read_run_inputs(run_dir: str | Path) -> RunInputs:
     gallery = None
     if gallery_path.exists():
         gallery = Gallery.load(verify_if_recorded(gallery_path, required=ours))
+    results = _read_table(run_dir, "results", ours)
+    if results is not None:
+        results = check_results_table(results, _results_name(run_dir), METRIC_RANGES)
     return RunInputs(
-        results=_read_table(run_dir, "results", ours),
+        results=results,
         bootstrap=_read_table(run_dir, "bootstrap", ours),
         curves=_read_table(run_dir, "curves", ours),
         reliability=_read_table(run_dir, "reliability", ours),

@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 from typing import Annotated, Any, Literal
 
-import yaml
 from pydantic import (
     BaseModel,
     ConfigDict,
@@ -14,6 +13,9 @@ from pydantic import (
     field_validator,
     model_validator,
 )
+
+from fdbench.core.validation import first_non_finite
+from fdbench.core.yaml import load_yaml
 
 __all__ = [
     "CoodSettings",
@@ -25,6 +27,12 @@ __all__ = [
     "parse_zoo_config",
 ]
 
+#: Upper bounds of the sizes a zoo config states, checked before anything is allocated: the
+#: p-NormSoftmax temperature grid, the member bootstrap's resamples (a resamples x members
+#: matrix) and the samples of one streamed block (a block x classes matrix of float64).
+MAX_GRID = 10_000
+MAX_BOOTSTRAP = 1_000_000
+MAX_CHUNK = 1_000_000
 #: CSFs the zoo evaluates on every member (MCD-* only where a member has MC-dropout logits).
 ZOO_CSFS = ("MSR", "MLS", "PE", "MaxLogit-pNorm", "pNormSoftmax", "MCD-MSR", "MCD-PE")
 
@@ -44,7 +52,7 @@ class CoodSettings(_Strict):
     n_estimation: int = Field(default=150, ge=1)
     n_test: int = Field(default=50, ge=1)
     keep_small_classes: bool = False
-    n_levels: int = Field(default=11, ge=2)
+    n_levels: int = Field(default=11, ge=2, le=1000)
     csfs: tuple[str, ...] = ("MSR", "MLS", "PE", "MaxLogit-pNorm", "MCD-PE")
 
     @field_validator("csfs")
@@ -62,10 +70,12 @@ class PNormSettings(_Strict):
     which a 10 000 × 100 member takes 2.4 × the CPU time (0.93 s instead of 0.39 s;
     ``t_count: 199`` restores their grid)."""
 
-    p_grid: tuple[Annotated[float, Field(ge=0)], ...] = tuple(float(p) for p in range(10))
+    p_grid: tuple[Annotated[float, Field(ge=0)], ...] = Field(
+        default=tuple(float(p) for p in range(10)), min_length=1, max_length=1000
+    )
     t_start: float = Field(default=0.01, gt=0)
     t_stop: float = Field(default=1.99, gt=0)
-    t_count: int = Field(default=40, ge=1)
+    t_count: int = Field(default=40, ge=1, le=MAX_GRID)
     softmax: bool = True
 
     def t_grid(self) -> tuple[float, ...]:
@@ -124,9 +134,9 @@ class ZooConfig(_Strict):
     cood: CoodSettings = CoodSettings()
     pnorm: PNormSettings = PNormSettings()
     sac_targets: tuple[Annotated[float, Field(gt=0, lt=1)], ...] = (0.95, 0.99)
-    n_bins: int = Field(default=15, ge=1)
-    n_bootstrap: int = Field(default=1000, ge=10)
-    chunk_size: int = Field(default=4096, ge=1)
+    n_bins: int = Field(default=15, ge=1, le=100_000)
+    n_bootstrap: int = Field(default=1000, ge=10, le=MAX_BOOTSTRAP)
+    chunk_size: int = Field(default=4096, ge=1, le=MAX_CHUNK)
     workers: int = Field(default=0, ge=0)
     sources: SourcesSettings = SourcesSettings()
     authors_code: Literal["stable", "torch"] | None = None
@@ -150,6 +160,11 @@ def parse_zoo_config(data: Any, *, source: str = "zoo config") -> ZooConfig:
     if not isinstance(data, dict):
         kind = type(data).__name__
         raise ValueError(f"{source}: expected a mapping at the top level, got {kind}")
+    bad = first_non_finite(data)
+    if bad is not None:
+        raise ValueError(
+            f"{source}: invalid configuration: {bad}: expected a finite number, got NaN or infinity"
+        )
     try:
         return ZooConfig.model_validate(data)
     except ValidationError as error:
@@ -157,17 +172,11 @@ def parse_zoo_config(data: Any, *, source: str = "zoo config") -> ZooConfig:
 
 
 def load_zoo_config(path: str | os.PathLike[str]) -> ZooConfig:
-    """Read a YAML zoo config; relative paths (``zoo``, the ``sources``' folders and weight
-    files) are taken relative to the file."""
+    """Read a YAML zoo config with :func:`fdbench.core.yaml.load_yaml` (repeated keys, alias
+    bombs and ``!!python`` tags refused) and validate it; relative paths (``zoo``, the
+    ``sources``' folders and weight files) are taken relative to the file."""
     path = os.fspath(path)
-    try:
-        with open(path, encoding="utf-8") as fh:
-            data = yaml.safe_load(fh)
-    except FileNotFoundError:
-        raise ValueError(f"config file {path!r} does not exist") from None
-    except yaml.YAMLError as error:
-        raise ValueError(f"{path}: not valid YAML: {error}") from None
-    config = parse_zoo_config(data, source=path)
+    config = parse_zoo_config(load_yaml(path), source=path)
     base = os.path.dirname(os.path.abspath(path))
 
     def resolve(folder: str) -> str:

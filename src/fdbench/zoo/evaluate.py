@@ -22,7 +22,14 @@ from fdbench.data.shifts.cood import (
 )
 from fdbench.metrics.conventions import GALIL_START_INDEX
 
-from .members import Member, declared_val_mask, has_array, iter_blocks, read_array
+from .members import (
+    Member,
+    check_member,
+    declared_val_mask,
+    has_array,
+    iter_blocks,
+    read_array,
+)
 
 if TYPE_CHECKING:
     from .config import ZooConfig
@@ -257,9 +264,13 @@ def evaluate_member(member: Member, config: ZooConfig) -> tuple[pd.DataFrame, pd
       ``auroc_ood``, the ID test samples positive against every ImageNet-O sample (the extra
       OOD set of Galil et al.'s Figure 6, one set without levels).
 
+    The member is first checked (:func:`fdbench.zoo.members.check_member`): dtypes, shapes,
+    labels and OOD class ids; its logits are checked for NaN/inf as they are streamed.
+
     Levels table: per CSF and level the percentile, severity and the OOD class ids of its
     group (JSON), so that every C-OOD number can be recomputed from the member's outputs.
     """
+    check_member(member)
     labels = np.asarray(read_array(member, "test", "labels"), dtype=np.int64)
     fits, declared = fit_member(member, config, labels)
     with_mcd = has_array(member, "test", "mcd_logits")

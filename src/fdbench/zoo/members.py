@@ -14,9 +14,18 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from fdbench.core.validation import (
+    REAL_KINDS,
+    check_allocation,
+    check_finite,
+    check_integers,
+    npz_headers,
+)
+
 __all__ = [
     "SPLITS",
     "Member",
+    "check_member",
     "declared_val_mask",
     "discover_members",
     "has_array",
@@ -162,6 +171,95 @@ def read_array(member: Member, split: str, array: str) -> np.ndarray:
     return np.asarray(getattr(run.splits[split], array)[...])
 
 
+def _shapes(member: Member) -> dict[str, tuple[tuple[int, ...], np.dtype]]:
+    """Shape and dtype of every array of ``member`` by ``.npz`` key (``test_logits``,
+    ``ood_classes``, ...), from the ``.npy`` headers or the store's metadata: nothing is read."""
+    if member.kind == "npz":
+        with _readable(member):
+            return npz_headers(member.path, f"zoo member {member.name!r}")
+    from fdbench.outputs import read_outputs
+
+    run = read_outputs(member.path, lazy=True)
+    found = {}
+    for split, outputs in run.splits.items():
+        for array in ("labels", "logits", "mcd_logits"):
+            value = getattr(outputs, array)
+            if value is not None:
+                found[f"{split}_{array}"] = (tuple(value.shape), np.dtype(value.dtype))
+    classes = run.meta.get("ood_classes")
+    if classes is not None:
+        found["ood_classes"] = (tuple(np.shape(classes)), np.asarray(classes).dtype)
+    return found
+
+
+def check_member(member: Member) -> None:
+    """Check that ``member`` holds what the zoo evaluation reads, before any of it is used.
+
+    From the headers (nothing allocated beyond :func:`fdbench.core.validation.memory_limit`):
+    ``test_logits`` present; every ``<split>_logits`` of real numbers with shape (N, K),
+    K >= 2 and one K for every split (the OOD pool and ImageNet-O included);
+    ``<split>_mcd_logits`` (N, S, K); ``test_labels`` and, with ``val_logits``, ``val_labels``
+    of shape (N,); ``ood_classes`` (M,) with ``ood_logits``. Then the labels are read: integers
+    in [0, K), and the OOD class ids integers >= 0. Non-finite logits are refused as they are
+    streamed (:func:`iter_blocks`). Every refusal is one ``ValueError``/``TypeError`` naming
+    the member and the array.
+    """
+    what = f"zoo member {member.name!r}"
+    shapes = _shapes(member)
+    if "test_logits" not in shapes:
+        raise ValueError(f"{what} ({member.path}) lacks the array 'test_logits'")
+    k = shapes["test_logits"][0][1:2]
+    for split in SPLITS:
+        logits = shapes.get(f"{split}_logits")
+        if logits is None:
+            continue
+        shape, dtype = logits
+        name = f"{what}: {split}_logits"
+        if dtype.kind not in REAL_KINDS:
+            raise TypeError(f"{name}: expected real numbers, got dtype {dtype}")
+        if len(shape) != 2 or shape[1] < 2 or shape[0] < 1:
+            raise ValueError(f"{name}: expected shape (N, K) with N >= 1, K >= 2; got {shape}")
+        if shape[1:] != k:
+            raise ValueError(
+                f"{name}: expected {k[0]} class columns as test_logits has, got shape {shape}"
+            )
+        mcd = shapes.get(f"{split}_mcd_logits")
+        if mcd is not None:
+            mshape, mdtype = mcd
+            mname = f"{what}: {split}_mcd_logits"
+            if mdtype.kind not in REAL_KINDS:
+                raise TypeError(f"{mname}: expected real numbers, got dtype {mdtype}")
+            if len(mshape) != 3 or mshape[0] != shape[0] or mshape[2] != k[0] or mshape[1] < 1:
+                raise ValueError(f"{mname}: expected shape ({shape[0]}, S, {k[0]}), got {mshape}")
+        if split in ("test", "val"):
+            _check_ids(member, shapes, split, "labels", shape[0], k[0])
+        elif split == "ood":
+            _check_ids(member, shapes, split, "classes", shape[0], None)
+
+
+def _check_ids(
+    member: Member,
+    shapes: dict[str, tuple[tuple[int, ...], np.dtype]],
+    split: str,
+    array: str,
+    n: int,
+    n_classes: int | None,
+) -> None:
+    key = _npz_key(split, array)
+    name = f"zoo member {member.name!r}: {key}"
+    if key not in shapes:
+        raise ValueError(f"{name} is missing; it is required beside {split}_logits")
+    shape, dtype = shapes[key]
+    if shape != (n,):
+        raise ValueError(
+            f"{name}: expected shape ({n},) as {split}_logits has {n} rows, got {shape}"
+        )
+    if dtype.kind not in REAL_KINDS:
+        raise TypeError(f"{name}: expected integers, got dtype {dtype}")
+    check_allocation(n * dtype.itemsize, name)
+    check_integers(read_array(member, split, array), name, low=0, high=n_classes)
+
+
 def _npz_row_blocks(
     archive: zipfile.ZipFile, key: str, chunk_size: int, what: str
 ) -> Iterator[np.ndarray]:
@@ -196,12 +294,28 @@ def iter_blocks(
     converted to float64 (logits) so that memory holds one block, never the whole split.
 
     A ``.npz`` member is read straight from its zip entries (decompressing as it goes); an
-    outputs store through :func:`fdbench.outputs.iter_sample_chunks`.
+    outputs store through :func:`fdbench.outputs.iter_sample_chunks`. A NaN or infinite value
+    is a ``ValueError`` naming the member, the array and the sample.
     """
     if split not in SPLITS:
         raise ValueError(f"split must be one of {SPLITS}; got {split!r}")
     if chunk_size < 1:
         raise ValueError(f"chunk_size must be >= 1; got {chunk_size}")
+    for start, block in enumerate(_raw_blocks(member, split, arrays, chunk_size)):
+        for key, values in block.items():
+            if not np.isfinite(values).all():
+                rows = np.flatnonzero(~np.isfinite(values).reshape(values.shape[0], -1).all(axis=1))
+                check_finite(
+                    values[rows[0]],
+                    f"zoo member {member.name!r}: {_npz_key(split, key)}, sample "
+                    f"{start * chunk_size + int(rows[0])}",
+                )
+        yield block
+
+
+def _raw_blocks(
+    member: Member, split: str, arrays: tuple[str, ...], chunk_size: int
+) -> Iterator[dict[str, np.ndarray]]:
     if member.kind == "store":
         from fdbench.outputs import iter_sample_chunks
 

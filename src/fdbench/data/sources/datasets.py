@@ -4,7 +4,6 @@ first when missing)."""
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
 from fdbench.data.sources import cache as _cache
 from fdbench.data.sources.catalog import DATASETS, SPLITS
@@ -47,8 +46,3 @@ def load_dataset(
         fetch(name, data_dir=data_dir)
     images, labels, class_names = _cache.read_cached_split(folder, split, name)
     return ImageDataset(name, images, labels, class_names)
-
-
-def cache_folder(name: str, *, data_dir: str | os.PathLike | None = None) -> Path:
-    """The cache folder of dataset ``name``."""
-    return _cache.data_dir(data_dir) / name

@@ -463,11 +463,6 @@ _NORMALISE = {
 # --------------------------------------------------------------------------- public API
 
 
-def downloadable_datasets() -> tuple[str, ...]:
-    """Names of the datasets :func:`fetch` downloads (the others are generated locally)."""
-    return tuple(_SOURCES)
-
-
 def fetch(
     name: str,
     *,

@@ -44,9 +44,7 @@ def _curve_groups(
     CSFs asked for are left out."""
     from fdbench.csf import csf_specs
 
-    own_csfs = [
-        s.name for s in csf_specs().values() if s.head is not None and s.judged_by != "mcd"
-    ]
+    own_csfs = [s.name for s in csf_specs().values() if s.head is not None and s.judged_by != "mcd"]
     groups = []
     for label, part in _run_groups(_lowest_seed(curves)):
         available = list(part["csf"].unique())

@@ -21,7 +21,6 @@ if TYPE_CHECKING:
 __all__ = ["ODIN", "ODIN_EPSILONS", "ODIN_TEMPERATURES", "ODINParams"]
 
 
-
 class ODINParams(MethodParams):
     """ODIN on the model of method ``base`` (trained by it, unchanged). ``temperature`` and
     ``epsilon``: fixed values, or ``None`` to select them on the grids ``temperatures`` ×

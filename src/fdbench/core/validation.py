@@ -1,0 +1,352 @@
+"""The one input boundary: checks of every array, table and stated size that enters fdbench.
+
+Every array or table a user gives (outputs to evaluate, zoo members and OOD pools, results
+tables for the report, sizes a file header or a config states) passes through these functions.
+Each refuses what it cannot interpret with one ``TypeError`` (wrong kind of value: text,
+complex, dates, Python objects) or ``ValueError`` (wrong shape, non-finite value, value out of
+range, repeated key, size beyond the memory there is) whose message names the argument, file
+or column, and what was expected; nothing is coerced.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import zipfile
+from collections.abc import Mapping, Sequence
+from typing import IO, Any
+
+import numpy as np
+import pandas as pd
+from numpy.typing import ArrayLike
+
+__all__ = [
+    "REAL_KINDS",
+    "as_real_array",
+    "check_allocation",
+    "check_finite",
+    "check_integers",
+    "check_results_table",
+    "check_unique",
+    "first_non_finite",
+    "memory_limit",
+    "npz_headers",
+    "real_column",
+]
+
+#: dtype kinds that hold real numbers: bool (an exact 0/1), integers and floats.
+REAL_KINDS = "buif"
+
+_KIND_NAMES = {
+    "c": "complex numbers",
+    "U": "text",
+    "S": "bytes",
+    "O": "Python objects",
+    "M": "dates",
+    "m": "durations",
+    "V": "raw records",
+}
+
+
+def _kind_name(dtype: np.dtype) -> str:
+    return _KIND_NAMES.get(dtype.kind, "not a number")
+
+
+def as_real_array(values: ArrayLike, name: str) -> np.ndarray:
+    """``values`` as a float64 array, refusing what is not a real number.
+
+    Complex numbers (whose imaginary part a cast would drop), strings (which NumPy would parse
+    or compare as text), dates, durations and Python objects raise ``TypeError`` naming
+    ``name``: they are not coerced. Booleans are accepted as the exact numbers 0 and 1.
+    """
+    try:
+        arr = np.asarray(values)
+    except (TypeError, ValueError) as err:
+        raise TypeError(
+            f"{name}: expected an array of numbers, got {type(values).__name__}"
+        ) from err
+    if arr.dtype.kind not in REAL_KINDS:
+        raise TypeError(
+            f"{name}: expected real numbers (bool, int or float), got dtype {arr.dtype} "
+            f"({_kind_name(arr.dtype)})"
+        )
+    return arr.astype(np.float64, copy=False)
+
+
+def _first(mask: np.ndarray) -> str:
+    index = tuple(int(i) for i in np.argwhere(mask)[0])
+    return str(index[0]) if len(index) == 1 else str(index)
+
+
+def check_finite(values: np.ndarray, name: str) -> None:
+    """Raise ``ValueError`` naming ``name``, the count and the first index of NaN/inf values."""
+    bad = ~np.isfinite(values)
+    if bad.any():
+        raise ValueError(
+            f"{name}: expected finite numbers, got {int(bad.sum())} NaN/infinite value(s), "
+            f"first at index {_first(bad)}"
+        )
+
+
+def check_integers(
+    values: ArrayLike, name: str, *, low: int | None = None, high: int | None = None
+) -> np.ndarray:
+    """``values`` as int64, refusing non-numbers (``TypeError``), non-integral or non-finite
+    numbers and values outside ``[low, high)`` (``ValueError`` naming the first)."""
+    arr = np.asarray(values)
+    if arr.dtype.kind not in REAL_KINDS:
+        raise TypeError(
+            f"{name}: expected integers, got dtype {arr.dtype} ({_kind_name(arr.dtype)})"
+        )
+    if arr.dtype.kind == "f":
+        bad = ~(np.isfinite(arr) & (arr == np.round(arr)))
+        if bad.any():
+            raise ValueError(
+                f"{name}: expected integers, got {arr[bad][0].item()!r} at index {_first(bad)} "
+                f"({int(bad.sum())} such value(s))"
+            )
+    ints = arr.astype(np.int64)
+    bad = np.zeros(ints.shape, dtype=bool)
+    if low is not None:
+        bad |= ints < low
+    if high is not None:
+        bad |= ints >= high
+    if bad.any():
+        bounds = f"[{'-inf' if low is None else low}, {'inf' if high is None else high})"
+        raise ValueError(
+            f"{name}: expected integers in {bounds}, got {int(ints[bad][0])} at index "
+            f"{_first(bad)} ({int(bad.sum())} out of range)"
+        )
+    return ints
+
+
+def memory_limit() -> int:
+    """The bytes one allocation may take at most: the machine's physical memory, or the
+    process's address-space limit (``ulimit -v``) where that is lower."""
+    limit = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    try:
+        import resource
+
+        soft, _ = resource.getrlimit(resource.RLIMIT_AS)
+        if soft != resource.RLIM_INFINITY:
+            limit = min(limit, soft)
+    except (ImportError, OSError, ValueError):
+        pass
+    return int(limit)
+
+
+def _bytes(n: float) -> str:
+    for unit in ("bytes", "KiB", "MiB", "GiB", "TiB", "PiB"):
+        if n < 1024 or unit == "PiB":
+            return f"{n:.0f} {unit}" if unit == "bytes" else f"{n:.1f} {unit}"
+        n /= 1024
+    return f"{n} bytes"
+
+
+def check_allocation(n_bytes: float, what: str) -> None:
+    """Refuse, before allocating, an array of ``n_bytes`` larger than :func:`memory_limit`:
+    ``ValueError`` naming ``what`` and the memory it would need."""
+    limit = memory_limit()
+    if n_bytes > limit:
+        raise ValueError(
+            f"{what} would need {_bytes(n_bytes)} of memory, more than the {_bytes(limit)} "
+            "available; refusing to read it"
+        )
+
+
+def _npy_header(fh: IO[bytes], where: str) -> tuple[tuple[int, ...], np.dtype, int]:
+    """Shape, dtype and header length of the ``.npy`` stream ``fh`` (positioned at its start)."""
+    version = np.lib.format.read_magic(fh)
+    if version == (1, 0):
+        shape, fortran, dtype = np.lib.format.read_array_header_1_0(fh, max_header_size=100_000)
+    elif version in ((2, 0), (3, 0)):
+        reader = np.lib.format.read_array_header_2_0
+        shape, fortran, dtype = reader(fh, max_header_size=100_000)
+    else:
+        raise ValueError(f"{where}: .npy format {version} is not supported")
+    del fortran
+    return tuple(int(s) for s in shape), dtype, fh.tell()
+
+
+def npz_headers(
+    path: str | os.PathLike[str], what: str
+) -> dict[str, tuple[tuple[int, ...], np.dtype]]:
+    """The shape and dtype of every array of the ``.npz`` archive at ``path``, read from the
+    ``.npy`` headers alone (nothing is allocated).
+
+    Each header is checked against the size of its zip entry (a header claiming 10^11 × 7
+    values in a small entry is damaged or hostile) and the array against :func:`memory_limit`
+    (:func:`check_allocation`); arrays of Python objects are refused (they would need
+    unpickling). ``ValueError`` names ``what``, the file and the array.
+    """
+    headers: dict[str, tuple[tuple[int, ...], np.dtype]] = {}
+    with zipfile.ZipFile(path) as archive:
+        for info in archive.infolist():
+            if not info.filename.endswith(".npy"):
+                continue
+            key = info.filename.removesuffix(".npy")
+            where = f"{what} {os.fspath(path)!r}: array {key!r}"
+            with archive.open(info) as fh:
+                shape, dtype, offset = _npy_header(fh, where)
+            if dtype.hasobject:
+                raise ValueError(f"{where} holds Python objects (dtype {dtype}); expected numbers")
+            need = math.prod(shape) * dtype.itemsize
+            if offset + need != info.file_size:
+                raise ValueError(
+                    f"{where}: its header states shape {shape} of {dtype} ({_bytes(need)}), but "
+                    f"the archive holds {_bytes(max(info.file_size - offset, 0))} for it"
+                )
+            check_allocation(need, where)
+            headers[key] = (shape, dtype)
+    return headers
+
+
+def first_non_finite(data: Any, where: str = "") -> str | None:
+    """The dotted path of the first NaN or infinite number in parsed YAML/JSON data, if any."""
+    if isinstance(data, float) and not math.isfinite(data):
+        return where or "<root>"
+    items = (
+        data.items()
+        if isinstance(data, dict)
+        else (enumerate(data) if isinstance(data, list) else ())
+    )
+    for key, value in items:
+        found = first_non_finite(value, f"{where}.{key}" if where else str(key))
+        if found is not None:
+            return found
+    return None
+
+
+def _line(source: str, row: int) -> str:
+    return f" (line {row + 2} of the file)" if source.lower().endswith(".csv") else ""
+
+
+def real_column(column: pd.Series, name: str, source: str) -> np.ndarray:
+    """The float64 values of the table column ``name`` of ``source``; a cell that is not a real
+    number is an error naming the column and row (nothing is coerced: not text, complex, dates
+    or durations). Missing cells read as NaN."""
+    kind = column.dtype.kind
+    if kind in REAL_KINDS:
+        return column.to_numpy(dtype=np.float64)
+    if kind in "OSUT":
+        parsed = pd.to_numeric(column, errors="coerce")
+        bad = parsed.isna().to_numpy() & column.notna().to_numpy()
+        if not bad.any() and parsed.dtype.kind in REAL_KINDS:
+            return parsed.to_numpy(dtype=np.float64)
+        if bad.any():
+            row = int(np.flatnonzero(bad)[0])
+            raise ValueError(
+                f"{source}: column {name!r}, row {row}{_line(source, row)}: "
+                f"{column.iloc[row]!r} is not a number ({int(bad.sum())} such cell(s))"
+            )
+    raise TypeError(f"{source}: column {name!r} must hold real numbers, got dtype {column.dtype}")
+
+
+def check_unique(table: pd.DataFrame, keys: Sequence[str], source: str) -> None:
+    """Raise ``ValueError`` naming the first key (values of ``keys``) held by more than one row
+    of ``table``: a table that says two things about one result is not averaged or guessed."""
+    repeated = table.duplicated(subset=list(keys), keep=False).to_numpy()
+    if not repeated.any():
+        return
+    first = int(np.flatnonzero(repeated)[0])
+    key = ", ".join(
+        f"{k}={table[k].iloc[first]!r}" for k in keys if not _blank(table[k].iloc[first])
+    )
+    groups = table.groupby(list(keys), dropna=False, sort=False).ngroup().to_numpy()
+    twins = np.flatnonzero(groups == groups[first])
+    shown = ", ".join(str(r) for r in twins[:3])
+    raise ValueError(
+        f"{source}: {twins.size} rows ({shown}) hold the same result ({key}); expected one "
+        "row per result"
+    )
+
+
+def _blank(value: Any) -> bool:
+    return value == "" or (isinstance(value, float) and math.isnan(value))
+
+
+#: Columns of a results table that are text: they name a result.
+RESULT_TEXT_COLUMNS = ("dataset", "method", "csf", "study", "metric", "protocol", "params")
+#: Columns of a results table that are integers.
+RESULT_INTEGER_COLUMNS = ("seed", "candidate", "n_samples")
+#: Columns of a results table that hold a result (or its interval), not its name.
+RESULT_VALUE_COLUMNS = ("value", "std", "ci_lower", "ci_upper", "n_samples")
+#: Columns every results table has.
+RESULT_REQUIRED = ("csf", "study", "metric", "value")
+
+
+def check_results_table(
+    table: pd.DataFrame,
+    source: str,
+    ranges: Mapping[str, tuple[float, float]],
+    *,
+    tolerance: float = 1e-9,
+) -> pd.DataFrame:
+    """A results table given to fdbench (one row per result: ``dataset, method, seed, csf,
+    study, metric, value, ...``), checked and with its columns in their types.
+
+    Refused, each with one error naming ``source`` and the column (and row, or key):
+    a missing required column (:data:`RESULT_REQUIRED`); no rows; a name column
+    (:data:`RESULT_TEXT_COLUMNS`) that is not text; an integer column
+    (:data:`RESULT_INTEGER_COLUMNS`) with a non-integer; a value column that is not a real
+    number; two rows with the same key (every column but the value columns) and a value of a
+    metric of ``ranges`` outside its ``[low, high]`` (beyond ``tolerance``, infinities
+    included; NaN, an undefined metric, passes). Empty cells of a name column (a CSV's
+    ``dataset,method`` of ``fdbench evaluate``) read as ``""``.
+    """
+    missing = [c for c in RESULT_REQUIRED if c not in table.columns]
+    if missing:
+        raise ValueError(
+            f"{source}: missing column(s) {missing} of a results table; found {list(table.columns)}"
+        )
+    if table.empty:
+        raise ValueError(f"{source}: the results table has no rows")
+    table = table.copy()
+    for column in RESULT_TEXT_COLUMNS:
+        if column not in table.columns:
+            continue
+        values = table[column]
+        if values.isna().all():
+            table[column] = ""
+            continue
+        if values.dtype.kind in "iu":
+            # names made of digits, read from a CSV as integers
+            table[column] = values.astype(str)
+            continue
+        if values.isna().any():
+            values = values.where(values.notna(), "")
+            table[column] = values
+        if pd.api.types.is_string_dtype(values.dtype) and values.dtype != object:
+            continue
+        bad = ~values.map(lambda v: isinstance(v, str)).to_numpy()
+        if bad.any():
+            row = int(np.flatnonzero(bad)[0])
+            raise TypeError(
+                f"{source}: column {column!r} must hold names (text), got "
+                f"{values.iloc[row]!r} in row {row}{_line(source, row)}"
+            )
+    for column in RESULT_INTEGER_COLUMNS:
+        if column in table.columns:
+            values = real_column(table[column], column, source)
+            table[column] = check_integers(values, f"{source}: column {column!r}", low=0)
+    for column in RESULT_VALUE_COLUMNS:
+        if column in table.columns and column not in RESULT_INTEGER_COLUMNS:
+            table[column] = real_column(table[column], column, source)
+    keys = [c for c in table.columns if c not in RESULT_VALUE_COLUMNS]
+    check_unique(table, keys, source)
+    values = table["value"].to_numpy(dtype=np.float64)
+    metrics = table["metric"].to_numpy()
+    for metric, (low, high) in ranges.items():
+        mine = metrics == metric
+        if not mine.any():
+            continue
+        v = values[mine]
+        inside = (v >= low - tolerance) & (v <= high + tolerance) & ~np.isinf(v)
+        bad = ~np.isnan(v) & ~inside
+        if bad.any():
+            row = int(np.flatnonzero(mine)[np.flatnonzero(bad)[0]])
+            raise ValueError(
+                f"{source}: metric {metric!r} must lie in [{low:g}, {high:g}], got "
+                f"{values[row]!r} in row {row}{_line(source, row)} ({int(bad.sum())} such row(s))"
+            )
+    return table
