@@ -20,7 +20,7 @@ from fdbench.core.validation import (
     npz_headers,
 )
 from fdbench.core.yaml import load_yaml, parse_yaml
-from fdbench.metrics.ranges import METRIC_RANGES
+from fdbench.metrics.specs import metric_bounds
 from fdbench.zoo.synthetic import make_synthetic_zoo
 
 from ._cli import assert_one_line_error, digests, outputs_npz, run_cli
@@ -279,7 +279,7 @@ def test_report_reads_the_csv_that_evaluate_writes(tmp_path):
 
 def test_results_check_keeps_a_valid_table_as_it_is(tmp_path):
     table = _results(tmp_path)
-    checked = check_results_table(table, "t", METRIC_RANGES)
+    checked = check_results_table(table, "t", metric_bounds())
     pd.testing.assert_frame_equal(checked, table)
 
 

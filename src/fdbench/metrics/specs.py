@@ -29,6 +29,7 @@ A plug-in metric is computed by :func:`~fdbench.metrics.evaluate_all` after the 
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
@@ -64,6 +65,7 @@ __all__ = [
     "add_metric",
     "builtin_metric_specs",
     "find_metric",
+    "metric_bounds",
     "metric_spec",
     "metric_specs",
     "register_metric",
@@ -119,6 +121,13 @@ class MetricSpec:
         it when asked for resamples.
     ``computed_by``
         One of :data:`COMPUTED_BY`.
+    ``bounds``
+        The closed interval its value lies in by its definition (METRICS.md), checked where a
+        results table enters from a user (``fdbench report``): rates, areas under ROC/PR
+        curves, coverages, accuracies and calibration errors in [0, 1]; the AURC family and
+        selective risks in [0, inf) (residuals are non-negative and may exceed 1, e.g. the
+        balanced-accuracy error); NLL in [0, inf); the Brier score of a probability vector in
+        [0, 2]; unbounded (the default) where the definition gives no interval.
     ``plugin``
         Registered by another package (:func:`register_metric`).
     """
@@ -136,6 +145,7 @@ class MetricSpec:
     bootstrappable: bool = False
     interval: bool = False
     computed_by: str = "suite"
+    bounds: tuple[float, float] = (-math.inf, math.inf)
     plugin: bool = False
 
     def __post_init__(self) -> None:
@@ -157,10 +167,20 @@ class MetricSpec:
             raise TypeError(f"scale of metric {self.name!r} must be a number, got {self.scale!r}")
         if not self.scale > 0:
             raise ValueError(f"scale of metric {self.name!r} must be positive, got {self.scale}")
+        low, high = self.bounds
+        if math.isnan(low) or math.isnan(high) or low > high:
+            raise ValueError(
+                f"bounds of metric {self.name!r} must be an interval, got {self.bounds}"
+            )
         if self.needs_logits and not self.needs_labels:
             raise ValueError(f"metric {self.name!r}: needs_logits also needs labels")
         if self.plugin and (not callable(self.function) or self.bootstrappable):
             raise ValueError(f"plug-in metric {self.name!r} needs a function and no kernel")
+
+    @property
+    def bounded(self) -> bool:
+        """Whether the definition bounds the value (:attr:`bounds` not the whole real line)."""
+        return self.bounds != (-math.inf, math.inf)
 
     def heading(self, *, per_cent: bool = False) -> str:
         """The column heading of a table: the label and the factor its values are shown
@@ -174,9 +194,15 @@ class MetricSpec:
         return 100.0 if per_cent and self.fraction else float(self.scale)
 
 
+#: The bounds of a proportion (rates, areas under ROC/PR curves, coverages, accuracies,
+#: calibration errors) and of a non-negative quantity (risks, areas under risk curves, NLL).
+UNIT = (0.0, 1.0)
+NON_NEGATIVE = (0.0, math.inf)
+
+
 def _per_mille(name: str, label: str, function: Callable[..., float], **facts) -> MetricSpec:
-    """An area under a risk curve: lower is better, shown ×1000."""
-    return MetricSpec(name, label, False, function, scale=1000.0, **facts)
+    """An area under a risk curve: lower is better, shown ×1000, non-negative."""
+    return MetricSpec(name, label, False, function, scale=1000.0, bounds=NON_NEGATIVE, **facts)
 
 
 _BUILTINS = (
@@ -184,13 +210,14 @@ _BUILTINS = (
     _per_mille("augrc", "AUGRC", augrc, bootstrappable=True, interval=True),
     _per_mille("eaurc", "e-AURC", eaurc, bootstrappable=True, interval=True),
     _per_mille("eaugrc", "e-AUGRC", eaugrc, bootstrappable=True, interval=True),
-    MetricSpec("naurc", "NAURC", False, naurc, bootstrappable=True),
+    MetricSpec("naurc", "NAURC", False, naurc, bootstrappable=True, bounds=NON_NEGATIVE),
     MetricSpec(
         "auroc_f",
         "AUROC_f",
         True,
         auroc_f,
         fraction=True,
+        bounds=UNIT,
         binary_only=True,
         bootstrappable=True,
         interval=True,
@@ -201,6 +228,7 @@ _BUILTINS = (
         True,
         ap_f_success,
         fraction=True,
+        bounds=UNIT,
         binary_only=True,
         bootstrappable=True,
     ),
@@ -210,6 +238,7 @@ _BUILTINS = (
         True,
         ap_f_error,
         fraction=True,
+        bounds=UNIT,
         binary_only=True,
         bootstrappable=True,
     ),
@@ -219,6 +248,7 @@ _BUILTINS = (
         False,
         partial(fpr_at_tpr, tpr=0.95),
         fraction=True,
+        bounds=UNIT,
         binary_only=True,
         bootstrappable=True,
         interval=True,
@@ -229,16 +259,18 @@ _BUILTINS = (
         False,
         partial(fpr_at_tpr, tpr=0.80),
         fraction=True,
+        bounds=UNIT,
         binary_only=True,
         bootstrappable=True,
     ),
-    MetricSpec("ece", "ECE", False, ece, binary_only=True, bootstrappable=True),
-    MetricSpec("mce", "MCE", False, mce, binary_only=True, bootstrappable=True),
+    MetricSpec("ece", "ECE", False, ece, binary_only=True, bootstrappable=True, bounds=UNIT),
+    MetricSpec("mce", "MCE", False, mce, binary_only=True, bootstrappable=True, bounds=UNIT),
     MetricSpec(
         "risk@95cov",
         "Risk@95cov",
         False,
         partial(min_selective_risk_at_coverage, coverage=0.95),
+        bounds=NON_NEGATIVE,
         bootstrappable=True,
     ),
     MetricSpec(
@@ -246,6 +278,7 @@ _BUILTINS = (
         "Selective risk@95cov",
         False,
         partial(selective_risk_at_coverage, coverage=0.95),
+        bounds=NON_NEGATIVE,
         bootstrappable=True,
     ),
     MetricSpec(
@@ -254,35 +287,55 @@ _BUILTINS = (
         True,
         partial(coverage_at_risk, risk=0.05),
         fraction=True,
+        bounds=UNIT,
         bootstrappable=True,
     ),
-    MetricSpec("accuracy", "Accuracy", True, residuals="binary", bootstrappable=True),
-    MetricSpec("mean_residual", "Mean residual", False, residuals="soft", bootstrappable=True),
+    MetricSpec("accuracy", "Accuracy", True, residuals="binary", bootstrappable=True, bounds=UNIT),
+    MetricSpec(
+        "mean_residual",
+        "Mean residual",
+        False,
+        residuals="soft",
+        bootstrappable=True,
+        bounds=NON_NEGATIVE,
+    ),
     _per_mille("aurc_ba", "AURC-BA", aurc_ba, needs_labels=True),
     _per_mille("augrc_ba", "AUGRC-BA", augrc_ba, needs_labels=True),
-    MetricSpec("nll", "NLL", False, nll, needs_labels=True, needs_logits=True),
-    MetricSpec("brier", "Brier", False, brier, needs_labels=True, needs_logits=True),
+    MetricSpec("nll", "NLL", False, nll, needs_labels=True, needs_logits=True, bounds=NON_NEGATIVE),
+    MetricSpec(
+        "brier", "Brier", False, brier, needs_labels=True, needs_logits=True, bounds=(0.0, 2.0)
+    ),
     MetricSpec(
         "balanced_accuracy",
         "Balanced accuracy",
         True,
         balanced_accuracy,
         fraction=True,
+        bounds=UNIT,
         needs_labels=True,
         needs_logits=True,
     ),
-    MetricSpec("auroc_out", "AUROC_out", True, auroc_out, fraction=True, computed_by="ood"),
+    MetricSpec(
+        "auroc_out", "AUROC_out", True, auroc_out, fraction=True, bounds=UNIT, computed_by="ood"
+    ),
     MetricSpec(
         "fpr@95tpr_out",
         "FPR@95TPR_out",
         False,
         partial(fpr_at_tpr_out, tpr=0.95),
         fraction=True,
+        bounds=UNIT,
         computed_by="ood",
     ),
-    MetricSpec("roc_auc", "ROC-AUC", True, fraction=True, computed_by="binary_protocol"),
-    MetricSpec("auroc_cood", "C-OOD AUROC", True, auroc_out, fraction=True, computed_by="zoo"),
-    MetricSpec("auroc_ood", "OOD AUROC", True, auroc_out, fraction=True, computed_by="zoo"),
+    MetricSpec(
+        "roc_auc", "ROC-AUC", True, fraction=True, bounds=UNIT, computed_by="binary_protocol"
+    ),
+    MetricSpec(
+        "auroc_cood", "C-OOD AUROC", True, auroc_out, fraction=True, bounds=UNIT, computed_by="zoo"
+    ),
+    MetricSpec(
+        "auroc_ood", "OOD AUROC", True, auroc_out, fraction=True, bounds=UNIT, computed_by="zoo"
+    ),
     _per_mille("aurc_per_sample", "AURC (per sample)", aurc_per_sample, computed_by="conventions"),
     MetricSpec(
         "auroc_f_ordered",
@@ -290,6 +343,7 @@ _BUILTINS = (
         True,
         auroc_f_ordered,
         fraction=True,
+        bounds=UNIT,
         binary_only=True,
         computed_by="conventions",
     ),
@@ -299,6 +353,7 @@ _BUILTINS = (
         True,
         partial(coverage_at_accuracy_first_drop, accuracy=0.99),
         fraction=True,
+        bounds=UNIT,
         computed_by="conventions",
     ),
     MetricSpec(
@@ -307,6 +362,7 @@ _BUILTINS = (
         False,
         partial(fpr_at_tpr_ood_positive, tpr=0.95),
         fraction=True,
+        bounds=UNIT,
         computed_by="conventions",
     ),
 )
@@ -345,6 +401,7 @@ def register_metric(
     binary_only: bool = False,
     needs_labels: bool = False,
     needs_logits: bool = False,
+    bounds: tuple[float, float] = (-math.inf, math.inf),
 ) -> Callable[[Callable[..., float]], Callable[..., float]]:
     """Decorator registering ``function(residuals, confidence, **kw) -> float`` as the plug-in
     metric ``name`` (returns the function unchanged).
@@ -352,8 +409,9 @@ def register_metric(
     ``function`` gets the validated float64 residuals and confidences of one CSF on one study,
     ``labels=`` (and ``logits=``) where ``needs_labels`` (``needs_logits``) is set, and
     ``sample_weight=`` where weights are given. ``label`` (default: ``name``),
-    ``higher_is_better``, ``scale``, ``fraction``, ``binary_only`` (NaN for soft residuals) are
-    the :class:`MetricSpec` fields. The name must not be taken (``ValueError``); registering the
+    ``higher_is_better``, ``scale``, ``fraction``, ``binary_only`` (NaN for soft residuals) and
+    ``bounds`` (the interval ``fdbench report`` checks its values against) are the
+    :class:`MetricSpec` fields. The name must not be taken (``ValueError``); registering the
     same function again is a no-op. See the module docstring for the entry point.
     """
     known = _SPECS.get(name)
@@ -377,6 +435,7 @@ def register_metric(
                 binary_only=binary_only,
                 needs_labels=needs_labels,
                 needs_logits=needs_logits,
+                bounds=bounds,
                 plugin=True,
             )
         )
@@ -428,3 +487,9 @@ def metric_spec(name: str) -> MetricSpec:
     if spec is None:
         raise ValueError(f"metric must be one of {sorted(metric_specs())}, got {name!r}")
     return spec
+
+
+def metric_bounds() -> dict[str, tuple[float, float]]:
+    """Every bounded metric's interval by name (:attr:`MetricSpec.bounds`), plug-ins included;
+    the ranges a results table that enters from a user is checked against."""
+    return {name: spec.bounds for name, spec in metric_specs().items() if spec.bounded}

@@ -10,7 +10,7 @@ import pandas as pd
 
 from fdbench.core.io import RUN_MARKER, verify_if_recorded
 from fdbench.core.validation import check_results_table
-from fdbench.metrics.ranges import METRIC_RANGES
+from fdbench.metrics.specs import metric_bounds
 from fdbench.report.gallery import Gallery
 
 
@@ -62,7 +62,7 @@ def read_run_inputs(run_dir: str | Path) -> RunInputs:
 
     The results table crosses the input boundary
     (:func:`fdbench.core.validation.check_results_table`): a repeated result, a metric value
-    outside its interval (:data:`fdbench.metrics.ranges.METRIC_RANGES`) or a cell of the wrong
+    outside its interval (:attr:`fdbench.metrics.MetricSpec.bounds`) or a cell of the wrong
     type is one error naming the file and column.
     """
     run_dir = Path(run_dir)
@@ -75,7 +75,7 @@ def read_run_inputs(run_dir: str | Path) -> RunInputs:
         gallery = Gallery.load(verify_if_recorded(gallery_path, required=ours))
     results = _read_table(run_dir, "results", ours)
     if results is not None:
-        results = check_results_table(results, _results_name(run_dir), METRIC_RANGES)
+        results = check_results_table(results, _results_name(run_dir), metric_bounds())
     return RunInputs(
         results=results,
         bootstrap=_read_table(run_dir, "bootstrap", ours),
