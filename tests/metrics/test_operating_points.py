@@ -135,13 +135,15 @@ def test_crc_equals_the_definition(n, seed, alpha):
         assert point.threshold == np.inf and not point.feasible
 
 
-def test_ltt_grid_uses_only_confidences_and_skips_untestable_levels():
+def test_ltt_grid_uses_only_confidences_and_starts_where_a_test_can_pass():
     c = np.linspace(1, 0, 1000)
     grid = ltt_grid(c, 0.1, 0.1, n_levels=100)
-    minimum = math.ceil(math.log(0.1) / math.log(0.9))  # 22 samples
+    sizes = np.arange(1, 1001)
+    first = sizes[stats.binom.cdf(np.floor(sizes * 0.05), sizes, 0.1) <= 0.1][0]
     assert (np.diff(grid) < 0).all()
-    assert (c >= grid[0]).sum() >= minimum
+    assert (c >= grid[0]).sum() == math.ceil(first / 10) * 10
     assert (c >= grid[-1]).sum() == 1000
+    assert ltt_grid(c[:5], 0.1, 0.1).size == 0
 
 
 def test_sgr_operating_point_is_sgr_threshold():

@@ -349,25 +349,41 @@ def fixed_sequence_testing(p_values: ArrayLike, delta: float) -> int:
     return int(failed[0]) if failed.size else int(p.size)
 
 
-def ltt_grid(confidence: ArrayLike, alpha: float, delta: float, n_levels: int = 100) -> np.ndarray:
+def ltt_grid(
+    confidence: ArrayLike,
+    alpha: float,
+    delta: float,
+    n_levels: int = 100,
+    *,
+    p_value: str = "binomial",
+) -> np.ndarray:
     """Default fixed sequence of LTT: descending thresholds from the calibration confidences.
 
     For the coverage levels k/``n_levels`` (k = 1 … n_levels), the threshold accepting the
-    ⌈k·n/n_levels⌉ most confident samples; levels with fewer than
-    m = ⌈log δ / log(1 − α)⌉ accepted samples are left out (with fewer, even no failure gives
-    a binomial p-value > δ and the sequence would stop at once). The grid uses the
-    confidences only, never the residuals; duplicates are merged, largest threshold first.
+    ⌈k·n/n_levels⌉ most confident samples. Fixed-sequence testing stops at its first failure,
+    so the sequence starts where a test can pass: levels with fewer than m accepted samples
+    are left out, m the fewest for which an observed selective risk of α/2 gives a p-value
+    <= δ (``p_value``: the binomial P(Binom(m, α) <= ⌊m·α/2⌋), or the Hoeffding–Bentkus one
+    of a mean loss α/2 among m). The grid depends on the confidences, α, δ and n,
+    never on the residuals; duplicates are merged, largest threshold first.
     """
     c = np.sort(as_real_array(confidence, "confidence"))[::-1]
     a = _check_level(alpha, "alpha")
     d = _check_level(delta, "delta")
     if isinstance(n_levels, bool) or not isinstance(n_levels, (int, np.integer)) or n_levels < 1:
         raise ValueError(f"n_levels: expected a positive integer, got {n_levels!r}")
-    minimum = math.ceil(math.log(d) / math.log1p(-a))
-    counts = np.ceil(np.arange(1, n_levels + 1) * c.size / n_levels).astype(np.int64)
-    counts = counts[counts >= minimum]
-    if counts.size == 0:
+    sizes = np.arange(1, c.size + 1)
+    if p_value == "binomial":
+        p = binomial_p_value(np.floor(sizes * a / 2), sizes, a)
+    elif p_value == "hoeffding_bentkus":
+        p = hoeffding_bentkus_p_value(np.full(sizes.size, a / 2), sizes, a)
+    else:
+        raise ValueError(f"p_value: expected 'hoeffding_bentkus' or 'binomial', got {p_value!r}")
+    testable = np.flatnonzero(p <= d)
+    if testable.size == 0:
         return np.empty(0)
+    counts = np.ceil(np.arange(1, n_levels + 1) * c.size / n_levels).astype(np.int64)
+    counts = counts[counts >= sizes[testable[0]]]
     return np.unique(c[counts - 1])[::-1]
 
 
@@ -399,7 +415,7 @@ def ltt_threshold(
     a = _check_level(alpha, "alpha")
     d = _check_level(delta, "delta")
     if thresholds is None:
-        lam = ltt_grid(c, a, d)
+        lam = ltt_grid(c, a, d, p_value=p_value)
     else:
         lam = as_real_array(thresholds, "thresholds")
         if lam.ndim != 1 or not np.isfinite(lam).all() or (np.diff(lam) >= 0).any():
