@@ -42,6 +42,7 @@ from .operating_points import (
     hoeffding_bentkus_p_value,
     ltt_threshold,
     sgr_threshold,
+    simulate_operating_points,
 )
 from .population import population_aurc, population_aurc_interval
 from .probabilities import brier_from_probs, check_probs, nll_from_probs
@@ -162,6 +163,7 @@ __all__ = [
     "selective_risk_at_coverage",
     "set_coverage",
     "sgr_threshold",
+    "simulate_operating_points",
     "worst_group",
 ]
 

@@ -36,6 +36,7 @@ __all__ = [
     "selective_outcome",
     "sgr_operating_point",
     "sgr_threshold",
+    "simulate_operating_points",
 ]
 
 
@@ -505,3 +506,59 @@ def apply_operating_point(
     generalized = float(r[c >= point.threshold].sum() / r.size)
     controlled = generalized if point.method == "crc" else risk
     return OperatingPointOutcome(risk, generalized, coverage, controlled <= point.alpha)
+
+
+def simulate_operating_points(
+    residuals: ArrayLike,
+    confidence: ArrayLike,
+    alpha: float,
+    delta: float,
+    *,
+    calibration_fraction: float = 0.3,
+    n_splits: int = 1000,
+    seed: int = 0,
+    methods: tuple[str, ...] = OPERATING_POINT_METHODS,
+) -> dict[str, dict[str, float]]:
+    """Measure the guarantees: ``n_splits`` seeded calibration/test splits of one pool.
+
+    Split s takes :func:`calibration_split` (``calibration_fraction``, seed ``seed + s``);
+    every method certifies a threshold on the calibration part and is applied to the test
+    part and to the whole pool. Per method: ``violation`` (frequency of the controlled
+    quantity exceeding α on the test split: selective risk, generalized risk for CRC),
+    ``pool_violation`` (the same on the whole pool, the population the splits are drawn
+    from), ``coverage`` (mean test coverage kept), ``risk`` (mean test selective risk over the
+    splits that accept something), ``generalized_risk`` (mean test generalized risk) and
+    ``feasible`` (frequency of a certified threshold).
+    """
+    r, c = _check_pair(residuals, confidence, binary=False)
+    if isinstance(n_splits, bool) or not isinstance(n_splits, (int, np.integer)) or n_splits < 1:
+        raise ValueError(f"n_splits: expected a positive integer, got {n_splits!r}")
+    for method in methods:
+        if method not in OPERATING_POINT_METHODS:
+            raise ValueError(
+                f"methods: expected names of {OPERATING_POINT_METHODS}, got {method!r}"
+            )
+    rows = {m: np.empty((n_splits, 6)) for m in methods}
+    for s in range(n_splits):
+        cal = calibration_split(r.size, calibration_fraction, seed + s)
+        for method in methods:
+            point = certify(r[cal], c[cal], alpha, delta, method)
+            test = apply_operating_point(point, r[~cal], c[~cal])
+            pool = apply_operating_point(point, r, c)
+            risk = test.risk if test.coverage > 0 else np.nan
+            rows[method][s] = (
+                not test.held,
+                not pool.held,
+                test.coverage,
+                risk,
+                test.generalized_risk,
+                point.feasible,
+            )
+    keys = ("violation", "pool_violation", "coverage", "risk", "generalized_risk", "feasible")
+    return {
+        method: {
+            key: float(np.nanmean(values[:, k])) if not np.isnan(values[:, k]).all() else np.nan
+            for k, key in enumerate(keys)
+        }
+        for method, values in rows.items()
+    }
