@@ -29,7 +29,7 @@ def test_rows_are_the_calibrated_points_applied_to_each_study():
     assert list(table.columns) == list(OPERATING_POINT_COLUMNS)
     assert len(table) == 2 * len(M.OPERATING_POINT_METHODS)
     for _, row in table.iterrows():
-        point = M.certify(cal_r, cal_c, 0.1, 0.1, row["method"])
+        point = M.certify(cal_r, cal_c, 0.1, 0.1, row["procedure"])
         out = M.apply_operating_point(point, *studies[row["study"]])
         assert row["threshold"] == point.threshold and row["bound"] == point.bound
         assert (row["risk"], row["coverage"], row["held"]) == (out.risk, out.coverage, out.held)
@@ -56,7 +56,7 @@ def test_soft_residuals_leave_out_the_binary_methods():
     cal_r, cal_c, _ = _samples(0)
     soft = cal_r * 0.5
     table = operating_point_table((soft, cal_c), {"iid": (soft, cal_c)}, 0.1, 0.1)
-    assert sorted(table["method"]) == ["crc", "ltt_hb"]
+    assert sorted(table["procedure"]) == ["crc", "ltt_hb"]
 
 
 def test_random_split_is_declared_and_disjoint():
@@ -66,7 +66,7 @@ def test_random_split_is_declared_and_disjoint():
     )
     assert set(table["calibration"]) == {"random 0.4 (seed 2)"}
     cal = M.calibration_split(r.size, 0.4, 2)
-    row = table[(table["method"] == "ltt_hb") & (table["group"] == "")].iloc[0]
+    row = table[(table["procedure"] == "ltt_hb") & (table["group"] == "")].iloc[0]
     point = M.certify(r[cal], c[cal], 0.1, 0.1, "ltt_hb")
     assert row["threshold"] == point.threshold
     assert row["coverage"] == pytest.approx((c[~cal] >= point.threshold).mean())

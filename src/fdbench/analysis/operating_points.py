@@ -31,7 +31,7 @@ BINARY_METHODS = ("sgr", "ltt_binomial")
 #: Columns of :func:`operating_point_table`.
 OPERATING_POINT_COLUMNS = (
     "study",
-    "method",
+    "procedure",
     "alpha",
     "delta",
     "calibration",
@@ -64,7 +64,7 @@ def _row(study, point: OperatingPoint, calibration: str, group, residuals, confi
     out = apply_operating_point(point, residuals, confidence)
     return {
         "study": study,
-        "method": point.method,
+        "procedure": point.method,
         "alpha": point.alpha,
         "delta": point.delta,
         "calibration": calibration,
@@ -94,7 +94,8 @@ def operating_point_table(
 ) -> pd.DataFrame:
     """Operating points certified on ``calibration`` = (residuals, confidence), a split
     disjoint from every test study, applied to each ``studies[name]`` = (residuals,
-    confidence): one row per study and method (:data:`OPERATING_POINT_COLUMNS`, group "").
+    confidence): one row per study and procedure (:data:`OPERATING_POINT_COLUMNS`, group "";
+    ``procedure`` is a name of :data:`fdbench.metrics.OPERATING_POINT_METHODS`).
 
     ``held`` says whether the quantity the method controls (selective risk; generalized risk
     for CRC) stayed within α on the study; on i.i.d. data it does with probability >= 1 − δ
