@@ -118,3 +118,19 @@ def test_interval_covers_the_population_value():
         covered += low <= TRUE_AURC <= high
     # nominal 90 %; the binomial 1st percentile of 100 draws at 0.9 is 82
     assert covered >= 82
+
+
+@settings(max_examples=60, deadline=None)
+@given(n=st.integers(2, 80), seed=st.integers(0, 2**31))
+def test_empirical_aurc_differs_from_the_harmonic_estimate_by_the_end_term(n, seed):
+    """For distinct confidences, the trapezoidal AURC of METRICS.md minus the harmonic estimate
+    (a right Riemann sum over coverages k/n) is (R_1 − R_n)/(2n): the top-1 risk minus the
+    overall risk over 2n, at most 1/(2n) for 0/1 residuals (docs/metrics.md)."""
+    from fdbench import metrics as M
+
+    rng = np.random.default_rng(seed)
+    c = rng.permutation(n).astype(float)
+    r = (rng.uniform(size=n) < 0.3).astype(float)
+    top1 = r[np.argmax(c)]
+    expected = (top1 - r.mean()) / (2 * n)
+    assert M.aurc(r, c) - population_aurc(r, c) == pytest.approx(expected, abs=1e-12)
