@@ -88,3 +88,16 @@ def test_run_calibrated_on_a_named_split():
     assert msr["threshold"] == pytest.approx(point.threshold)
     with pytest.raises(ValueError, match="calibration split 'nope'"):
         run_operating_points(run, OperatingPointRequest(0.1, 0.1, "nope"))
+
+
+def test_stored_groups_give_mondrian_rows(tmp_path):
+    from fdbench.outputs import read_outputs, write_outputs
+
+    run = _run()
+    for split in run.splits.values():
+        split.groups = np.arange(split.n_samples, dtype=np.int64) % 2
+    write_outputs(tmp_path / "store", run)
+    stored = read_outputs(tmp_path / "store")
+    np.testing.assert_array_equal(stored.splits["iid"].groups, run.splits["iid"].groups)
+    rows = run_operating_points(stored, OperatingPointRequest(0.1, 0.1, "val"))
+    assert set(rows["group"]) == {"", "0", "1"}

@@ -204,8 +204,9 @@ def run_operating_points(
     iid_split: str = "iid",
 ) -> pd.DataFrame:
     """Operating points of every CSF the stored outputs allow (each with its own classifier's
-    failures, as :func:`fdbench.jobs.evaluate.evaluate_run` scores them) on every test study.
-    Columns as :func:`table_operating_points`."""
+    failures, as :func:`fdbench.jobs.evaluate.evaluate_run` scores them) on every test study,
+    with Mondrian rows per group where every split used holds a ``groups`` array. Columns as
+    :func:`table_operating_points`."""
     from fdbench.jobs.evaluate import NON_TEST_SPLITS, _run_info
 
     available = list(run.splits)
@@ -222,6 +223,8 @@ def run_operating_points(
             f"--operating-point: calibration split {missing[-1]!r} is not in the outputs "
             f"(splits: {', '.join(available)})"
         )
+    stored = {s: run.splits[s].groups for s in needed}
+    subgroups = stored if all(g is not None for g in stored.values()) else None
     frames = []
     for group in prediction_groups([run], needed):
         frames.extend(
@@ -234,7 +237,7 @@ def run_operating_points(
                 protocol,
                 iid_split,
                 pools,
-                None,
+                subgroups,
             )
         )
     info = {"dataset": "", "method": "", "seed": 0, **_run_info(run, False)}
