@@ -10,6 +10,7 @@ from fdbench import metrics as M
 from fdbench.evaluation.operating_points import (
     OperatingPointRequest,
     parse_operating_point,
+    run_conformal_sets,
     run_operating_points,
     table_operating_points,
 )
@@ -101,3 +102,15 @@ def test_stored_groups_give_mondrian_rows(tmp_path):
     np.testing.assert_array_equal(stored.splits["iid"].groups, run.splits["iid"].groups)
     rows = run_operating_points(stored, OperatingPointRequest(0.1, 0.1, "val"))
     assert set(rows["group"]) == {"", "0", "1"}
+
+
+def test_conformal_sets_beside_the_operating_points():
+    run = _run()
+    rows = run_conformal_sets(run, OperatingPointRequest(0.1, 0.1, "val"))
+    assert list(rows["set_method"]) == ["lac", "aps", "raps"]
+    probs = {s: np.exp(M.log_softmax(run.splits[s].logits)) for s in ("val", "iid")}
+    sets = M.conformal_sets(probs["val"], run.splits["val"].labels, probs["iid"], 0.1)
+    lac = rows.iloc[0]
+    assert lac["coverage"] == M.set_coverage(sets, run.splits["iid"].labels)
+    assert lac["mean_set_size"] == M.mean_set_size(sets)
+    assert lac["study"] == "iid" and lac["calibration"] == "val"

@@ -21,9 +21,11 @@ from fdbench.jobs.evaluate import (
 from fdbench.outputs import RunOutputs
 
 __all__ = [
+    "CONFORMAL_COLUMNS",
     "SUBGROUP_COLUMN",
     "OperatingPointRequest",
     "parse_operating_point",
+    "run_conformal_sets",
     "run_operating_points",
     "table_operating_points",
 ]
@@ -242,3 +244,72 @@ def run_operating_points(
         )
     info = {"dataset": "", "method": "", "seed": 0, **_run_info(run, False)}
     return _finish(frames, {k: info[k] for k in ("dataset", "method", "seed")})
+
+
+#: Columns of :func:`run_conformal_sets`.
+CONFORMAL_COLUMNS = (
+    "study",
+    "set_method",
+    "alpha",
+    "calibration",
+    "coverage",
+    "mean_set_size",
+    "worst_class",
+    "worst_class_coverage",
+)
+
+
+def run_conformal_sets(
+    run: RunOutputs,
+    request: OperatingPointRequest,
+    *,
+    methods: Sequence[str] = ("lac", "aps", "raps"),
+) -> pd.DataFrame:
+    """Split-conformal prediction sets (:func:`fdbench.metrics.conformal_sets`) at level
+    1 − α from the softmax of the stored logits, beside the operating points: per
+    in-distribution test study (labels >= 0) and method, the marginal coverage, the mean set
+    size and the class with the lowest coverage. Calibrated on the request's declared split:
+    the named split, or a random fraction of each study (the rest is its test split)."""
+    from fdbench import metrics as M
+    from fdbench.jobs.evaluate import NON_TEST_SPLITS
+
+    def probs(split):
+        return np.exp(M.log_softmax(np.asarray(split.logits)))
+
+    named = isinstance(request.calibration, str)
+    if named and request.calibration not in run.splits:
+        raise ValueError(
+            f"--operating-point: calibration split {request.calibration!r} is not in the "
+            f"outputs (splits: {', '.join(run.splits)})"
+        )
+    rows = []
+    for study, split in run.splits.items():
+        labels = np.asarray(split.labels)
+        if study in NON_TEST_SPLITS or study == request.calibration or (labels < 0).any():
+            continue
+        p = probs(split)
+        if named:
+            cal = run.splits[request.calibration]
+            cal_p, cal_y, test_p, test_y = probs(cal), np.asarray(cal.labels), p, labels
+            name = request.calibration
+        else:
+            mask = M.calibration_split(labels.size, request.calibration, request.seed)
+            cal_p, cal_y, test_p, test_y = p[mask], labels[mask], p[~mask], labels[~mask]
+            name = f"random {request.calibration:g} (seed {request.seed})"
+        for method in methods:
+            sets = M.conformal_sets(cal_p, cal_y, test_p, request.alpha, method=method)
+            per_class = M.per_class_coverage(sets, test_y)
+            worst = min(per_class, key=per_class.get)
+            rows.append(
+                {
+                    "study": study,
+                    "set_method": method,
+                    "alpha": request.alpha,
+                    "calibration": name,
+                    "coverage": M.set_coverage(sets, test_y),
+                    "mean_set_size": M.mean_set_size(sets),
+                    "worst_class": worst,
+                    "worst_class_coverage": per_class[worst],
+                }
+            )
+    return pd.DataFrame(rows, columns=list(CONFORMAL_COLUMNS))
