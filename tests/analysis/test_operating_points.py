@@ -50,6 +50,9 @@ def test_groups_get_mondrian_rows():
         assert row["threshold"] == point.threshold
         m = g == group
         assert row["coverage"] == pytest.approx((c[m] >= point.threshold).mean())
+        assert row["aurc"] == M.aurc(r[m], c[m]) and row["augrc"] == M.augrc(r[m], c[m])
+    rows = M.group_metrics(r, c, g)
+    assert table[table["worst_group"]]["group"].tolist() == [M.worst_group(rows).group]
 
 
 def test_soft_residuals_leave_out_the_binary_methods():

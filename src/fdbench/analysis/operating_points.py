@@ -17,6 +17,7 @@ from fdbench.metrics.operating_points import (
     calibration_split,
     certify,
 )
+from fdbench.metrics.selective import augrc, aurc
 
 __all__ = [
     "BINARY_METHODS",
@@ -45,6 +46,9 @@ OPERATING_POINT_COLUMNS = (
     "coverage",
     "generalized_risk",
     "held",
+    "aurc",
+    "augrc",
+    "worst_group",
 )
 
 Samples = tuple[ArrayLike, ArrayLike]
@@ -78,6 +82,9 @@ def _row(study, point: OperatingPoint, calibration: str, group, residuals, confi
         "coverage": out.coverage,
         "generalized_risk": out.generalized_risk,
         "held": out.held,
+        "aurc": aurc(residuals, confidence),
+        "augrc": augrc(residuals, confidence),
+        "worst_group": False,
     }
 
 
@@ -103,7 +110,9 @@ def operating_point_table(
     ``calibration_groups`` (one group per calibration sample) and ``study_groups``, each group
     also gets its own threshold, certified on its calibration samples alone (Mondrian) and
     applied to the study's samples of that group, one row per group. SGR and binomial LTT
-    need 0/1 residuals and are left out for other losses.
+    need 0/1 residuals and are left out for other losses. Every row also holds the AURC and
+    AUGRC of its test samples (METRICS.md); among the group rows of a study and procedure,
+    ``worst_group`` marks the group of the largest AURC.
     """
     cal_r, cal_c = (np.asarray(a, dtype=np.float64) for a in calibration)
     chosen = _methods(cal_r, methods)
@@ -128,7 +137,12 @@ def operating_point_table(
                         _row(study, group_point, calibration_name, str(group),
                              r[members], c[members])
                     )  # fmt: skip
-    return pd.DataFrame(rows, columns=list(OPERATING_POINT_COLUMNS))
+    table = pd.DataFrame(rows, columns=list(OPERATING_POINT_COLUMNS))
+    grouped = table[table["group"] != ""]
+    if not grouped.empty:
+        worst = grouped.groupby(["study", "procedure"], sort=False)["aurc"].idxmax()
+        table.loc[worst.to_numpy(), "worst_group"] = True
+    return table
 
 
 def split_operating_point_table(
