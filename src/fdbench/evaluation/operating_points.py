@@ -10,29 +10,27 @@ import numpy as np
 import pandas as pd
 
 from fdbench.analysis.operating_points import operating_point_table, split_operating_point_table
-from fdbench.jobs.evaluate import (
-    _protocol_pools,
+from fdbench.evaluation.confidences import (
+    NON_TEST_SPLITS,
+    SUBGROUP_COLUMN,
+    TABLE_META_COLUMNS,
     _study_confidences,
     default_studies,
-    prediction_groups,
     split_kinds,
     splits_of,
 )
+from fdbench.evaluation.runs import _run_info, prediction_groups
+from fdbench.evaluation.tables import _protocol_pools
 from fdbench.outputs import RunOutputs
 
 __all__ = [
     "CONFORMAL_COLUMNS",
-    "SUBGROUP_COLUMN",
     "OperatingPointRequest",
     "parse_operating_point",
     "run_conformal_sets",
     "run_operating_points",
     "table_operating_points",
 ]
-
-
-#: The optional column of a confidence table that gives each sample's group (site, sex, ...).
-SUBGROUP_COLUMN = "subgroup"
 
 
 @dataclass(frozen=True)
@@ -168,12 +166,10 @@ def table_operating_points(
     run_info: Mapping[str, object] | None = None,
 ) -> pd.DataFrame:
     """Operating points of every confidence column of a table from
-    :func:`fdbench.jobs.evaluate.read_confidence_table`, per study, with Mondrian rows per
+    :func:`fdbench.evaluation.tables.read_confidence_table`, per study, with Mondrian rows per
     ``subgroup`` value where the table has that column. Columns ``dataset``, ``method``,
     ``seed``, then :data:`fdbench.analysis.OPERATING_POINT_COLUMNS` and ``csf``."""
-    from fdbench.jobs.evaluate import TABLE_META_COLUMNS
-
-    csfs = [c for c in table.columns if c not in TABLE_META_COLUMNS | {SUBGROUP_COLUMN}]
+    csfs = [c for c in table.columns if c not in TABLE_META_COLUMNS]
     labels, predictions, confidences, subgroups = {}, {}, {}, {}
     for study, part in table.groupby("study", sort=False):
         labels[study] = part["label"].to_numpy(dtype=np.int64)
@@ -206,11 +202,9 @@ def run_operating_points(
     iid_split: str = "iid",
 ) -> pd.DataFrame:
     """Operating points of every CSF the stored outputs allow (each with its own classifier's
-    failures, as :func:`fdbench.jobs.evaluate.evaluate_run` scores them) on every test study,
+    failures, as :func:`fdbench.evaluation.runs.evaluate_run` scores them) on every test study,
     with Mondrian rows per group where every split used holds a ``groups`` array. Columns as
     :func:`table_operating_points`."""
-    from fdbench.jobs.evaluate import NON_TEST_SPLITS, _run_info
-
     available = list(run.splits)
     kinds = {n: s.kind for n, s in run.splits.items() if n not in NON_TEST_SPLITS}
     pools = _protocol_pools(protocol, kinds)
@@ -271,7 +265,6 @@ def run_conformal_sets(
     size and the class with the lowest coverage. Calibrated on the request's declared split:
     the named split, or a random fraction of each study (the rest is its test split)."""
     from fdbench import metrics as M
-    from fdbench.jobs.evaluate import NON_TEST_SPLITS
 
     def probs(split):
         return np.exp(M.log_softmax(np.asarray(split.logits)))
