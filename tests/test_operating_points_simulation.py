@@ -25,7 +25,7 @@ def iid_outputs(tmp_path_factory):
     from importlib import resources
 
     from fdbench.config import parse_config
-    from fdbench.data.studies import fashion_mnist_experiments
+    from fdbench.data.suites.fashion_mnist import fashion_mnist_experiments
     from fdbench.outputs import read_outputs
     from fdbench.training.jobs import run_training_job
 
