@@ -27,7 +27,8 @@ def operating_point_summary(table: pd.DataFrame) -> pd.DataFrame:
     the group of the largest AURC is marked "(worst AURC)"."""
     frame = table.copy()
     frame["aurc"] = frame["aurc"] * 1000
-    frame["group"] = frame["group"].fillna("").astype(str)
+    group = frame["group"].astype(object)
+    frame["group"] = group.where(group.notna(), "").astype(str)
     worst = frame["worst_group"].astype(bool)
     frame.loc[worst, "group"] = frame.loc[worst, "group"] + " (worst AURC)"
     frame["held"] = frame["held"].astype(bool).map({True: "yes", False: "no"}).astype(object)
