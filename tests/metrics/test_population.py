@@ -134,3 +134,14 @@ def test_empirical_aurc_differs_from_the_harmonic_estimate_by_the_end_term(n, se
     top1 = r[np.argmax(c)]
     expected = (top1 - r.mean()) / (2 * n)
     assert M.aurc(r, c) - population_aurc(r, c) == pytest.approx(expected, abs=1e-12)
+
+
+@settings(max_examples=40, deadline=None)
+@given(n=st.integers(1, 60), seed=st.integers(0, 2**31))
+def test_harmonic_estimator_is_aurc_per_sample_for_distinct_confidences(n, seed):
+    from fdbench import metrics as M
+
+    rng = np.random.default_rng(seed)
+    c = rng.permutation(n).astype(float)
+    r = (rng.uniform(size=n) < 0.3).astype(float)
+    assert population_aurc(r, c) == pytest.approx(M.aurc_per_sample(r, c), rel=1e-10, abs=1e-15)
