@@ -30,8 +30,8 @@ from fdbench import metrics as M
 
 
 def _build_store(folder: Path) -> Path:
-    from fdbench.config import parse_config
     from fdbench.data.suites.fashion_mnist import fashion_mnist_experiments
+    from fdbench.jobs.plan import parse_config
     from fdbench.training.jobs import run_training_job
 
     data = yaml.safe_load(

@@ -24,8 +24,8 @@ ALPHA, DELTA, SPLITS = 0.1, 0.1, 1000
 def iid_outputs(tmp_path_factory):
     from importlib import resources
 
-    from fdbench.config import parse_config
     from fdbench.data.suites.fashion_mnist import fashion_mnist_experiments
+    from fdbench.jobs.plan import parse_config
     from fdbench.outputs import read_outputs
     from fdbench.training.jobs import run_training_job
 
