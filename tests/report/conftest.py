@@ -7,7 +7,13 @@ import pandas as pd
 import pytest
 
 from fdbench import metrics as M
-from fdbench.analysis import StudySamples, bootstrap_analysis, csf_calibration, risk_excess
+from fdbench.analysis import (
+    StudySamples,
+    bootstrap_analysis,
+    csf_calibration,
+    operating_point_table,
+    risk_excess,
+)
 from fdbench.evaluation.curves import curve_table
 from fdbench.report import Gallery, select_gallery
 
@@ -33,6 +39,7 @@ def _study_data(method: int, study: int, seed: int, n: int = 300):
 
 def build_inputs() -> dict[str, object]:
     rows, tasks, curves, galleries, reliability, sgr = [], [], [], [], [], []
+    points = []
     for m, method in enumerate(METHODS):
         for seed in SEEDS:
             info = {"dataset": "cifar10", "method": method, "seed": seed}
@@ -79,6 +86,14 @@ def build_inputs() -> dict[str, object]:
                     0.1,
                 )
                 sgr.append(table.assign(csf=csf, **info))
+                points.append(
+                    operating_point_table(
+                        (val_r, conf),
+                        {s: (by_study[s][0], by_study[s][1][csf]) for s in STUDIES},
+                        0.2,
+                        0.1,
+                    ).assign(csf=csf, **info)
+                )
     results = pd.DataFrame(
         rows, columns=["dataset", "method", "seed", "csf", "study", "metric", "value"]
     )
@@ -98,6 +113,7 @@ def build_inputs() -> dict[str, object]:
         "gallery": Gallery.concat(galleries),
         "rounding": rounding,
         "sgr": pd.concat(sgr, ignore_index=True),
+        "operating_points": pd.concat(points, ignore_index=True),
     }
 
 
@@ -107,6 +123,7 @@ def write_run_folder(folder, inputs) -> None:
         inputs[name].to_parquet(folder / f"{name}.parquet")
     inputs["rounding"].to_csv(folder / "rounding.csv", index=False)
     inputs["sgr"].to_csv(folder / "sgr.csv", index=False)
+    inputs["operating_points"].to_csv(folder / "operating_points.csv", index=False)
     inputs["gallery"].save(folder / "gallery.npz")
 
 

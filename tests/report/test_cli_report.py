@@ -55,6 +55,7 @@ def test_report_command_reads_the_run_folder_as_the_benchmark_reports_it(tmp_pat
         "gallery",
         "precision",
         "sgr",
+        "operating-points",
     ]
     assert "<title>tiny</title>" in (tmp_path / "report.html").read_text()
 

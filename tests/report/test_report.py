@@ -56,6 +56,7 @@ def test_full_report_has_every_section_table_and_image(full_report):
         "gallery",
         "precision",
         "sgr",
+        "operating-points",
     ]
     assert page.tables == manifest["tables"]
     assert [img["data-report-figure"] for img in page.images] == manifest["figures"]
@@ -73,6 +74,7 @@ def test_full_report_has_every_section_table_and_image(full_report):
         *(f"ece_after_scaling_{r}" for r in runs),
         "float_precision",
         *(f"sgr_{r}" for r in runs),
+        *(f"operating_points_{r}" for r in runs),
     ]
     assert manifest["tables"] == per_run
     # one figure per run: rank distribution and significance per metric, curves, reliability,
@@ -299,3 +301,16 @@ def _inputs_of(folder):
 
     inputs = read_run_inputs(folder)
     return {f.name: getattr(inputs, f.name) for f in fields(inputs)}
+
+
+def test_operating_points_section_shows_each_certified_row(full_report, report_inputs):
+    folder, _, _ = full_report
+    shown = pd.read_csv(folder / "tables" / "operating_points_cifar10-ce.csv")
+    points = report_inputs["operating_points"]
+    rows = points[(points["method"] == "ce") & (points["seed"] == 0)]
+    assert len(shown) == len(rows)
+    assert set(shown["held on test"]) <= {"yes", "no", "no threshold"}
+    first = rows.iloc[0]
+    assert shown["threshold"].iloc[0] == pytest.approx(first["threshold"])
+    assert shown["AURC ×1000 (test)"].iloc[0] == pytest.approx(first["aurc"] * 1000)
+    assert (folder / "tables" / "operating_points.csv").exists()

@@ -42,6 +42,11 @@ from fdbench.analysis.leaderboard import (
     seed_summary,
     study_column,
 )
+from fdbench.analysis.operating_points import (
+    OPERATING_POINT_COLUMNS,
+    operating_point_table,
+    split_operating_point_table,
+)
 from fdbench.analysis.paired import PairedSamples, paired_bootstrap, unfiltered_positions
 from fdbench.analysis.ranking import (
     bootstrap_ranks,
@@ -66,6 +71,7 @@ from fdbench.analysis.significance import holm, pairwise_wilcoxon, significance_
 __all__ = [
     "BOOTSTRAP_COLUMNS",
     "FD_SHIFTS_CALIBRATION_BINS",
+    "OPERATING_POINT_COLUMNS",
     "FriedmanNemenyi",
     "FriedmanResult",
     "PairedSamples",
@@ -95,6 +101,7 @@ __all__ = [
     "nemenyi_critical_difference",
     "nemenyi_p_values",
     "nemenyi_q",
+    "operating_point_table",
     "overall_bootstrap_ranks",
     "overall_ranks",
     "paired_bootstrap",
@@ -117,6 +124,7 @@ __all__ = [
     "severity_level",
     "sgr_threshold",
     "significance_matrix",
+    "split_operating_point_table",
     "study_column",
     "unfiltered_positions",
 ]

@@ -118,6 +118,16 @@ def evaluate(
             f"{MAX_PRINTED_STUDIES} studies (default: beside --out, else ./<PATH name>_tables).",
         ),
     ] = None,
+    operating_point: Annotated[
+        str | None,
+        typer.Option(
+            "--operating-point",
+            help="Certify thresholds: alpha=A,delta=D[,calibration=FRACTION|SPLIT] (default "
+            "calibration: a random 0.3 of each study, seeded by --seed; or a split such as "
+            "val); prints them with conformal sets and writes operating_points.csv beside "
+            "--out (docs/operating_points.md).",
+        ),
+    ] = None,
     force: Annotated[bool, typer.Option("--force", help=FORCE_HELP)] = False,
 ) -> None:
     """Evaluate every CSF on every study of saved outputs and print the metric tables.
@@ -142,6 +152,7 @@ def evaluate(
             tables,
             threshold_rule,
             tuple(convention or ()),
+            operating_point,
         )
 
 
@@ -160,8 +171,10 @@ def _evaluate(
     tables: Path | None = None,
     threshold_rule: str = "exact",
     conventions: tuple[str, ...] = (),
+    operating_point: str | None = None,
 ) -> None:
     from fdbench.core.io import check_output_file, check_output_folder, verify_if_recorded
+    from fdbench.evaluation.operating_points import parse_operating_point
     from fdbench.evaluation.runs import evaluate_run
     from fdbench.evaluation.tables import evaluate_table, read_confidence_table
     from fdbench.metrics.conventions import OOD_CONVENTION_KEYS, check_convention_keys
@@ -176,7 +189,8 @@ def _evaluate(
 
     if not path.exists():
         raise FileNotFoundError(f"PATH {path} not found: it does not exist")
-    curves_out = None
+    request = parse_operating_point(operating_point, seed=seed) if operating_point else None
+    curves_out = points_out = sets_out = None
     if out is not None:
         check_output_file(out, "--out", TABLE_SUFFIXES)
         if out.stem == CURVES_STEM:
@@ -185,6 +199,14 @@ def _evaluate(
                 "choose another name for the results"
             )
         curves_out = out.with_name(f"{CURVES_STEM}.parquet")
+        if request is not None:
+            points_out = out.with_name(f"{OPERATING_POINTS_STEM}.csv")
+            sets_out = out.with_name(f"{CONFORMAL_SETS_STEM}.csv")
+            if out.stem in (OPERATING_POINTS_STEM, CONFORMAL_SETS_STEM):
+                raise ValueError(
+                    f"--out {out.name}: that name beside --out holds the operating points; "
+                    "choose another name for the results"
+                )
     if protocol not in {p.value for p in Protocol}:
         choices = " or ".join(p.value for p in Protocol)
         raise ValueError(f"--protocol must be {choices}; got {protocol!r}")
@@ -230,7 +252,16 @@ def _evaluate(
     _check_bootstrap_fits(bootstrap, "--bootstrap")
     tables = tables if tables is not None else _default_tables(path, out)
     check_output_folder(tables, "--tables")
-    check_outputs({"--out": out, "--out (curves)": curves_out, "--tables": tables}, [path])
+    check_outputs(
+        {
+            "--out": out,
+            "--out (curves)": curves_out,
+            "--out (operating points)": points_out,
+            "--out (conformal sets)": sets_out,
+            "--tables": tables,
+        },
+        [path],
+    )
     if path.is_file():
         verify_if_recorded(path)
     if is_table or score_dump or probs_file:
@@ -240,6 +271,7 @@ def _evaluate(
             table = read_probs_file(path)
         else:
             table = table_from_probability_columns(read_confidence_table(path, columns=confidence))
+        _check_calibration_split(request, set(table["study"]))
         results, curves = evaluate_table(
             table,
             protocol=protocol,
@@ -254,6 +286,7 @@ def _evaluate(
         from fdbench.outputs import load_outputs
 
         run = load_outputs(path)
+        _check_calibration_split(request, set(run.splits))
         results, curves = evaluate_run(
             run,
             protocol=protocol,
@@ -278,10 +311,73 @@ def _evaluate(
     else:
         print_results(results)
     print_unknown_detection(results, iid_study=iid_study)
+    if request is not None:
+        points, sets = _operating_points(
+            request, table if is_table or score_dump or probs_file else None,
+            None if is_table or score_dump or probs_file else run, protocol, iid_study, name,
+        )  # fmt: skip
     if out is not None:
         _write_table(results, out)
         _write_table(curves, curves_out)
         typer.echo(f"wrote {out} and {curves_out}")
+        if request is not None:
+            _write_table(points, points_out)
+            _write_table(sets, sets_out)
+            typer.echo(f"wrote {points_out} and {sets_out}")
+
+
+#: ``fdbench evaluate --operating-point --out FILE`` writes the operating points and the
+#: conformal sets beside FILE under these names (``fdbench report`` reads the first).
+OPERATING_POINTS_STEM = "operating_points"
+CONFORMAL_SETS_STEM = "conformal_sets"
+#: The columns of the operating points the console shows.
+SHOWN_POINT_COLUMNS = [
+    "csf", "study", "procedure", "group", "threshold", "calibration_coverage", "bound",
+    "coverage", "risk", "held",
+]  # fmt: skip
+
+
+def _check_calibration_split(request, splits: set[str]) -> None:
+    """A named calibration split must be among the outputs' splits (checked before any work)."""
+    if request is not None and isinstance(request.calibration, str):
+        if request.calibration not in splits:
+            raise ValueError(
+                f"--operating-point: calibration split {request.calibration!r} is not in the "
+                f"outputs (splits: {', '.join(sorted(splits))})"
+            )
+
+
+def _operating_points(request, table, run, protocol: str, iid_study: str, name: str | None):
+    """Print and return the operating points (and, for stored outputs, the conformal sets)."""
+    import pandas as pd
+
+    from fdbench.evaluation.operating_points import (
+        CONFORMAL_COLUMNS,
+        run_conformal_sets,
+        run_operating_points,
+        table_operating_points,
+    )
+
+    common = {"protocol": protocol, "iid_split": iid_study}
+    if run is None:
+        points = table_operating_points(table, request, **common)
+        sets = pd.DataFrame(columns=list(CONFORMAL_COLUMNS))
+    else:
+        points = run_operating_points(run, request, **common)
+        sets = run_conformal_sets(run, request)
+    if name is not None:
+        points["dataset"] = name
+    delta = f"{request.delta:g}"
+    typer.echo(
+        f"\nOperating points (alpha = {request.alpha:g}, delta = {delta}; calibration: "
+        f"{points['calibration'].iloc[0] if len(points) else request.calibration})"
+    )
+    with pd.option_context("display.width", 200, "display.max_rows", None):
+        typer.echo(points[SHOWN_POINT_COLUMNS].to_string(index=False, float_format="%.4f"))
+        if len(sets):
+            typer.echo(f"\nConformal sets (coverage >= {1 - request.alpha:g})")
+            typer.echo(sets.to_string(index=False, float_format="%.4f"))
+    return points, sets
 
 
 def _default_tables(path: Path, out: Path | None) -> Path:

@@ -527,6 +527,8 @@ class AnalysisConfig(_Strict):
         default_factory=lambda: [0.01, 0.02, 0.05], min_length=1
     )
     sgr_delta: float = Field(default=0.001, gt=0.0, lt=1.0)
+    operating_point_alpha: float = Field(default=0.1, gt=0.0, lt=1.0)
+    operating_point_delta: float = Field(default=0.1, gt=0.0, lt=1.0)
     gallery_csfs: list[str] = Field(default_factory=lambda: ["MSR", "Mahalanobis"])
     gallery_k: PositiveInt = 6
     seed_boxplots: bool = Field(default=False, exclude_if=lambda v: not v)

@@ -27,7 +27,10 @@ RESULT_COLUMNS = ("dataset", "method", "seed", "csf", "study", "metric", "value"
 
 
 NON_TEST_SPLITS = frozenset({"train", "val"})
-TABLE_META_COLUMNS = frozenset({"label", "prediction", "study", "group"})
+#: The optional column of a confidence table that gives each sample's group (a site, a sex):
+#: per-group operating points (docs/operating_points.md).
+SUBGROUP_COLUMN = "subgroup"
+TABLE_META_COLUMNS = frozenset({"label", "prediction", "study", "group", SUBGROUP_COLUMN})
 
 
 def default_studies(splits: Sequence[str]) -> list[str]:

@@ -12,6 +12,7 @@ import pandas as pd
 
 from fdbench.core.validation import real_column
 from fdbench.evaluation.confidences import (
+    SUBGROUP_COLUMN,
     TABLE_META_COLUMNS,
     confidence_curves,
     default_studies,
@@ -34,7 +35,9 @@ def read_confidence_table(
     """Read a CSV or Parquet table of ``label``, ``prediction`` and confidence columns.
 
     An optional ``study`` (or ``group``) column names the study of each sample (default
-    ``iid``); label -1 marks a new-class sample. Every other numeric column is a CSF unless
+    ``iid``); label -1 marks a new-class sample. An optional ``subgroup`` column (a site, a
+    sex: any value per sample) is kept for per-group operating points
+    (docs/operating_points.md). Every other numeric column is a CSF unless
     ``columns`` selects some; a column of text in which no cell is a number (such as file
     names) is not a CSF. Values are validated, never coerced: integer labels >= -1, integer
     predictions, finite real confidences (bool counts as 0/1). A cell that is not a number is
@@ -98,7 +101,8 @@ def read_confidence_table(
                 f"first at rows {first}"
             )
         table[c] = values
-    return table[["study", "label", "prediction", *csfs]]
+    subgroup = [SUBGROUP_COLUMN] if SUBGROUP_COLUMN in table.columns else []
+    return table[["study", "label", "prediction", *subgroup, *csfs]]
 
 
 def _check_header(path: Path) -> None:

@@ -75,7 +75,7 @@ def write_report_inputs(
     scheduler: str | None = None,
 ) -> None:
     """Write ``bootstrap.parquet``, ``curves.parquet``, ``reliability.parquet``, ``sgr.csv``,
-    ``gallery.npz``, ``rounding.csv``, ``severity_bootstrap.parquet``,
+    ``operating_points.csv``, ``gallery.npz``, ``rounding.csv``, ``severity_bootstrap.parquet``,
     ``accepted_calibration.parquet`` and the leaderboard files (:func:`_write_leaderboard`)
     into ``run_dir`` (layout of docs/report.md).
 
@@ -86,8 +86,11 @@ def write_report_inputs(
     holds the bins of every run, with ``seed``, ``treatment`` and ``platt_collapsed``; the report
     averages the ECE over runs). Curves, SGR risk excess and the failure gallery use the lowest
     seed of each method (the gallery: of the first method, on studies of the kinds in
-    ``GALLERY_KINDS``). Of a method trained over a grid, each CSF's scores come from the
-    candidate ``results`` keeps for it (:func:`fdbench.jobs.benchmark.select_candidates`).
+    ``GALLERY_KINDS``); so do the operating points (``operating_points.csv``:
+    :func:`fdbench.analysis.operating_points.operating_point_table` certified on the validation
+    split at ``operating_point_alpha``/``operating_point_delta``, checked on every study). Of
+    a method trained over a grid, each CSF's scores come from the candidate ``results`` keeps
+    for it (:func:`fdbench.jobs.benchmark.select_candidates`).
 
     ``severity_bootstrap.parquet`` holds the bootstrap rows of every level study (pooled
     corruption intensity, C-OOD level; :func:`fdbench.analysis.severity_level`) of every run:
@@ -103,6 +106,7 @@ def write_report_inputs(
         risk_excess,
         severity_level,
     )
+    from fdbench.analysis.operating_points import operating_point_table
     from fdbench.evaluation.curves import curve_table
     from fdbench.outputs import read_outputs
     from fdbench.report import select_gallery
@@ -113,6 +117,7 @@ def write_report_inputs(
     sizes = {e.name: {s.name: len(s.images) for s in e.studies} for e in experiments}
     class_names = {e.name: list(e.class_names) for e in experiments}
     tasks, curves, reliability, sgr, galleries, leaderboard = [], [], [], [], [], []
+    points = []
     level_tasks, accepted = [], []
     lowest: dict[tuple[str, str], int] = {}
     runs = []
@@ -182,6 +187,14 @@ def write_report_inputs(
                     settings.sgr_delta,
                 )
                 sgr.append(table.assign(csf=csf, **info))
+                points.append(
+                    operating_point_table(
+                        (v.residuals, conf),
+                        {e.study: (e.residuals, e.confidences[csf]) for e in group},
+                        settings.operating_point_alpha,
+                        settings.operating_point_delta,
+                    ).assign(csf=csf, **info)
+                )
         if method != config.methods[0].name:
             continue
         outputs = None  # the run's store, opened (and its checksums verified) once
@@ -206,6 +219,8 @@ def write_report_inputs(
                         )
                     )
     _write_tables(run_dir, accepted, curves, reliability, sgr, galleries)
+    if points:
+        write_table(pd.concat(points, ignore_index=True), run_dir / "operating_points.csv")
     boot, shared = None, []
     with _one_cluster(workers, scheduler, settings.n_bootstrap > 0) as (workers, scheduler):
         if tasks and settings.n_bootstrap:

@@ -3,12 +3,21 @@
 Pure NumPy (no PyTorch), following the project's metric definitions (METRICS.md). Every
 ranking-based metric comes from one sort of the confidence, tie groups as single steps.
 ``evaluate_all`` returns the whole suite (keys: ``metric_keys``); ``bootstrap`` resamples it
-with seeded, paired multinomial counts (``bootstrap_counts``).
+with seeded, paired multinomial counts (``bootstrap_counts``). Beside the areas: certified
+operating points (``certify``), population-AURC estimators, per-group risk and conformal sets.
 """
 
 from ._validation import UndefinedMetricWarning
 from .bootstrap import bootstrap, bootstrap_counts, bootstrap_summary, iter_bootstrap_counts
 from .calibration import ReliabilityBins, ece, mce, reliability_bins
+from .conformal import (
+    conformal_quantile,
+    conformal_scores,
+    conformal_sets,
+    mean_set_size,
+    per_class_coverage,
+    set_coverage,
+)
 from .conventions import (
     CONVENTION_KEYS,
     OOD_CONVENTION_KEYS,
@@ -19,6 +28,23 @@ from .conventions import (
     fpr_at_tpr_ood_positive,
 )
 from .curves import RiskCoverageCurve, risk_coverage_curve
+from .groups import GroupMetrics, group_metrics, mondrian_operating_points, worst_group
+from .operating_points import (
+    OPERATING_POINT_METHODS,
+    OperatingPoint,
+    OperatingPointOutcome,
+    apply_operating_point,
+    binomial_p_value,
+    calibration_split,
+    certify,
+    crc_threshold,
+    fixed_sequence_testing,
+    hoeffding_bentkus_p_value,
+    ltt_threshold,
+    sgr_threshold,
+    simulate_operating_points,
+)
+from .population import population_aurc, population_aurc_interval
 from .probabilities import brier_from_probs, check_probs, nll_from_probs
 from .ranking import ap_f_error, ap_f_success, auroc_f, auroc_out, fpr_at_tpr, fpr_at_tpr_out
 from .scoring import accuracy, balanced_accuracy, brier, log_softmax, nll
@@ -62,8 +88,12 @@ __all__ = [
     "LOGIT_KEYS",
     "METRIC_KEYS",
     "OOD_CONVENTION_KEYS",
+    "OPERATING_POINT_METHODS",
     "SOFT_METRIC_KEYS",
+    "GroupMetrics",
     "MetricSpec",
+    "OperatingPoint",
+    "OperatingPointOutcome",
     "ReliabilityBins",
     "RiskCoverageCurve",
     "UndefinedMetricWarning",
@@ -71,6 +101,7 @@ __all__ = [
     "add_metric",
     "ap_f_error",
     "ap_f_success",
+    "apply_operating_point",
     "augrc",
     "augrc_ba",
     "aurc",
@@ -82,38 +113,58 @@ __all__ = [
     "auroc_out",
     "balanced_accuracy",
     "balanced_residuals",
+    "binomial_p_value",
     "bootstrap",
     "bootstrap_counts",
     "bootstrap_summary",
     "brier",
     "brier_from_probs",
+    "calibration_split",
+    "certify",
     "check_probs",
+    "conformal_quantile",
+    "conformal_scores",
+    "conformal_sets",
     "coverage_at_accuracy_first_drop",
     "coverage_at_risk",
+    "crc_threshold",
     "eaugrc",
     "eaurc",
     "ece",
     "evaluate_all",
     "evaluate_conventions",
     "find_metric",
+    "fixed_sequence_testing",
     "fpr_at_tpr",
     "fpr_at_tpr_ood_positive",
     "fpr_at_tpr_out",
+    "group_metrics",
+    "hoeffding_bentkus_p_value",
     "iter_bootstrap_counts",
     "log_softmax",
+    "ltt_threshold",
     "mce",
+    "mean_set_size",
     "metric_keys",
     "metric_spec",
     "metric_specs",
     "min_selective_risk_at_coverage",
+    "mondrian_operating_points",
     "naurc",
     "nll",
     "nll_from_probs",
     "optimal_aurc_augrc",
+    "per_class_coverage",
+    "population_aurc",
+    "population_aurc_interval",
     "register_metric",
     "reliability_bins",
     "risk_coverage_curve",
     "selective_risk_at_coverage",
+    "set_coverage",
+    "sgr_threshold",
+    "simulate_operating_points",
+    "worst_group",
 ]
 
 

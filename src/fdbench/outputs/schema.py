@@ -24,6 +24,9 @@ class SplitOutputs:
         learned confidence heads (``"devries"``, ``"dg_reservation"``, ``"confidnet"``) and
         per-class outputs (``"edl_alpha"``, EDL's Dirichlet parameters).
     kind : the study kind (a ``StudyKind`` value, or ``"val"`` / ``"train"``).
+    groups : optional int64 array of shape (N,), a group code per sample (a site, a sex, a
+        scanner): per-group selective risk and Mondrian operating points
+        (docs/operating_points.md).
     """
 
     labels: np.ndarray
@@ -32,6 +35,7 @@ class SplitOutputs:
     features: np.ndarray | None = None
     heads: dict[str, np.ndarray] = field(default_factory=dict)
     kind: str = "iid"
+    groups: np.ndarray | None = None
 
     @property
     def n_samples(self) -> int:
@@ -115,6 +119,12 @@ def validate_split(name: str, split: SplitOutputs, *, check_values: bool = True)
         if split.features.shape[0] != n:
             raise ValueError(
                 f"split {name!r}: features has {split.features.shape[0]} samples, expected {n}"
+            )
+    if split.groups is not None:
+        _check_dtype(name, "groups", split.groups, np.int64, 1)
+        if split.groups.shape[0] != n:
+            raise ValueError(
+                f"split {name!r}: groups has {split.groups.shape[0]} samples, expected {n}"
             )
     if not isinstance(split.heads, dict):
         raise TypeError(f"split {name!r}: heads must be a dict, got {type(split.heads).__name__}")

@@ -44,7 +44,7 @@ _READ_ATTEMPTS = 50
 _DAMAGE_CONFIRMATIONS = 3
 _FORMAT_KEY = "fdbench_outputs"
 _TARGET_CHUNK_BYTES = 8 * 2**20
-_SPLIT_ARRAYS = ("labels", "logits", "mcd_logits", "features")
+_SPLIT_ARRAYS = ("labels", "logits", "mcd_logits", "features", "groups")
 
 
 def _rows_per_chunk(shape: tuple[int, ...], itemsize: int) -> int:
@@ -447,6 +447,7 @@ def _read_run(root: zarr.Group, target: Path, lazy: bool) -> RunOutputs:
             features=arrays["features"],
             heads=heads,
             kind=attrs.get("kind", ""),
+            groups=arrays["groups"],
         )
     meta = dict(_attr(root, "meta", {}))
     for key in _attr(root, "meta_arrays", []):

@@ -30,6 +30,7 @@ class RunInputs:
     sgr: pd.DataFrame | None = None
     severity_bootstrap: pd.DataFrame | None = None
     accepted_calibration: pd.DataFrame | None = None
+    operating_points: pd.DataFrame | None = None
 
 
 def _read_table(run_dir: Path, stem: str, fdbench_folder: bool) -> pd.DataFrame | None:
@@ -86,4 +87,5 @@ def read_run_inputs(run_dir: str | Path) -> RunInputs:
         sgr=_read_table(run_dir, "sgr", ours),
         severity_bootstrap=_read_table(run_dir, "severity_bootstrap", ours),
         accepted_calibration=_read_table(run_dir, "accepted_calibration", ours),
+        operating_points=_read_table(run_dir, "operating_points", ours),
     )

@@ -22,6 +22,7 @@ from fdbench.report.sections.friedman import _friedman
 from fdbench.report.sections.gallery import _gallery
 from fdbench.report.sections.leaderboard import _leaderboard
 from fdbench.report.sections.metrics import _metrics
+from fdbench.report.sections.operating_points import _operating_points
 from fdbench.report.sections.precision import _precision
 from fdbench.report.sections.rankings import _rankings
 from fdbench.report.sections.run import RUN_SECTION
@@ -43,6 +44,11 @@ REQUIRED_COLUMNS = {
     "sgr": ("study", "target_risk", "risk", "coverage", "excess"),
     "severity_bootstrap": ("csf", "study", "metric", "resample", "value"),
     "accepted_calibration": ("study", "csf", "target_coverage", "coverage", "accuracy", "ece"),
+    "operating_points": (
+        "study", "csf", "procedure", "alpha", "delta", "calibration", "group", "threshold",
+        "feasible", "calibration_coverage", "bound", "risk", "coverage", "held", "aurc",
+        "worst_group",
+    ),
 }
 
 
@@ -107,6 +113,7 @@ SECTIONS: list[tuple[str, str, SectionFunction]] = [
     ("gallery", "Failure gallery", _gallery),
     ("precision", "Float precision", _precision),
     ("sgr", "Selective classification with guaranteed risk", _sgr),
+    ("operating-points", "Operating points", _operating_points),
 ]
 
 
@@ -125,6 +132,7 @@ def write_report(
     sgr: pd.DataFrame | None = None,
     severity_bootstrap: pd.DataFrame | None = None,
     accepted_calibration: pd.DataFrame | None = None,
+    operating_points: pd.DataFrame | None = None,
     curve_csfs: Sequence[str] | None = None,
     title: str | None = None,
     read_files: bool = True,
@@ -143,7 +151,8 @@ def write_report(
     bootstrap rankings, rank distributions, Wilcoxon significance maps and Kendall τ (AURC vs
     AUGRC) from ``bootstrap``; risk-coverage and generalized-risk curves from ``curves``; ECE
     and reliability diagrams after scaling from ``reliability``; the failure gallery; the
-    float-precision table ``rounding``; the SGR risk-excess table and plot from ``sgr``; Kim
+    float-precision table ``rounding``; the SGR risk-excess table and plot from ``sgr``; the
+    certified operating points from ``operating_points`` (:mod:`.sections.operating_points`); Kim
     et al.'s Table 5 from ``unknown_detection`` (the summary of
     :func:`fdbench.report.unknown_detection_summary`); with ``seed_boxplots`` the medical
     testbed's box plots over seeds and classification performance
@@ -183,6 +192,7 @@ def write_report(
         sgr,
         severity_bootstrap,
         accepted_calibration,
+        operating_points,
     )
     inputs = RunInputs(
         **{
@@ -197,6 +207,7 @@ def write_report(
                 "sgr",
                 "severity_bootstrap",
                 "accepted_calibration",
+                "operating_points",
             )
         }
     )
