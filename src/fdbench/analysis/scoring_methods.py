@@ -12,6 +12,8 @@ from fdbench.csf import find_csf
 __all__ = [
     "BASELINE",
     "add_scoring_method",
+    "ensemble_method",
+    "ensemble_of",
     "method_kind",
     "register_method_prefix",
     "scoring_method_name",
@@ -38,6 +40,25 @@ def register_method_prefix(kind: str, prefix: str) -> None:
 BASELINE = "MSR"
 
 
+def ensemble_method(method: str) -> str:
+    """The ``method`` column's value of the deep ensemble of the runs of ``method``:
+    ``ensemble(<method>)``; :func:`ensemble_of` reads it back. The one place that writes or
+    reads this form."""
+    if not isinstance(method, str) or not method:
+        raise ValueError(f"method: expected a non-empty string, got {method!r}")
+    return f"ensemble({method})"
+
+
+def ensemble_of(method: str) -> str | None:
+    """The member method of the ensemble named ``method`` (:func:`ensemble_method`), ``None``
+    where ``method`` names no ensemble."""
+    if not isinstance(method, str):
+        raise TypeError(f"method: expected a string, got {type(method).__name__}")
+    if method.startswith("ensemble(") and method.endswith(")"):
+        return method[len("ensemble(") : -1]
+    return None
+
+
 def method_kind(method: str, kinds: Mapping[str, str] | None = None) -> str:
     """The training-method kind of the ``method`` column's value.
 
@@ -48,8 +69,9 @@ def method_kind(method: str, kinds: Mapping[str, str] | None = None) -> str:
     """
     if not isinstance(method, str):
         raise TypeError(f"method: expected a string, got {type(method).__name__}")
-    if method.startswith("ensemble(") and method.endswith(")"):
-        return method_kind(method[len("ensemble(") : -1], kinds)
+    members = ensemble_of(method)
+    if members is not None:
+        return method_kind(members, kinds)
     if kinds is not None and method in kinds:
         return kinds[method]
     known = _PREFIXES
@@ -75,7 +97,7 @@ def scoring_method_name(method: str, csf: str, kinds: Mapping[str, str] | None =
     """
     if not isinstance(csf, str) or not csf:
         raise ValueError(f"csf: expected a non-empty string, got {csf!r}")
-    if method.startswith("ensemble("):
+    if ensemble_of(method) is not None:
         spec = find_csf(csf)
         if spec is None or spec.judged_by != "ensemble":
             csf = f"ENS-{csf}"

@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 
 from fdbench import metrics as M
+from fdbench.analysis.scoring_methods import ensemble_method
 from fdbench.evaluation.confidences import (
     NON_TEST_SPLITS,
     confidence_curves,
@@ -204,7 +205,7 @@ def _group(source, labels, logits, confidences, runs, binary_fpr, rule) -> Predi
 def _run_info(first: RunOutputs, ensemble: bool) -> dict[str, object]:
     info = {k: first.meta[k] for k in ("dataset", "seed") if k in first.meta}
     method = first.meta.get("method", "")
-    info["method"] = f"ensemble({method})" if ensemble else method
+    info["method"] = ensemble_method(method) if ensemble else method
     return info
 
 

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
+from fdbench.analysis.scoring_methods import ensemble_method
 from fdbench.core.io import atomic_path, read_table, write_table, write_text
 from fdbench.core.provenance import (
     FINGERPRINT_COLUMN,
@@ -106,7 +107,7 @@ def evaluate_runs(
     needed = [*studies, *(["val"] if "val" in first.splits else [])]
     info = {
         "dataset": first.meta.get("dataset", ""),
-        "method": f"ensemble({first.meta['method']})" if len(runs) > 1 else first.meta["method"],
+        "method": ensemble_method(first.meta["method"]) if len(runs) > 1 else first.meta["method"],
         "seed": int(first.meta.get("seed", 0)) if seed is None else int(seed),
     }
     tables, scores = [], []
@@ -239,7 +240,7 @@ def plan_benchmark(
             )
         for method in config.ensembles:
             seeds = config.method(method).seeds
-            key = f"eval:{experiment.name}/ensemble({method})"
+            key = f"eval:{experiment.name}/{ensemble_method(method)}"
             folder = run_dir / "evaluation" / experiment.name / f"ensemble-{method}"
             combinations = config.ensemble_combinations
             subsets = [tuple(seeds)] if combinations is None else combinations.subsets(seeds)
@@ -248,7 +249,7 @@ def plan_benchmark(
                     output_stores(config, experiment.name, method, s, models) for s in subset
                 ]
                 shared = _shared_fingerprints(
-                    f"ensemble({method}) of {experiment.name}",
+                    f"{ensemble_method(method)} of {experiment.name}",
                     [prints(experiment, s) for s in subset],
                 )
                 evaluation.extend(

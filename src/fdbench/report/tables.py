@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from fdbench.analysis.scoring_methods import ensemble_of
 from fdbench.protocol import PER_TYPE_CORRUPTION, POOLED_CORRUPTION, Protocol
 from fdbench.report.latex import format_number, to_booktabs
 
@@ -179,7 +180,7 @@ def classifier_accuracy(rows: pd.DataFrame, digits: int = 4) -> pd.DataFrame:
         index="csf", columns="study", values="value", aggfunc="mean", sort=False
     )
     ensemble = (
-        "method" in rows.columns and rows["method"].astype(str).str.startswith("ensemble(").all()
+        "method" in rows.columns and rows["method"].astype(str).map(ensemble_of).notna().all()
     )
     groups: dict[tuple[str, tuple[str, ...]], list[str]] = {}
     for csf, values in frame.iterrows():

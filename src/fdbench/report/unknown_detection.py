@@ -7,6 +7,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
+from fdbench.analysis.scoring_methods import ensemble_of
 from fdbench.protocol import FAR_OOD_STUDY, NEAR_OOD_STUDY, UNKNOWN_STUDY, Protocol
 
 #: The CSFs Kim et al. score each method with: MSR (baseline and training methods: CRL, OE,
@@ -46,7 +47,7 @@ def _rows(results: pd.DataFrame, iid_study: str) -> pd.DataFrame:
 
 def _default_baseline(keys: pd.DataFrame) -> tuple[str, str] | None:
     """The first (method, csf) scored by MSR that is not an ensemble."""
-    plain = keys[(keys["csf"] == "MSR") & ~keys["method"].astype(str).str.startswith("ensemble(")]
+    plain = keys[(keys["csf"] == "MSR") & keys["method"].astype(str).map(ensemble_of).isna()]
     if plain.empty:
         return None
     first = plain.iloc[0]
