@@ -8,12 +8,12 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from fdbench.data import (
+from fdbench.data.shifts.splits import CIFAR100_CLASSES
+from fdbench.data.suites.kim import (
     kim_cifar100_experiments,
     kim_imagenet_experiments,
     kim_released_experiments,
 )
-from fdbench.data.shifts.splits import CIFAR100_CLASSES
 from fdbench.data.suites.kim_readers import (
     KIM_CIFAR_SETS,
     read_places365_val,
