@@ -305,12 +305,24 @@ def _inputs_of(folder):
 
 def test_operating_points_section_shows_each_certified_row(full_report, report_inputs):
     folder, _, _ = full_report
-    shown = pd.read_csv(folder / "tables" / "operating_points_cifar10-ce.csv")
+    shown = pd.read_csv(folder / "tables" / "operating_points_cifar10-ce.csv", index_col=0)
     points = report_inputs["operating_points"]
     rows = points[(points["method"] == "ce") & (points["seed"] == 0)]
-    assert len(shown) == len(rows)
-    assert set(shown["held on test"]) <= {"yes", "no", "no threshold"}
+    studies = list(dict.fromkeys(rows["study"]))
+    assert list(shown.columns) == ["threshold", "certified bound", *studies]
+    # one row per CSF, procedure and group, one cell per study
+    assert len(shown) * len(studies) == len(rows)
     first = rows.iloc[0]
-    assert shown["threshold"].iloc[0] == pytest.approx(first["threshold"])
-    assert shown["AURC ×1000 (test)"].iloc[0] == pytest.approx(first["aurc"] * 1000)
+    label = shown.index[0]
+    assert label.startswith(f"{first['csf']} · ")
+    assert shown["threshold"].iloc[0] == pytest.approx(first["threshold"], abs=5e-4)
+    for row in rows[rows["csf"] == first["csf"]].itertuples():
+        if row.procedure != first["procedure"] or isinstance(row.group, str):
+            continue
+        cell = shown.loc[label, row.study]
+        if not row.feasible:
+            assert cell == "–"
+        else:
+            assert cell.startswith(f"{row.coverage:.2f} ")
+            assert ("✓" in cell) == bool(row.held) and ("✗" in cell) == (not row.held)
     assert (folder / "tables" / "operating_points.csv").exists()

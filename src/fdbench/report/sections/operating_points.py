@@ -7,35 +7,60 @@ import pandas as pd
 from fdbench.report.builder import ReportContext, _Builder, _lowest_seed, _seed_note, _suffix
 from fdbench.report.tables import _run_groups, _stem, plain_table
 
-#: Shown columns of the operating-point rows, and their headings.
-SHOWN = {
-    "threshold": "threshold",
-    "calibration_coverage": "coverage (calibration)",
-    "bound": "certified bound",
-    "coverage": "coverage (test)",
-    "risk": "selective risk (test)",
-    "held": "held on test",
-    "aurc": "AURC ×1000 (test)",
+#: The procedures' names in the report.
+PROCEDURES = {
+    "sgr": "SGR",
+    "ltt_hb": "LTT (Hoeffding–Bentkus)",
+    "ltt_binomial": "LTT (binomial)",
+    "crc": "CRC",
 }
+
+#: The heading of the row labels: scoring function, procedure and, where certified per group,
+#: the group.
+ROW_LABEL = "CSF · procedure · group"
+
+
+def _cell(coverage: float, held: bool, feasible: bool, worst: bool) -> str:
+    """One study's cell: the test coverage of the threshold and ✓ (held) or ✗ (exceeded α);
+    "–" where no threshold could be certified; "worst" marks the group of the largest AURC."""
+    if not feasible:
+        return "–"
+    return f"{coverage:.2f} {'✓' if held else '✗'}" + (" worst" if worst else "")
 
 
 def operating_point_summary(table: pd.DataFrame) -> pd.DataFrame:
-    """One row per study, CSF, procedure and group (group "" = all samples): the certified
-    threshold, the coverage it keeps on the calibration split, its bound, the test coverage and
-    selective risk, and whether the controlled quantity stayed within α on the test study
-    ("no threshold" where none could be certified), and the AURC ×1000 of the test samples;
-    the group of the largest AURC is marked "(worst AURC)"."""
+    """One row per CSF, procedure and group (all samples first, then each group): the
+    threshold certified on the calibration split and its bound, then one column per test study
+    with the coverage the threshold keeps there and whether the controlled quantity stayed
+    within α (✓) or not (✗); "–" where no threshold could be certified; "worst" marks the
+    group of the largest AURC on that study. Every number of every row (risks, AURC and AUGRC
+    per study, coverage on the calibration split) is in ``tables/operating_points.csv``."""
     frame = table.copy()
-    frame["aurc"] = frame["aurc"] * 1000
     group = frame["group"].astype(object)
-    frame["group"] = group.where(group.notna(), "").astype(str)
-    worst = frame["worst_group"].astype(bool)
-    frame.loc[worst, "group"] = frame.loc[worst, "group"] + " (worst AURC)"
-    frame["held"] = frame["held"].astype(bool).map({True: "yes", False: "no"}).astype(object)
-    none = ~frame["feasible"].astype(bool)
-    frame.loc[none, "held"] = "no threshold"
-    keys = ["study", "csf", "procedure", "group"]
-    return frame.set_index(keys)[list(SHOWN)].rename(columns=SHOWN)
+    group = group.where(group.notna(), "").astype(str)
+    procedure = frame["procedure"].astype(str).map(lambda p: PROCEDURES.get(p, p))
+    frame["row"] = (
+        frame["csf"].astype(str) + " · " + procedure + group.map(lambda g: f" · {g}" if g else "")
+    )
+    frame["cell"] = [
+        _cell(float(c), bool(h), bool(f), bool(w))
+        for c, h, f, w in zip(
+            frame["coverage"],
+            frame["held"],
+            frame["feasible"],
+            frame["worst_group"],
+            strict=True,
+        )
+    ]
+    rows = list(dict.fromkeys(frame["row"]))
+    studies = list(dict.fromkeys(frame["study"].astype(str)))
+    cells = frame.pivot(index="row", columns="study", values="cell")
+    cells = cells.reindex(index=rows, columns=studies).fillna("")
+    certified = frame.drop_duplicates("row").set_index("row")[["threshold", "bound"]]
+    summary = pd.concat([certified.rename(columns={"bound": "certified bound"}), cells], axis=1)
+    summary.index.name = ROW_LABEL
+    summary.columns.name = None
+    return summary
 
 
 def _operating_points_section(b: _Builder, table: pd.DataFrame) -> str:
@@ -47,17 +72,19 @@ def _operating_points_section(b: _Builder, table: pd.DataFrame) -> str:
         f"({calibration}) at {level} (docs/operating_points.md): SGR and Learn-then-Test "
         "(Hoeffding–Bentkus, binomial) bound the selective risk by α with probability at "
         "least 1 − δ; conformal risk control bounds the expected generalized risk by α. "
-        "<i>held on test</i>: whether the controlled quantity stayed within α on the study. On "
-        "i.i.d. studies it should, in all but a fraction δ of calibration draws; under shift the "
-        "guarantee does not apply. Rows with a group are certified per group (Mondrian). One "
-        "training run (the lowest seed) per dataset × method; every row is in "
-        "tables/operating_points.csv.</p>"
+        "Each study's cell: the coverage the threshold keeps on it, ✓ where the controlled "
+        "quantity stayed within α, ✗ where it did not, – where no threshold could be certified. "
+        "On i.i.d. studies it should hold in all but a fraction δ of calibration draws; under "
+        "shift the guarantee does not apply. Rows with a group are certified per group "
+        "(Mondrian); <i>worst</i> marks the group of the largest AURC. One training run (the "
+        "lowest seed) per dataset × method; every number of every row (risks, AURC, AUGRC) is "
+        "in tables/operating_points.csv.</p>"
     ]
     b.csv(table, "operating_points")
     for label, part in _run_groups(_lowest_seed(table)):
         title = "Operating points" + _suffix(label) + _seed_note(part)
         body = b.table(
-            plain_table(operating_point_summary(part), _stem("operating_points", label), title, 4)
+            plain_table(operating_point_summary(part), _stem("operating_points", label), title, 3)
         )
         parts.append(b.group(label, body))
     return "".join(parts)
