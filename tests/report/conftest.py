@@ -101,8 +101,8 @@ def build_inputs() -> dict[str, object]:
     rounding = pd.DataFrame(
         {
             "precision": ["float16", "float32", "float64"],
-            "aurc_change": [1.2e-3, 3e-7, 0.0],
-            "auroc_f_change": [-2.1e-3, 1e-7, 0.0],
+            "aurc": [1.2e-3, 3e-7, 0.0],
+            "auroc_f": [-2.1e-3, 1e-7, 0.0],
         }
     )
     return {

@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import re
 import warnings
+import zipfile
 from pathlib import Path
 
 import numpy as np
@@ -45,8 +46,8 @@ def is_probs_file(path: str | os.PathLike[str]) -> bool:
     try:
         with np.load(path, allow_pickle=False) as npz:
             keys = set(npz.files)
-    except (OSError, ValueError):
-        return False
+    except (OSError, ValueError, EOFError, zipfile.BadZipFile):
+        return False  # not a readable .npz: the reader of the file says why, in one line
     return {PROBS_KEY, "labels"} <= keys and "logits" not in keys
 
 

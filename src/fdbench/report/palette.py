@@ -52,6 +52,8 @@ def csf_colour(name: str) -> str:
     """
     from fdbench.csf import find_csf
 
+    if not isinstance(name, str):
+        raise TypeError(f"name must be a str, got {type(name).__name__}")
     spec = find_csf(name)
     if spec is not None and spec.colour is not None:
         return spec.colour

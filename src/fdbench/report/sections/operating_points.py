@@ -84,7 +84,7 @@ def _operating_points_section(b: _Builder, table: pd.DataFrame) -> str:
     for label, part in _run_groups(_lowest_seed(table)):
         title = "Operating points" + _suffix(label) + _seed_note(part)
         body = b.table(
-            plain_table(operating_point_summary(part), _stem("operating_points", label), title, 3)
+            plain_table(operating_point_summary(part), _stem("operating_points", label), title, 4)
         )
         parts.append(b.group(label, body))
     return "".join(parts)
