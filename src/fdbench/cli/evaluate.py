@@ -34,7 +34,8 @@ def evaluate(
         typer.Argument(
             help="Saved outputs: .npz (logits, labels[, study]; or probs instead of logits, "
             "used as given), a torch.save .pt file of tensors, .csv/.parquet table (label, "
-            "prediction, confidence columns or prob_0..prob_K-1[, study]), "
+            "prediction, confidence columns or prob_0..prob_K-1[, study]), a .csv/.parquet/"
+            ".jsonl table of per-sample correct or residual and confidences (docs/any_model.md), "
             "OpenOOD score dumps (.npz with pred, conf, label, or their scores/ folder), an "
             "fdbench outputs store or an FD-Shifts run directory (docs/outputs.md)."
         ),
@@ -60,7 +61,36 @@ def evaluate(
     ] = "iid",
     confidence: Annotated[
         list[str] | None,
-        typer.Option("--confidence", "-c", help="Confidence column(s) of a table (default: all)."),
+        typer.Option(
+            "--confidence",
+            "-c",
+            help="Confidence column(s) of a table (default: all; a,b or repeated for a table "
+            "of losses).",
+        ),
+    ] = None,
+    correct: Annotated[
+        str | None,
+        typer.Option(
+            "--correct",
+            help="Column of per-sample correctness (0/1) of a table of losses (default: a "
+            "column named correct).",
+        ),
+    ] = None,
+    residual: Annotated[
+        str | None,
+        typer.Option(
+            "--residual",
+            help="Column of per-sample non-negative loss of a table of losses (default: a "
+            "column named residual).",
+        ),
+    ] = None,
+    quality: Annotated[
+        str | None,
+        typer.Option(
+            "--quality",
+            help="Column of a per-sample quality in [0, 1] (e.g. ROUGE-L, a judge's score); "
+            "the loss is 1 - quality.",
+        ),
     ] = None,
     binary_fpr: Annotated[
         float | None,
@@ -153,6 +183,7 @@ def evaluate(
             threshold_rule,
             tuple(convention or ()),
             operating_point,
+            (correct, residual, quality),
         )
 
 
@@ -172,6 +203,7 @@ def _evaluate(
     threshold_rule: str = "exact",
     conventions: tuple[str, ...] = (),
     operating_point: str | None = None,
+    losses: tuple[str | None, str | None, str | None] = (None, None, None),
 ) -> None:
     from fdbench.core.io import check_output_file, check_output_folder, verify_if_recorded
     from fdbench.evaluation.operating_points import parse_operating_point
@@ -189,6 +221,25 @@ def _evaluate(
 
     if not path.exists():
         raise FileNotFoundError(f"PATH {path} not found: it does not exist")
+    from fdbench.evaluation.loss_tables import is_loss_table
+
+    if is_loss_table(path, correct=losses[0], residual=losses[1], quality=losses[2]):
+        from fdbench.cli.evaluate_losses import evaluate_losses
+
+        refused = {
+            "--protocol unknown_detection": protocol != "failure_detection",
+            "--precision-report": precision_report,
+            "--openmax": openmax,
+            "--binary-fpr": binary_fpr is not None,
+            "--threshold-rule": threshold_rule != "exact",
+            "--convention": bool(conventions),
+            "--tables": tables is not None,
+        }
+        return evaluate_losses(
+            path, out, confidence=confidence, correct=losses[0], residual=losses[1],
+            quality=losses[2], bootstrap=bootstrap, seed=seed, name=name,
+            operating_point=operating_point, refused=refused,
+        )  # fmt: skip
     request = parse_operating_point(operating_point, seed=seed) if operating_point else None
     curves_out = points_out = sets_out = None
     if out is not None:

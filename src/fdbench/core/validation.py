@@ -14,6 +14,7 @@ import math
 import os
 import zipfile
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import IO, Any
 
 import numpy as np
@@ -21,7 +22,11 @@ import pandas as pd
 from numpy.typing import ArrayLike
 
 __all__ = [
+    "LOSS_COLUMNS",
+    "LOSS_LIKE_COLUMNS",
+    "LOSS_META_COLUMNS",
     "REAL_KINDS",
+    "LossColumns",
     "as_real_array",
     "check_allocation",
     "check_finite",
@@ -29,6 +34,8 @@ __all__ = [
     "check_results_table",
     "check_unique",
     "first_non_finite",
+    "is_loss_like",
+    "loss_table_columns",
     "memory_limit",
     "npz_headers",
     "real_column",
@@ -350,3 +357,121 @@ def check_results_table(
                 f"{values[row]!r} in row {row}{_line(source, row)} ({int(bad.sum())} such row(s))"
             )
     return table
+
+
+#: The reserved column names of a table of losses (docs/any_model.md): ``correct`` holds 0/1
+#: correctness, ``residual`` a non-negative loss per sample.
+LOSS_COLUMNS = ("correct", "residual")
+#: Columns of a table of losses that describe its samples, never confidences: the study (or
+#: ``group``, its alias), the per-group ``subgroup``, ``weight``, a sample id, the ``model``.
+LOSS_META_COLUMNS = ("study", "group", "subgroup", "weight", "sample_id", "id", "model")
+#: Names that look like a loss, a correctness or a label: undeclared, such a column could be
+#: read either as a confidence or as the loss, so a table holding one is refused until the
+#: loss and the confidences are declared.
+LOSS_LIKE_COLUMNS = frozenset(
+    {
+        *LOSS_COLUMNS,
+        "label",
+        "prediction",
+        "is_correct",
+        "loss",
+        "error",
+        "errors",
+        "accuracy",
+        "score",
+        "quality",
+        "target",
+        "y_true",
+        "y_pred",
+    }
+)
+
+#: Column prefixes of an LM-Polygraph export (docs/any_model.md): ``ue:<estimator>`` holds an
+#: uncertainty (higher = less confident), ``metric:<name>`` a generation metric (higher =
+#: better).
+UNCERTAINTY_PREFIX = "ue:"
+GENERATION_METRIC_PREFIX = "metric:"
+
+
+@dataclass(frozen=True)
+class LossColumns:
+    """The roles of the columns of a table of losses: ``loss`` is the column holding the loss,
+    ``kind`` how it reads (``correct``: 0/1 correctness, the residual is 1 − correct;
+    ``residual``: a non-negative loss; ``quality``: a score in [0, 1], the residual is
+    1 − quality), ``confidences`` the confidence columns (``None``: every other numeric
+    column but the reserved ones)."""
+
+    loss: str
+    kind: str
+    confidences: tuple[str, ...] | None
+
+
+def loss_table_columns(
+    columns: Sequence[str],
+    source: str,
+    *,
+    confidence: Sequence[str] | None = None,
+    correct: str | None = None,
+    residual: str | None = None,
+    quality: str | None = None,
+) -> LossColumns:
+    """Which column of a table of losses is the loss and which are confidences, declared and
+    never guessed from position.
+
+    The loss is the column a flag names (``correct``, ``residual`` or ``quality``: one at
+    most), else the reserved column ``correct`` or ``residual`` (:data:`LOSS_COLUMNS`).
+    Confidences are the ``confidence`` columns, else every other column but
+    :data:`LOSS_META_COLUMNS`. A layout readable two ways is a ``ValueError`` of one line
+    naming the columns: both reserved loss columns without a flag, a ``label`` or
+    ``prediction`` column beside an undeclared loss, or (confidences undeclared) any other
+    column of :data:`LOSS_LIKE_COLUMNS` that would otherwise become a confidence.
+    """
+    present = list(columns)
+    flags = (("correct", correct), ("residual", residual), ("quality", quality))
+    given = {k: v for k, v in flags if v is not None}
+    if len(given) > 1:
+        named = " and ".join(f"--{k} {v}" for k, v in given.items())
+        raise ValueError(f"{source}: declare one loss column; got {named}")
+    for option, name in [*given.items(), *(("confidence", c) for c in confidence or ())]:
+        if name not in present:
+            raise ValueError(
+                f"{source}: --{option} column {name!r} not found; columns: {', '.join(present)}"
+            )
+    if given:
+        kind, loss = next(iter(given.items()))
+    else:
+        reserved = [c for c in LOSS_COLUMNS if c in present]
+        if not reserved:
+            raise ValueError(
+                f"{source}: no loss column: name it 'correct' (0/1) or 'residual' (a loss), or "
+                "declare it with --correct, --residual or --quality"
+            )
+        classifier = [c for c in ("label", "prediction") if c in present]
+        if len(reserved) > 1 or classifier:
+            raise ValueError(_ambiguous(source, [*reserved, *classifier]))
+        loss = kind = reserved[0]
+    if confidence:
+        confidences: tuple[str, ...] | None = tuple(dict.fromkeys(confidence))
+        clash = [c for c in confidences if c == loss or c in LOSS_META_COLUMNS]
+        if clash:
+            raise ValueError(f"{source}: {clash} cannot be confidence columns")
+    else:
+        confidences = None
+        others = [c for c in present if c != loss and is_loss_like(c)]
+        if others:
+            raise ValueError(_ambiguous(source, [loss, *others]))
+    return LossColumns(loss, kind, confidences)
+
+
+def is_loss_like(name: str) -> bool:
+    """Whether column ``name`` looks like a loss or a label (:data:`LOSS_LIKE_COLUMNS`, or a
+    generation metric ``metric:<name>`` of an LM-Polygraph export)."""
+    return name in LOSS_LIKE_COLUMNS or name.startswith(GENERATION_METRIC_PREFIX)
+
+
+def _ambiguous(source: str, names: Sequence[str]) -> str:
+    quoted = ", ".join(repr(n) for n in names)
+    return (
+        f"{source}: ambiguous columns {quoted}: declare the loss with --correct, --residual or "
+        "--quality COLUMN and the confidences with --confidence"
+    )

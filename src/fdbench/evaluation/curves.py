@@ -17,12 +17,14 @@ def curve_table(
     *,
     study: str,
     max_points: int = 2000,
+    sample_weight: ArrayLike | None = None,
 ) -> pd.DataFrame:
     """Risk-coverage and generalized-risk curves of every CSF on one study.
 
     Each curve is ``fdbench.metrics.risk_coverage_curve`` (selective and generalized risk over
     coverage, end point at coverage 0 included). Curves with more than ``max_points`` points
-    are thinned to evenly spaced points keeping both ends, for plotting only.
+    are thinned to evenly spaced points keeping both ends, for plotting only. ``sample_weight``
+    weighs the samples as in the curve.
 
     Returns columns ``CURVE_COLUMNS``; stored in a run folder as ``curves.parquet``.
     """
@@ -32,7 +34,7 @@ def curve_table(
         raise ValueError(f"max_points must be an int >= 2; got {max_points!r}")
     frames = []
     for csf, conf in confidences.items():
-        curve = M.risk_coverage_curve(residuals, conf)
+        curve = M.risk_coverage_curve(residuals, conf, sample_weight=sample_weight)
         size = curve.coverages.size
         keep = np.unique(np.linspace(0, size - 1, min(size, max_points)).round().astype(int))
         frames.append(
