@@ -420,7 +420,8 @@ def loss_table_columns(
 
     The loss is the column a flag names (``correct``, ``residual`` or ``quality``: one at
     most), else the reserved column ``correct`` or ``residual`` (:data:`LOSS_COLUMNS`).
-    Confidences are the ``confidence`` columns, else every other column but
+    Confidences are the ``confidence`` columns, else the uncertainty columns ``ue:<name>`` of
+    an LM-Polygraph export where there are any, else every other column but
     :data:`LOSS_META_COLUMNS`. A layout readable two ways is a ``ValueError`` of one line
     naming the columns: both reserved loss columns without a flag, a ``label`` or
     ``prediction`` column beside an undeclared loss, or (confidences undeclared) any other
@@ -455,6 +456,8 @@ def loss_table_columns(
         clash = [c for c in confidences if c == loss or c in LOSS_META_COLUMNS]
         if clash:
             raise ValueError(f"{source}: {clash} cannot be confidence columns")
+    elif any(c.startswith(UNCERTAINTY_PREFIX) for c in present):
+        confidences = tuple(c for c in present if c.startswith(UNCERTAINTY_PREFIX))
     else:
         confidences = None
         others = [c for c in present if c != loss and is_loss_like(c)]

@@ -134,6 +134,9 @@ def loss_table(
 ) -> pd.DataFrame:
     """A table of per-sample losses and confidences, validated and normalised.
 
+    ``frame`` is a pandas DataFrame or anything with ``to_pandas()`` (a Hugging Face
+    ``datasets.Dataset``).
+
     The loss is declared (:func:`fdbench.core.validation.loss_table_columns`): a ``correct``
     column (0/1, bool allowed; residual = 1 − correct), a ``residual`` column (a finite
     non-negative loss: 1 − ROUGE-L, a judge's error, |y − ŷ|) or a ``quality`` column (a score
@@ -153,6 +156,8 @@ def loss_table(
     """
     from fdbench.evaluation.tables import _is_annotation
 
+    if not isinstance(frame, pd.DataFrame) and hasattr(frame, "to_pandas"):
+        frame = frame.to_pandas()
     if not isinstance(frame, pd.DataFrame):
         raise TypeError(f"frame: expected a pandas DataFrame, got {type(frame).__name__}")
     if isinstance(confidence, str):
