@@ -443,9 +443,13 @@ def loss_table_columns(
     else:
         reserved = [c for c in LOSS_COLUMNS if c in present]
         if not reserved:
+            alike = [c for c in present if is_loss_like(c) and c not in ("label", "prediction")]
+            if len(alike) > 1:
+                raise ValueError(_ambiguous(source, alike))
+            found = f"column {alike[0]!r} looks like one; " if alike else ""
             raise ValueError(
-                f"{source}: no loss column: name it 'correct' (0/1) or 'residual' (a loss), or "
-                "declare it with --correct, --residual or --quality"
+                f"{source}: no declared loss column ({found}name it 'correct' (0/1) or "
+                "'residual' (a loss), or declare it with --correct, --residual or --quality)"
             )
         classifier = [c for c in ("label", "prediction") if c in present]
         if len(reserved) > 1 or classifier:

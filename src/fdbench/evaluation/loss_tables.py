@@ -15,6 +15,7 @@ from fdbench.core.validation import (
     LOSS_META_COLUMNS,
     UNCERTAINTY_PREFIX,
     check_unique,
+    is_loss_like,
     loss_table_columns,
     real_column,
 )
@@ -90,7 +91,9 @@ def is_loss_table(
     quality: str | None = None,
 ) -> bool:  # fmt: skip
     """Whether ``path`` is read as a table of losses: a loss column is declared, the file is
-    JSON Lines, or the table has a ``correct`` or ``residual`` column."""
+    JSON Lines, the table has a ``correct`` or ``residual`` column, or it has no ``label`` or
+    ``prediction`` but a column that looks like a loss
+    (:func:`fdbench.core.validation.is_loss_like`, refused there until declared)."""
     path = Path(path)
     if correct is not None or residual is not None or quality is not None:
         return True
@@ -98,7 +101,10 @@ def is_loss_table(
         return True
     if path.suffix.lower() not in LOSS_TABLE_SUFFIXES or not path.is_file():
         return False
-    return bool(set(LOSS_COLUMNS) & set(table_columns(path)))
+    columns = table_columns(path)
+    if set(LOSS_COLUMNS) & set(columns):
+        return True
+    return not {"label", "prediction"} & set(columns) and any(is_loss_like(c) for c in columns)
 
 
 def read_loss_table(
