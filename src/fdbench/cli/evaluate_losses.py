@@ -140,9 +140,10 @@ def _print_deltas(deltas, ranks) -> None:
     typer.echo(
         f"\nPaired differences to {best} (all studies; Δ ×1000 for AURC/AUGRC, 95 % interval)"
     )
+    width = max(len(str(n)) for n in rows["scoring_method"]) if len(rows) else 0
     for row in rows.itertuples(index=False):
         scale = 100.0 if row.metric == "auroc_f" else 1000.0
         typer.echo(
-            f"  {row.scoring_method:<30} {row.metric:<8} Δ = {row.delta * scale:+8.2f} "
+            f"  {row.scoring_method:<{width}}  {row.metric:<8} Δ = {row.delta * scale:+8.2f} "
             f"[{row.lower * scale:+.2f}, {row.upper * scale:+.2f}]"
         )

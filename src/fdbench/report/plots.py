@@ -104,7 +104,8 @@ def curves_figure(
     has its fixed colour (:func:`fdbench.report.palette.csf_colour`) in every panel. Every panel
     also shows the optimal curve (black) and the random reference (grey, dashed: risk e, or
     c · e), from the error rate e of the ``reference`` CSF's classifier (its risk at coverage 1;
-    default the first of ``csfs``). The legend stands beside the panels.
+    default the first of ``csfs``; a mean loss above 1, of continuous residuals, has no
+    optimal curve drawn). The legend stands beside the panels.
     """
     from fdbench.report.palette import OPTIMAL_COLOUR, RANDOM_COLOUR, csf_colours, line_styles
 
@@ -120,13 +121,15 @@ def curves_figure(
         base = part[part["csf"] == reference]
         if not base.empty:
             error_rate = float(base.loc[base["coverage"].idxmax(), "selective_risk"])
-            selective, generalized = optimal_risks(error_rate, grid)
+            # a mean loss above 1 (e.g. |y - y_hat|) has no 0/1 optimum to draw
+            selective, generalized = optimal_risks(min(error_rate, 1.0), grid)
             for ax, optimal, random in (
                 (pair[0], selective, np.full_like(grid, error_rate)),
                 (pair[1], generalized, grid * error_rate),
             ):
                 ax.plot(grid, random, lw=1.0, ls="--", color=RANDOM_COLOUR)
-                ax.plot(grid, optimal, lw=1.0, color=OPTIMAL_COLOUR)
+                if error_rate <= 1.0:
+                    ax.plot(grid, optimal, lw=1.0, color=OPTIMAL_COLOUR)
         for csf in csfs:
             line = part[part["csf"] == csf]
             if line.empty:
