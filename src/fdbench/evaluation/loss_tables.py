@@ -59,7 +59,7 @@ def read_table_file(path: str | Path) -> pd.DataFrame:
             _check_header(path)
             return pd.read_csv(path)
         if suffix in JSON_LINES_SUFFIXES:
-            return pd.read_json(path, lines=True, dtype=False)
+            return pd.read_json(path, lines=True, dtype=False, precise_float=True)
         return pd.read_parquet(path)
     except (OSError, ValueError) as err:
         message = str(err).splitlines()[0] if str(err) else type(err).__name__
