@@ -455,11 +455,13 @@ def loss_table_columns(
         if len(reserved) > 1 or classifier:
             raise ValueError(_ambiguous(source, [*reserved, *classifier]))
         loss = kind = reserved[0]
+    confidences: tuple[str, ...] | None
     if confidence:
-        confidences: tuple[str, ...] | None = tuple(dict.fromkeys(confidence))
-        clash = [c for c in confidences if c == loss or c in LOSS_META_COLUMNS]
+        declared = tuple(dict.fromkeys(confidence))
+        clash = [c for c in declared if c == loss or c in LOSS_META_COLUMNS]
         if clash:
             raise ValueError(f"{source}: {clash} cannot be confidence columns")
+        confidences = declared
     elif any(c.startswith(UNCERTAINTY_PREFIX) for c in present):
         confidences = tuple(c for c in present if c.startswith(UNCERTAINTY_PREFIX))
     else:
