@@ -53,8 +53,9 @@ def language_model(tmp_path_factory):
 
 
 def _value(results: pd.DataFrame, method: str, csf: str, study: str, metric: str) -> float:
+    methods = results["method"].astype(object).where(results["method"].notna(), "")
     mine = results[
-        (results["method"].fillna("") == method)
+        (methods == method)
         & (results["csf"] == csf)
         & (results["study"] == study)
         & (results["metric"] == metric)
