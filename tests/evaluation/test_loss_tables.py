@@ -290,3 +290,20 @@ def test_weights_are_refused_where_resamples_cannot_carry_them():
         loss_table_leaderboard(table, evaluate_loss_table(table), n_bootstrap=10)
     with pytest.raises(ValueError, match="weight"):
         loss_table_operating_points(table, parse_operating_point("alpha=0.3,delta=0.1"))
+
+
+def test_text_columns_named_like_labels_are_no_ambiguity():
+    """A generated answer in ``prediction`` and a reference in ``target`` are text: neither a
+    class nor a confidence."""
+    frame = pd.DataFrame(
+        {
+            "prediction": ["Paris", "Lyon", "Rome"],
+            "target": ["Paris", "Paris", "Rome"],
+            "correct": [1, 0, 1],
+            "likelihood": [0.9, 0.4, 0.7],
+        }
+    )
+    table = loss_table(frame)
+    assert list(table.columns[6:]) == ["likelihood"]
+    with pytest.raises(ValueError, match="ambiguous"):
+        loss_table(frame.assign(prediction=[0, 1, 2]))

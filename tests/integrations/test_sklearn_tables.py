@@ -7,8 +7,7 @@ import pandas as pd
 import pytest
 from sklearn.datasets import load_diabetes, load_iris
 from sklearn.ensemble import RandomForestRegressor
-from sklearn.gaussian_process import GaussianProcessRegressor
-from sklearn.linear_model import LinearRegression, LogisticRegression
+from sklearn.linear_model import BayesianRidge, LinearRegression, LogisticRegression
 
 from fdbench.csf.probabilities import probability_csfs
 from fdbench.evaluation.loss_tables import evaluate_loss_table, loss_table
@@ -40,8 +39,10 @@ def test_regressor_tables():
     np.testing.assert_allclose(table["residual"], (y[300:] - forest.predict(X[300:])) ** 2)
     members = np.std([m.predict(X[300:]) for m in forest.estimators_], axis=0)
     np.testing.assert_allclose(table["ensemble_agreement"], -members)
-    gp = GaussianProcessRegressor().fit(X[:100], y[:100] / 100)
-    table = regressor_loss_table(gp, X[300:], y[300:] / 100, loss=lambda t, p: np.abs(t - p) / 3)
+    bayes = BayesianRidge().fit(X[:300], y[:300])
+    table = regressor_loss_table(bayes, X[300:], y[300:], loss=lambda t, p: np.abs(t - p) / 3)
+    _, std = bayes.predict(X[300:], return_std=True)
+    np.testing.assert_allclose(table["predictive_std"], -std)
     assert list(table.columns) == ["sample_id", "study", "residual", "predictive_std"]
     with pytest.raises(ValueError, match="confidences"):
         regressor_loss_table(LinearRegression().fit(X, y), X, y)

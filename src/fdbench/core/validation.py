@@ -414,9 +414,12 @@ def loss_table_columns(
     correct: str | None = None,
     residual: str | None = None,
     quality: str | None = None,
+    text_columns: Sequence[str] = (),
 ) -> LossColumns:
     """Which column of a table of losses is the loss and which are confidences, declared and
-    never guessed from position.
+    never guessed from position. ``text_columns`` are columns of text in which no cell is a
+    number (a generated answer named ``prediction``, a reference named ``target``): neither a
+    confidence nor a class, they make no layout ambiguous.
 
     The loss is the column a flag names (``correct``, ``residual`` or ``quality``: one at
     most), else the reserved column ``correct`` or ``residual`` (:data:`LOSS_COLUMNS`).
@@ -428,6 +431,7 @@ def loss_table_columns(
     column of :data:`LOSS_LIKE_COLUMNS` that would otherwise become a confidence.
     """
     present = list(columns)
+    text = set(text_columns)
     flags = (("correct", correct), ("residual", residual), ("quality", quality))
     given = {k: v for k, v in flags if v is not None}
     if len(given) > 1:
@@ -443,7 +447,11 @@ def loss_table_columns(
     else:
         reserved = [c for c in LOSS_COLUMNS if c in present]
         if not reserved:
-            alike = [c for c in present if is_loss_like(c) and c not in ("label", "prediction")]
+            alike = [
+                c
+                for c in present
+                if is_loss_like(c) and c not in ("label", "prediction") and c not in text
+            ]
             if len(alike) > 1:
                 raise ValueError(_ambiguous(source, alike))
             found = f"column {alike[0]!r} looks like one; " if alike else ""
@@ -451,7 +459,7 @@ def loss_table_columns(
                 f"{source}: no declared loss column ({found}name it 'correct' (0/1) or "
                 "'residual' (a loss), or declare it with --correct, --residual or --quality)"
             )
-        classifier = [c for c in ("label", "prediction") if c in present]
+        classifier = [c for c in ("label", "prediction") if c in present and c not in text]
         if len(reserved) > 1 or classifier:
             raise ValueError(_ambiguous(source, [*reserved, *classifier]))
         loss = kind = reserved[0]
@@ -466,7 +474,7 @@ def loss_table_columns(
         confidences = tuple(c for c in present if c.startswith(UNCERTAINTY_PREFIX))
     else:
         confidences = None
-        others = [c for c in present if c != loss and is_loss_like(c)]
+        others = [c for c in present if c != loss and is_loss_like(c) and c not in text]
         if others:
             raise ValueError(_ambiguous(source, [loss, *others]))
     return LossColumns(loss, kind, confidences)

@@ -170,6 +170,7 @@ def loss_table(
         confidence = [confidence]
     columns = [str(c) for c in frame.columns]
     frame = frame.set_axis(columns, axis=1)
+    text = [c for c in columns if _is_annotation(frame[c])]
     roles = loss_table_columns(
         columns,
         source,
@@ -177,6 +178,7 @@ def loss_table(
         correct=correct,
         residual=residual,
         quality=quality,
+        text_columns=text,
     )
     if frame.empty:
         raise ValueError(f"{source}: the table has no rows")
@@ -186,7 +188,7 @@ def loss_table(
         csfs = list(roles.confidences)
     else:
         skip = {roles.loss, *LOSS_META_COLUMNS}
-        csfs = [c for c in columns if c not in skip and not _is_annotation(frame[c])]
+        csfs = [c for c in columns if c not in skip and c not in text]
     if not csfs:
         raise ValueError(f"{source}: no confidence column besides the loss {roles.loss!r}")
     out = pd.DataFrame(index=range(len(frame)))
