@@ -108,7 +108,10 @@ def evaluate_losses(
         with pd.option_context("display.width", 200, "display.max_rows", None):
             typer.echo(points[[*shown, "held"]].to_string(index=False, float_format="%.4f"))
     pairs = table.groupby("model").ngroups * (len(table.columns) - len(LOSS_TABLE_META))
-    if bootstrap and pairs > 1:
+    weighted = bool((table["weight"] != 1.0).any())
+    if bootstrap and pairs > 1 and weighted:
+        typer.echo("\npaired comparisons left out: their resamples take unweighted samples")
+    elif bootstrap and pairs > 1:
         board = loss_table_leaderboard(
             table, results, n_bootstrap=bootstrap, seed=seed, dataset=dataset
         )
