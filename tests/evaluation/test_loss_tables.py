@@ -307,3 +307,13 @@ def test_text_columns_named_like_labels_are_no_ambiguity():
     assert list(table.columns[6:]) == ["likelihood"]
     with pytest.raises(ValueError, match="ambiguous"):
         loss_table(frame.assign(prediction=[0, 1, 2]))
+
+
+def test_group_names_the_study_and_empty_cells_are_refused():
+    frame = pd.DataFrame({"group": ["a", "b", "a"], "residual": [0.2, 0.0, 1.5], "c": [1, 2, 3]})
+    table = loss_table(frame)
+    assert list(table["study"]) == ["a", "b", "a"] and set(table["model"]) == {""}
+    results = evaluate_loss_table(table)
+    assert list(dict.fromkeys(results["study"])) == ["a", "b"]
+    with pytest.raises(ValueError, match="'group', row 1 is empty"):
+        loss_table(frame.assign(group=["a", None, "a"]))

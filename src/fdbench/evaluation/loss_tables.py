@@ -192,14 +192,12 @@ def loss_table(
     if not csfs:
         raise ValueError(f"{source}: no confidence column besides the loss {roles.loss!r}")
     out = pd.DataFrame(index=range(len(frame)))
-    out["model"] = _text(frame, "model", "")
-    out["study"] = _text(frame, "study", None)
-    if "study" not in columns:
-        out["study"] = _text(frame, "group", "iid")
+    out["model"] = _text(frame, "model", "", source)
+    out["study"] = _text(frame, "study" if "study" in columns else "group", "iid", source)
     ids = "sample_id" if "sample_id" in columns else "id"
-    out["sample_id"] = _text(frame, ids, "")
+    out["sample_id"] = _text(frame, ids, "", source)
     out["weight"] = _weights(frame, source) if "weight" in columns else 1.0
-    out[SUBGROUP_COLUMN] = _text(frame, SUBGROUP_COLUMN, "")
+    out[SUBGROUP_COLUMN] = _text(frame, SUBGROUP_COLUMN, "", source)
     out["residual"] = _residuals(frame[roles.loss], roles.loss, roles.kind, source)
     for c in csfs:
         values = real_column(frame[c], c, source)
@@ -219,13 +217,15 @@ def loss_table(
     return out
 
 
-def _text(frame: pd.DataFrame, name: str, default: str | None) -> pd.Series | str | None:
+def _text(frame: pd.DataFrame, name: str, default: str, source: str) -> np.ndarray | str:
+    """The values of column ``name`` as text (``default`` where the table has no such
+    column); an empty cell is an error naming the column and row."""
     if name not in frame.columns:
         return default
     column = frame[name]
     if column.isna().any():
         row = int(np.flatnonzero(column.isna().to_numpy())[0])
-        raise ValueError(f"column {name!r}: row {row} is empty")
+        raise ValueError(f"{source}: column {name!r}, row {row} is empty")
     return column.astype(str).to_numpy()
 
 
