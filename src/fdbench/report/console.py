@@ -57,8 +57,13 @@ def print_results(table: pd.DataFrame) -> None:
     has_ci = "ci_lower" in table.columns
     for study, part in table.groupby("study", sort=False):
         wide = part.pivot_table(index="csf", columns="metric", values="value", sort=False)
-        accuracy = wide["accuracy"].iloc[0] if "accuracy" in wide else float("nan")
-        title = f"{study}  (n = {int(part['n_samples'].iloc[0])}, accuracy = {accuracy:.4f})"
+        # continuous residuals have a mean residual instead of an accuracy
+        shown_risk = (
+            "accuracy" if "accuracy" in wide or "mean_residual" not in wide else "mean_residual"
+        )
+        risk = wide[shown_risk].iloc[0] if shown_risk in wide else float("nan")
+        n = int(part["n_samples"].iloc[0])
+        title = f"{study}  (n = {n}, {shown_risk.replace('_', ' ')} = {risk:.4f})"
         grid = Table(title=title, title_justify="left")
         grid.add_column("CSF")
         shown = [metric_spec(m) for m in DISPLAY if m in wide and wide[m].notna().any()]
