@@ -66,10 +66,18 @@ def benchmark(
             "files fdbench did not write (never the CONFIG file).",
         ),
     ] = False,
+    full_ranking: Annotated[
+        bool,
+        typer.Option(
+            "--full-ranking",
+            help="Print every scoring method's leaderboard row and per-study AUGRC after the "
+            "headline (default: the headline only: the best, the references, the ties).",
+        ),
+    ] = False,
 ) -> None:
     """Train, infer, evaluate every CSF on every study, and report (resumable)."""
     with _forced(force):
-        _benchmark(config, quick, out, workers, scheduler, report)
+        _benchmark(config, quick, out, workers, scheduler, report, full_ranking)
 
 
 def _benchmark(
@@ -79,12 +87,13 @@ def _benchmark(
     workers: int | None,
     scheduler: str | None,
     report: bool,
+    full_ranking: bool = False,
 ) -> None:
     from fdbench.core.io import check_output_folder
     from fdbench.jobs.benchmark import run_benchmark
     from fdbench.jobs.plan import load_config
     from fdbench.report.console import (
-        print_leaderboard,
+        print_headline,
         print_study_summary,
         print_unknown_detection,
     )
@@ -117,8 +126,9 @@ def _benchmark(
             report=report,
             progress=progress,
         )
-    print_leaderboard(run_dir)
-    print_study_summary(results)
+    print_headline(run_dir, full=full_ranking)
+    if full_ranking:
+        print_study_summary(results)
     print_unknown_detection(results)
     typer.echo(f"results: {run_dir / 'results.parquet'}")
     if report:
