@@ -38,7 +38,7 @@ def method_names(n: int) -> list[str]:
 
 
 def write_leaderboard(folder: Path, n: int = 70, datasets=("cifar10", "super_cifar100")) -> list:
-    """Write leaderboard.csv and leaderboard_ranks.csv of ``n`` methods into ``folder``."""
+    """Write the leaderboard files (summary, ranks, paired Δ, significance) of ``n`` methods."""
     rng = np.random.default_rng(0)
     names = method_names(n)
     summary, ranks = [], []
@@ -83,4 +83,56 @@ def write_leaderboard(folder: Path, n: int = 70, datasets=("cifar10", "super_cif
             "metric",
         ],
     ).to_csv(folder / "leaderboard_ranks.csv", index=False)
+    deltas, maps = [], []
+    for dataset in datasets:
+        for study in (*COLUMNS, ALL_STUDIES):
+            for i, name in enumerate(names):
+                delta = 0.001 * (i - n / 2)
+                deltas.append(
+                    (
+                        dataset,
+                        study,
+                        name,
+                        "MSR",
+                        "augrc",
+                        delta,
+                        delta,
+                        delta - 0.001,
+                        delta + 0.001,
+                        30,
+                    )
+                )
+        for study in COLUMNS:
+            for a in names:
+                for b in names:
+                    if a != b:
+                        maps.append((dataset, study, a, b, 0.01, 0.02, True, "augrc"))
+    pd.DataFrame(
+        deltas,
+        columns=[
+            "dataset",
+            "study",
+            "scoring_method",
+            "reference",
+            "metric",
+            "delta",
+            "mean_delta",
+            "lower",
+            "upper",
+            "n_resamples",
+        ],
+    ).to_csv(folder / "paired_deltas.csv", index=False)
+    pd.DataFrame(
+        maps,
+        columns=[
+            "dataset",
+            "study",
+            "scoring_method_a",
+            "scoring_method_b",
+            "p_value",
+            "p_holm",
+            "significant",
+            "metric",
+        ],
+    ).to_csv(folder / "leaderboard_significance.csv", index=False)
     return names

@@ -14,6 +14,15 @@ from fdbench.analysis.scoring_methods import BASELINE
 from fdbench.core.io import verify_if_recorded
 from fdbench.metrics import metric_spec
 from fdbench.report.builder import ReportContext, _Builder
+from fdbench.report.headline import (
+    REFERENCES,
+    TIED,
+    TIED_TEXT,
+    TOP,
+    headline,
+    overall_ranking,
+    tied_with_best,
+)
 from fdbench.report.tables import ReportTable, _stem
 
 #: The leaderboard's files in a run folder (written by the benchmark's analysis stage).
@@ -167,12 +176,41 @@ def _note(datasets: list[str]) -> str:
     )
 
 
+def selection(
+    ranks: pd.DataFrame, dataset: str, metric: str = "augrc", top: int = TOP
+) -> list[str]:
+    """The scoring methods a figure of ``dataset`` draws when it cannot label them all: the
+    ``top`` best by mean rank over all studies and the papers' references
+    (:data:`fdbench.report.headline.REFERENCES`), in ranking order."""
+    names = [str(n) for n in overall_ranking(ranks, dataset, metric).index]
+    return names[:top] + [n for n in names[top:] if n in REFERENCES]
+
+
+def _headline_part(builder: Any, summary: pd.DataFrame, ranks: pd.DataFrame, dataset: str) -> str:
+    head = headline(summary, ranks, dataset)
+    shown = min(TOP, head.n_methods)
+    title = (
+        f"Headline by AUGRC ×1000 — {dataset}: the {shown} best of {head.n_methods} scoring "
+        "methods and the papers' references (mean over seeds, lower is better)"
+    )
+    table = builder.table(ReportTable(_stem("headline", dataset), title, head.frame, 2, None))
+    tied = ", ".join(html.escape(n) for n in head.tied)
+    return (
+        f'{table}<p class="note"><b>Not distinguishable from the best '
+        f"({html.escape(head.best)})</b>, their 95 % bootstrap rank intervals overlapping its "
+        f"own ({len(head.tied)} of {head.n_methods}): {tied}. The full ranking of every "
+        "scoring method is in the collapsed block below.</p>"
+    )
+
+
 def leaderboard_section(builder: Any, run_dir: str | Path) -> str:
     """The body of the leaderboard section of the report of ``run_dir`` ("" if it has no
-    leaderboard files): per data set the leaderboard tables by AUGRC, AURC and AUROC_f, the
+    leaderboard files): per data set first the headline (:func:`fdbench.report.headline.headline`),
+    then, collapsed, the leaderboard tables by AUGRC, AURC and AUROC_f (every scoring method; no
+    heat colours, a column marking the methods whose rank interval overlaps the best's), the
     column ranks, the forest plot of paired Δ against the baseline and the significance maps by
-    AUGRC (rows and columns in the leaderboard's order in every panel). ``builder`` is the
-    report's builder (its ``table``, ``figure`` and ``csv`` methods)."""
+    AUGRC of the :func:`selection` (rows and columns in the leaderboard's order in every panel).
+    ``builder`` is the report's builder (its ``table``, ``figure``, ``group`` methods)."""
     from fdbench.report.plots import significance_figure
 
     tables = read_leaderboard(run_dir)
@@ -180,32 +218,43 @@ def leaderboard_section(builder: Any, run_dir: str | Path) -> str:
         return ""
     summary, ranks = tables["summary"], tables["ranks"]
     datasets = list(dict.fromkeys(ranks["dataset"]))
-    parts = [_note(datasets)]
+    parts = [_headline_part(builder, summary, ranks, d) for d in datasets]
+    parts.append(_note(datasets))
     for dataset in datasets:
+        body = []
+        tied = set(tied_with_best(overall_ranking(ranks, dataset)))
         for metric, head, _ in LEADERBOARD_METRICS:
             if not ((ranks["dataset"] == dataset) & (ranks["metric"] == metric)).any():
                 continue
             frame = leaderboard_frame(summary, ranks, dataset, metric)
+            if metric == "augrc":
+                frame[TIED] = [TIED_TEXT if n in tied else "" for n in frame.index]
             name = _stem("leaderboard", metric, dataset)
             title = f"Leaderboard by {head} — {dataset}"
-            parts.append(builder.table(ReportTable(name, title, frame, 2, False)))
+            body.append(builder.table(ReportTable(name, title, frame, 2, None)))
             if metric == "augrc":
-                order = list(frame.index)
                 ranked = column_rank_frame(ranks, dataset, metric)
                 title = f"Mean bootstrap rank by AUGRC per study column — {dataset}"
-                parts.append(
+                body.append(
                     builder.table(
                         ReportTable(_stem("leaderboard_ranks", dataset), title, ranked, 2, False)
                     )
                 )
+        order = selection(ranks, dataset)
+        n_methods = len(overall_ranking(ranks, dataset))
+        chosen = (
+            f"the {min(TOP, n_methods)} best of {n_methods} and the references"
+            if len(order) < n_methods
+            else "all scoring methods"
+        )
         deltas = tables.get("deltas")
         if deltas is not None:
             mine = deltas[(deltas["dataset"] == dataset) & (deltas["reference"] == BASELINE)]
             if not mine.empty:
-                parts.append(
+                body.append(
                     builder.figure(
                         forest_figure,
-                        (mine, order, f"Paired Δ against {BASELINE} (CE) — {dataset}"),
+                        (mine, order, f"Paired Δ against {BASELINE} (CE), {chosen} — {dataset}"),
                         f"paired_delta_forest_{dataset}",
                         f"forest plot of paired differences against {BASELINE}",
                     )
@@ -213,23 +262,28 @@ def leaderboard_section(builder: Any, run_dir: str | Path) -> str:
         significance = tables.get("significance")
         if significance is not None:
             mine = significance[
-                (significance["dataset"] == dataset) & (significance["metric"] == "augrc")
+                (significance["dataset"] == dataset)
+                & (significance["metric"] == "augrc")
+                & significance["scoring_method_a"].isin(order)
+                & significance["scoring_method_b"].isin(order)
             ].rename(columns={"scoring_method_a": "csf_a", "scoring_method_b": "csf_b"})
             by_rank = ranks[(ranks["dataset"] == dataset) & (ranks["metric"] == "augrc")]
             if not mine.empty:
-                parts.append(
+                body.append(
                     builder.figure(
                         significance_figure,
                         (
                             mine,
                             order,
                             _columns(by_rank),
-                            f"AUGRC significance maps, all scoring methods — {dataset}",
+                            f"AUGRC significance maps, {chosen} — {dataset}",
                         ),
                         f"leaderboard_significance_{dataset}",
-                        "significance maps over all scoring methods by AUGRC",
+                        f"significance maps by AUGRC, {chosen}",
                     )
                 )
+        label = f"Full leaderboard, ranks, paired Δ and significance — {dataset}"
+        parts.append(builder.group(label, "".join(body)))
     return "".join(parts)
 
 
