@@ -19,16 +19,46 @@ def _default_config(quick: bool) -> Path:
     return Path(str(files("fdbench") / "configs" / name))
 
 
+def embedded_configs() -> dict[str, str]:
+    """The embedded configs: name (without ``.yaml``) → the first line of its leading comment."""
+    from importlib.resources import files
+
+    found = {}
+    for entry in sorted(files("fdbench").joinpath("configs").iterdir(), key=lambda e: e.name):
+        if entry.name.endswith(".yaml"):
+            first = entry.read_text(encoding="utf-8").splitlines()[:1]
+            about = first[0].lstrip("# ").strip() if first and first[0].startswith("#") else ""
+            found[entry.name.removesuffix(".yaml")] = about
+    return found
+
+
 def _embedded_config(config: Path) -> Path:
     """The embedded config named ``config`` (with or without ``.yaml``) when there is one,
-    else ``config`` itself (its absence is reported when it is read)."""
+    else ``config`` itself; a bare name that is neither a file nor an embedded config is a
+    FileNotFoundError offering the closest embedded names."""
+    import difflib
     from importlib.resources import files
 
     if config.parent != Path("."):
         return config
     name = config.name if config.suffix in {".yaml", ".yml"} else f"{config.name}.yaml"
     embedded = Path(str(files("fdbench") / "configs" / name))
-    return embedded if embedded.exists() else config
+    if embedded.exists():
+        return embedded
+    names = list(embedded_configs())
+    close = difflib.get_close_matches(name.removesuffix(".yaml"), names, n=3, cutoff=0.5)
+    hint = f"; did you mean {' or '.join(close)}?" if close else ""
+    raise FileNotFoundError(
+        f"CONFIG {config} is no file and no embedded config{hint} "
+        "(fdbench benchmark --list shows the embedded ones)"
+    )
+
+
+def _list_configs(value: bool) -> None:
+    if value:
+        for name, about in embedded_configs().items():
+            typer.echo(f"{name:32s} {about}")
+        raise typer.Exit()
 
 
 @app.command()
@@ -64,6 +94,15 @@ def benchmark(
             "--force",
             help="Write into an --out folder that is not a run folder of fdbench, replacing "
             "files fdbench did not write (never the CONFIG file).",
+        ),
+    ] = False,
+    list_configs: Annotated[
+        bool,
+        typer.Option(
+            "--list",
+            callback=_list_configs,
+            is_eager=True,
+            help="List the embedded configs (a name runs one: fdbench benchmark NAME) and exit.",
         ),
     ] = False,
     full_ranking: Annotated[
