@@ -116,7 +116,7 @@ def column_rank_frame(ranks: pd.DataFrame, dataset: str, metric: str) -> pd.Data
 
 
 def forest_figure(deltas: pd.DataFrame, order: list[str], title: str) -> bytes:
-    """Forest plot of paired Δ against the baseline: one panel per metric, one row per scoring
+    """Forest plot of paired Δ against the baseline: one panel per metric (titled with it), one row per scoring
     method (``order``, top first); the black point and bar are Δ on all studies and its 95 %
     percentile interval, the small grey points Δ of each study column."""
     from fdbench.report.plots import _grid, figure_png
@@ -150,6 +150,7 @@ def forest_figure(deltas: pd.DataFrame, order: list[str], title: str) -> bytes:
         ax.axvline(0, color="#c92a2a", lw=1)
         ax.set_yticks(range(len(order)), order, fontsize=7)
         ax.set_ylim(len(order) - 0.5, -0.5)
+        ax.set_title(head, fontsize=9)
         ax.set_xlabel(f"Δ {head}", fontsize=8)
         ax.tick_params(axis="x", labelsize=7)
     fig.suptitle(title, fontsize=10)
