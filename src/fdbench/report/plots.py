@@ -51,8 +51,9 @@ def figure_png(fig, dpi: int = 85) -> bytes:
 
 #: The smallest text the page shows in a figure, in CSS pixels at a 1,400 px wide window.
 MIN_TEXT_PX = 9.0
-#: The width of the page's main column at a 1,400 px wide window (the contents pane and the
-#: padding taken off, and a scrollbar: 1,053 px measured in Chromium, with a margin): a wider figure is shown scaled down to it.
+#: The width of the page's main column at a 1,400 px wide window (the contents pane, the padding
+#: and a scrollbar taken off: 1,053 px measured in Chromium, less a margin): a wider figure is
+#: shown scaled down to it.
 PAGE_COLUMN_PX = 1040
 
 
@@ -205,7 +206,7 @@ def rank_distribution_figure(ranks: pd.DataFrame, order: Sequence[str], title: s
     ``ranks`` has one rank per CSF and resample (columns csf, resample, rank; e.g.
     ``fdbench.analysis.overall_bootstrap_ranks``). A tied rank between two integers (x.5) is
     split evenly between them, so the columns are the ranks 1..k; the cells show the share of
-    resamples in percent, the row labels the CSF's mean rank.
+    resamples in percent (a rank never taken is white), the row labels the CSF's mean rank.
     """
     plt = _pyplot()
     order = list(order)
@@ -224,9 +225,13 @@ def rank_distribution_figure(ranks: pd.DataFrame, order: Sequence[str], title: s
             share[position[csf], high - 1] += weight
     share /= max(n_resamples, 1)
     fig, ax = plt.subplots(figsize=(2.2 + 0.42 * k, 1.0 + 0.3 * k), layout="constrained")
+    from matplotlib import colormaps
+
     from fdbench.report.palette import HEAT_COLORMAP
 
-    image = ax.imshow(share, cmap=f"{HEAT_COLORMAP}_r", vmin=0, vmax=1, aspect="auto")
+    # a rank never taken is white, not the colour scale's bright end
+    cmap = colormaps[f"{HEAT_COLORMAP}_r"].with_extremes(bad="white")
+    image = ax.imshow(np.ma.masked_equal(share, 0.0), cmap=cmap, vmin=0, vmax=1, aspect="auto")
     for i in range(k):
         for j in range(k):
             if share[i, j] >= 0.05:

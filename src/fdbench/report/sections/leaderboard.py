@@ -116,9 +116,9 @@ def column_rank_frame(ranks: pd.DataFrame, dataset: str, metric: str) -> pd.Data
 
 
 def forest_figure(deltas: pd.DataFrame, order: list[str], title: str) -> bytes:
-    """Forest plot of paired Δ against the baseline: one panel per metric (titled with it), one row per scoring
-    method (``order``, top first); the black point and bar are Δ on all studies and its 95 %
-    percentile interval, the small grey points Δ of each study column."""
+    """Forest plot of paired Δ against the baseline: one panel per metric (titled with it), one
+    row per scoring method (``order``, top first); the black point and bar are Δ on all studies
+    and its 95 % percentile interval, the small grey points Δ of each study column."""
     from fdbench.report.plots import _grid, figure_png
 
     metrics = [m for m, _, _ in LEADERBOARD_METRICS if m in set(deltas["metric"])]
