@@ -157,14 +157,19 @@ def forest_figure(deltas: pd.DataFrame, order: list[str], title: str) -> bytes:
     return figure_png(fig)
 
 
-def _note(datasets: list[str]) -> str:
+def _note(datasets: list[str], columns: list[str]) -> str:
+    corruption = (
+        "the corruption column is the mean over the 5 pooled intensities. "
+        if "corruption" in columns
+        else ""
+    )
     return (
         '<p class="note">A scoring method is a (training method, CSF) pair, named as in '
         "FD-Shifts and the AUGRC paper (DG-* of DeepGamblers, DG-Res its reservation score, "
         "ConfidNet, DeVries, ENS-* of a deep ensemble; the baseline's CSFs keep their names), "
         "each judged on its own classifier with its own configuration chosen on validation. "
-        "Cells: mean ± standard deviation over seeds on the full test sets; the corruption "
-        "column is the mean over the 5 pooled intensities. Ranks: on every bootstrap resample "
+        "Cells: mean ± standard deviation over seeds on the full test sets; "
+        f"{corruption}Ranks: on every bootstrap resample "
         "of the test sets, drawn once per study over its unfiltered set and shared by every "
         "scoring method (each classifier then drops its own misclassified inliers on new-class "
         "studies), the seed-mean values are ranked (1 = best); the ranks are averaged over "
@@ -220,7 +225,7 @@ def leaderboard_section(builder: Any, run_dir: str | Path) -> str:
     summary, ranks = tables["summary"], tables["ranks"]
     datasets = list(dict.fromkeys(ranks["dataset"]))
     parts = [_headline_part(builder, summary, ranks, d) for d in datasets]
-    parts.append(_note(datasets))
+    parts.append(_note(datasets, _columns(summary)))
     for dataset in datasets:
         body = []
         tied = set(tied_with_best(overall_ranking(ranks, dataset)))
