@@ -110,3 +110,16 @@ def test_a_log_gets_the_names_too(run):
     assert "ENS-" in text or "DG-" in text
     assert all(row for row in _rows(text))
     assert "--full-ranking" in text
+
+
+def test_the_exported_leaderboard_holds_full_precision_numbers(run):
+    from fdbench.report.sections.leaderboard import leaderboard_numbers
+
+    folder, names = run
+    summary = pd.read_csv(folder / "leaderboard.csv")
+    numbers = leaderboard_numbers(summary, pd.read_csv(folder / "leaderboard_ranks.csv"), "cifar10")
+    assert sorted(numbers.index) == sorted(names)
+    assert all(numbers[c].dtype.kind == "f" for c in numbers.columns)
+    row = summary[(summary["dataset"] == "cifar10") & (summary["metric"] == "augrc")]
+    row = row[(row["study"] == "iid") & (row["scoring_method"] == names[0])]
+    assert numbers.loc[names[0], "iid mean"] == row["mean"].iloc[0]  # as computed, unrounded

@@ -11,9 +11,9 @@ import pandas as pd
 
 from fdbench.analysis.leaderboard import ALL_STUDIES, STUDY_COLUMNS, WEIGHTING
 from fdbench.analysis.scoring_methods import BASELINE
-from fdbench.core.io import verify_if_recorded
+from fdbench.core.io import verify_if_recorded, write_text
 from fdbench.metrics import metric_spec
-from fdbench.report.builder import ReportContext, _Builder
+from fdbench.report.builder import TABLES_DIR, ReportContext, _Builder
 from fdbench.report.headline import (
     REFERENCES,
     TIED,
@@ -91,6 +91,25 @@ def leaderboard_frame(
         f"[{lo:.1f}, {hi:.1f}]" if np.isfinite(lo) else "–"
         for lo, hi in zip(overall["rank_lower"], overall["rank_upper"], strict=True)
     ]
+    return frame
+
+
+def leaderboard_numbers(
+    summary: pd.DataFrame, ranks: pd.DataFrame, dataset: str, metric: str = "augrc"
+) -> pd.DataFrame:
+    """:func:`leaderboard_frame` as full-precision numbers (the exported CSV): per study column
+    the seed mean and standard deviation of ``metric`` as computed (not scaled), then the mean
+    bootstrap rank over all studies and its 95 % interval; rows in the leaderboard's order."""
+    rows = summary[(summary["dataset"] == dataset) & (summary["metric"] == metric)]
+    overall = overall_ranking(ranks, dataset, metric)
+    frame = pd.DataFrame(index=pd.Index(overall.index, name="scoring method"))
+    for column in _columns(rows):
+        part = rows[rows["study"] == column].set_index("scoring_method")
+        frame[f"{column} mean"] = part["mean"].reindex(frame.index).to_numpy(np.float64)
+        frame[f"{column} std"] = part["std"].reindex(frame.index).to_numpy(np.float64)
+    frame[OVERALL_RANK] = overall["mean_rank"].to_numpy(np.float64)
+    frame["rank lower"] = overall["rank_lower"].to_numpy(np.float64)
+    frame["rank upper"] = overall["rank_upper"].to_numpy(np.float64)
     return frame
 
 
@@ -238,6 +257,9 @@ def leaderboard_section(builder: Any, run_dir: str | Path) -> str:
             name = _stem("leaderboard", metric, dataset)
             title = f"Leaderboard by {head} — {dataset}"
             body.append(builder.table(ReportTable(name, title, frame, 2, None)))
+            # the CSV beside the page holds the numbers, not the cells' text
+            numbers = leaderboard_numbers(summary, ranks, dataset, metric)
+            write_text(builder.run_dir / TABLES_DIR / f"{name}.csv", numbers.to_csv())
             if metric == "augrc":
                 ranked = column_rank_frame(ranks, dataset, metric)
                 title = f"Mean bootstrap rank by AUGRC per study column — {dataset}"
