@@ -144,6 +144,9 @@ def _benchmark(
     if out is not None:
         _check_run_folder(out, config)
     settings = load_config(config if config is not None else _default_config(quick))
+    from fdbench.data.suites import get_builder
+
+    get_builder(settings.data.builder)  # a mistyped builder costs nothing: refused before --out
     run_dir = out if out is not None else Path("runs") / settings.name
     check_output_folder(run_dir, "--out")
     _check_bootstrap_fits(settings.analysis.n_bootstrap, "analysis.n_bootstrap")
