@@ -577,3 +577,10 @@ def test_gallery_shows_true_and_predicted_class(sequential):
     assert "new class" not in set(gallery.prediction)
     page = (run_dir / "report.html").read_text(encoding="utf-8")
     assert f"true {gallery.label[0]}<br>pred {gallery.prediction[0]}<br>" in page
+
+
+def test_a_fresh_page_shows_the_wall_time_of_its_run(sequential):
+    """times.json is written before report.html, so the first page already has it."""
+    run_dir, _ = sequential
+    page = (run_dir / "report.html").read_text(encoding="utf-8")
+    assert "<dt>wall time</dt>" in page and "analysis_report" in page

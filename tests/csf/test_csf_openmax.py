@@ -142,3 +142,13 @@ def test_score_is_a_probability_when_the_unknown_class_underflows(monkeypatch):
     score = openmax_score(np.zeros((2, 2)), toy_fit())
     assert score[0] == 1.0
     assert score[1] == pytest.approx(0.5, rel=1e-15)
+
+
+def test_weibull_cdf_of_a_huge_power_is_one_without_a_warning():
+    import warnings
+
+    tail = WeibullTail(shape=400.0, scale=1.0, small_score=0.0, translate=0.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        scores = tail.cdf([0.0, 0.5, 1e3])
+    assert scores[0] == 0.0 and 0.0 <= scores[1] < 1e-100 and scores[2] == 1.0

@@ -64,7 +64,8 @@ def test_leaderboard_is_the_first_section_with_tables_and_forest_plot(report):
     _, path, manifest = report
     # what was run, then the leaderboard before any per-study detail
     assert manifest["sections"][:2] == ["run", "leaderboard"]
-    assert manifest["tables"][:3] == [
+    assert manifest["tables"][:4] == [
+        "headline_cifar10",
         "leaderboard_augrc_cifar10",
         "leaderboard_ranks_cifar10",
         "leaderboard_aurc_cifar10",
@@ -75,6 +76,9 @@ def test_leaderboard_is_the_first_section_with_tables_and_forest_plot(report):
     assert page.index('<section id="leaderboard">') < page.index('<section id="metrics">')
     assert page.index("Leaderboard by AUGRC") < page.index('<section id="metrics">')
     assert "each study column weighs the same" in page
+    # the headline comes first and open; the full leaderboard is one collapsed block
+    assert page.index("Headline by AUGRC") < page.index("<details><summary>Full leaderboard")
+    assert page.index("<details><summary>Full leaderboard") < page.index("Leaderboard by AUGRC")
 
 
 def test_leaderboard_frame_lists_every_scoring_method_best_first(report):

@@ -64,7 +64,7 @@ def test_aurc_is_shown_times_1000_in_the_precision_table(tmp_path, report_inputs
     np.testing.assert_allclose(table["auroc_f"], [-2.1e-3, 1e-7, 0.0])
 
 
-def test_sgr_cells_without_a_threshold_say_why():
+def test_sgr_cells_without_a_threshold_say_why(tmp_path):
     sgr = pd.DataFrame(
         {
             "study": ["iid"] * 4,
@@ -82,6 +82,11 @@ def test_sgr_cells_without_a_threshold_say_why():
     assert frame.loc["iid", "r*=0.01: median excess"] == NO_THRESHOLD
     assert frame.loc["iid", "r*=0.1: share exceeding"] == 0.5
     assert frame.loc["iid", "r*=0.1: median excess"] == pytest.approx(0.0)
+    from fdbench.report.builder import _Builder
+    from fdbench.report.sections.sgr import NO_THRESHOLD_NOTE, _sgr_section
+
+    body = _sgr_section(_Builder(tmp_path), sgr.assign(seed=0))
+    assert body.count(NO_THRESHOLD_NOTE) == 1  # explained once, not in every cell
 
 
 def test_gallery_keeps_true_and_predicted_class(tmp_path):

@@ -145,3 +145,11 @@ def test_the_full_report_builds_its_studies_from_the_results(full_report):
     table = pd.read_csv(folder / "tables" / "study_cifar10_iid.csv", index_col=0)
     assert table.loc["DG-Res", "AURC ×1000"] == pytest.approx(1000 * rows["value"].mean())
     assert "no leaderboard files" in path.read_text(encoding="utf-8")
+
+
+def test_seed_count_leaves_out_rows_of_no_seed():
+    from fdbench.report.sections.studies import _seeds
+
+    rows = pd.DataFrame({"n_seeds": [0, 2, 2, 1]})
+    assert _seeds(rows) == "1–2 seeds per scoring method (no ± where one)"
+    assert _seeds(pd.DataFrame({"n_seeds": [0, 3]})) == "3 seeds"

@@ -174,6 +174,11 @@ def test_cli_zoo_end_to_end_and_resume(tmp_path):
     assert (out / "tables" / "spearman.csv").is_file()
     assert (out / "figures" / "scatter.png").is_file()
     assert (out / "figures" / "cood_MSR.png").is_file()
+    page = (out / "zoo_report.html").read_text()
+    body = page[page.index("<main>") :]
+    assert body.index("What was run") < body.index("Per member") < body.index("Across the zoo")
+    assert str(tmp_path) not in page  # no absolute path in the note
+    assert "<th>x</th>" not in page and "<th>y</th>" not in page
     caches = sorted((out / "members").glob("*.results.parquet"))
     stamps = {p: p.stat().st_mtime_ns for p in caches}
     # resume: a new member is evaluated, the others come from their cache files

@@ -57,7 +57,14 @@ _JOBS: dict[str, tuple[int, int]] = {}
 
 def _progress_bar() -> contextlib.AbstractContextManager:
     """The progress display of every stage: description, bar, done/total, elapsed time and
-    the estimated time remaining."""
+    the estimated time remaining; where standard output is no terminal, a line per finished job
+    and analysis step instead (:class:`fdbench.cli.progress.LogProgress`)."""
+    from rich.console import Console
+
+    if not Console().is_terminal:
+        from fdbench.cli.progress import LogProgress
+
+        return LogProgress()
     from rich.progress import (
         BarColumn,
         MofNCompleteColumn,

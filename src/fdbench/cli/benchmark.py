@@ -19,16 +19,46 @@ def _default_config(quick: bool) -> Path:
     return Path(str(files("fdbench") / "configs" / name))
 
 
+def embedded_configs() -> dict[str, str]:
+    """The embedded configs: name (without ``.yaml``) → the first line of its leading comment."""
+    from importlib.resources import files
+
+    found = {}
+    for entry in sorted(files("fdbench").joinpath("configs").iterdir(), key=lambda e: e.name):
+        if entry.name.endswith(".yaml"):
+            first = entry.read_text(encoding="utf-8").splitlines()[:1]
+            about = first[0].lstrip("# ").strip() if first and first[0].startswith("#") else ""
+            found[entry.name.removesuffix(".yaml")] = about
+    return found
+
+
 def _embedded_config(config: Path) -> Path:
     """The embedded config named ``config`` (with or without ``.yaml``) when there is one,
-    else ``config`` itself (its absence is reported when it is read)."""
+    else ``config`` itself; a bare name that is neither a file nor an embedded config is a
+    FileNotFoundError offering the closest embedded names."""
+    import difflib
     from importlib.resources import files
 
     if config.parent != Path("."):
         return config
     name = config.name if config.suffix in {".yaml", ".yml"} else f"{config.name}.yaml"
     embedded = Path(str(files("fdbench") / "configs" / name))
-    return embedded if embedded.exists() else config
+    if embedded.exists():
+        return embedded
+    names = list(embedded_configs())
+    close = difflib.get_close_matches(name.removesuffix(".yaml"), names, n=3, cutoff=0.5)
+    hint = f"; did you mean {' or '.join(close)}?" if close else ""
+    raise FileNotFoundError(
+        f"CONFIG {config} is no file and no embedded config{hint} "
+        "(fdbench benchmark --list shows the embedded ones)"
+    )
+
+
+def _list_configs(value: bool) -> None:
+    if value:
+        for name, about in embedded_configs().items():
+            typer.echo(f"{name:32s} {about}")
+        raise typer.Exit()
 
 
 @app.command()
@@ -66,10 +96,27 @@ def benchmark(
             "files fdbench did not write (never the CONFIG file).",
         ),
     ] = False,
+    list_configs: Annotated[
+        bool,
+        typer.Option(
+            "--list",
+            callback=_list_configs,
+            is_eager=True,
+            help="List the embedded configs (a name runs one: fdbench benchmark NAME) and exit.",
+        ),
+    ] = False,
+    full_ranking: Annotated[
+        bool,
+        typer.Option(
+            "--full-ranking",
+            help="Print every scoring method's leaderboard row and per-study AUGRC after the "
+            "headline (default: the headline only: the best, the references, the ties).",
+        ),
+    ] = False,
 ) -> None:
     """Train, infer, evaluate every CSF on every study, and report (resumable)."""
     with _forced(force):
-        _benchmark(config, quick, out, workers, scheduler, report)
+        _benchmark(config, quick, out, workers, scheduler, report, full_ranking)
 
 
 def _benchmark(
@@ -79,12 +126,13 @@ def _benchmark(
     workers: int | None,
     scheduler: str | None,
     report: bool,
+    full_ranking: bool = False,
 ) -> None:
     from fdbench.core.io import check_output_folder
     from fdbench.jobs.benchmark import run_benchmark
     from fdbench.jobs.plan import load_config
     from fdbench.report.console import (
-        print_leaderboard,
+        print_headline,
         print_study_summary,
         print_unknown_detection,
     )
@@ -96,6 +144,9 @@ def _benchmark(
     if out is not None:
         _check_run_folder(out, config)
     settings = load_config(config if config is not None else _default_config(quick))
+    from fdbench.data.suites import get_builder
+
+    get_builder(settings.data.builder)  # a mistyped builder costs nothing: refused before --out
     run_dir = out if out is not None else Path("runs") / settings.name
     check_output_folder(run_dir, "--out")
     _check_bootstrap_fits(settings.analysis.n_bootstrap, "analysis.n_bootstrap")
@@ -117,8 +168,9 @@ def _benchmark(
             report=report,
             progress=progress,
         )
-    print_leaderboard(run_dir)
-    print_study_summary(results)
+    print_headline(run_dir, full=full_ranking)
+    if full_ranking:
+        print_study_summary(results)
     print_unknown_detection(results)
     typer.echo(f"results: {run_dir / 'results.parquet'}")
     if report:

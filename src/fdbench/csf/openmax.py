@@ -94,7 +94,9 @@ class WeibullTail:
         t = d + self.translate - self.small_score
         out = np.zeros_like(t)
         positive = t > 0
-        out[positive] = -np.expm1(-((t[positive] / self.scale) ** self.shape))
+        # a power beyond the float range is +inf, whose CDF is exactly 1 (no warning)
+        with np.errstate(over="ignore"):
+            out[positive] = -np.expm1(-((t[positive] / self.scale) ** self.shape))
         return out
 
 

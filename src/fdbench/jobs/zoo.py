@@ -117,8 +117,8 @@ def write_zoo_report(
 ) -> Path:
     """Write the analyses' tables (``tables/*.csv``), figures (``figures/*.png``),
     ``members.csv`` and the report section ``zoo_report.html`` of a zoo run."""
-    from fdbench.report.html import image_html, page_html, table_html
-    from fdbench.report.tables import ReportTable
+    from fdbench.report.html import image_html, page_html
+    from fdbench.report.zoo_page import zoo_sections
 
     members = A.member_table(results, meta)
     write_table(members.reset_index(), run_dir / "members.csv")
@@ -151,16 +151,11 @@ def write_zoo_report(
                 None,
             )
         )
-    sections = []
-    for name, title, frame, higher in tables:
+    for name, _, frame, _ in tables:
         if frame.empty:
             continue
         named = frame.index.name is not None or isinstance(frame.index, pd.MultiIndex)
         write_table(frame.reset_index() if named else frame, run_dir / "tables" / f"{name}.csv")
-        shown = frame.copy()
-        shown.columns = [str(c) for c in shown.columns]
-        body = table_html(ReportTable(name, title, shown, 4, higher))
-        sections.append((name, title, body))
     figures = [
         ("scatter", "Across the zoo", F.scatter_figure(members)),
         ("ts", "AUROC_f change through TS", F.ts_figure(members)),
@@ -176,9 +171,21 @@ def write_zoo_report(
             continue
         write_bytes(run_dir / "figures" / f"{name}.png", png)
         shown_figures.append((f"fig-{name}", title, image_html(png, name, title)))
-    sections = shown_figures + sections
+    zoo_name = Path(config.zoo).name
+    run = [
+        ("zoo", f"{zoo_name} ({members.shape[0]} members)"),
+        *[
+            (column, ", ".join(f"{k} ({v})" for k, v in members[column].value_counts().items()))
+            for column in ("family", "regime")
+            if column in members.columns and members[column].notna().any()
+        ],
+        ("CSFs", ", ".join(dict.fromkeys(str(c) for c in results["csf"].dropna() if str(c)))),
+        ("C-OOD CSFs", ", ".join(config.cood.csfs)),
+        ("bootstrap", f"{config.n_bootstrap} resamples over members"),
+    ]
+    sections = zoo_sections(run, members, shown_figures, tables)
     note = (
-        f"{members.shape[0]} members of {config.zoo}. Temperature, p and T fitted on each "
+        f"{members.shape[0]} members of {zoo_name}. Temperature, p and T fitted on each "
         "member's validation split only; C-OOD levels per member and CSF (Galil et al., "
         f"App. L: {config.cood.n_estimation}/{config.cood.n_test} estimation/test samples per "
         f"OOD class, {_removed_note(results, config)}, group size = number of ID classes, "

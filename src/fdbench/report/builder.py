@@ -51,6 +51,24 @@ def _usable_cpus() -> int:
         return os.cpu_count() or 1
 
 
+def shown_text_px(png: bytes) -> float | None:
+    """The height in CSS pixels of the smallest text of a figure drawn by
+    :func:`fdbench.report.plots.figure_png`, as a 1,400 px wide page shows it (scaled down to
+    :data:`fdbench.report.plots.PAGE_COLUMN_PX` when wider); None for other images."""
+    import io
+
+    from PIL import Image
+
+    from fdbench.report.plots import PAGE_COLUMN_PX
+
+    image = Image.open(io.BytesIO(png))
+    text = getattr(image, "text", {})
+    if "fdbench:min-font-pt" not in text:
+        return None
+    scale = min(1.0, PAGE_COLUMN_PX / image.width)
+    return round(float(text["fdbench:min-font-pt"]) * float(text["fdbench:dpi"]) / 72 * scale, 2)
+
+
 def group_anchor(section: str, label: str) -> str:
     """The anchor of the collapsed block ``label`` of the section ``section``."""
     return _stem(section, label)
@@ -72,6 +90,7 @@ class _Builder:
         self.section = ""
         self.subs: list[tuple[str, str]] = []
         self._pending: list[tuple[Callable[..., bytes], tuple[Any, ...], str, str]] = []
+        self.text_px: dict[str, float | None] = {}
 
     def group(self, label: str, body: str, summary: str | None = None) -> str:
         """``body`` (the part of the current section about one dataset × method, study, …
@@ -117,6 +136,7 @@ class _Builder:
             pngs = [draw(*args) for draw, args, _, _ in jobs]
         images = {}
         for (_, _, name, alt), png in zip(jobs, pngs, strict=True):
+            self.text_px[name] = shown_text_px(png)
             write_bytes(self.run_dir / FIGURES_DIR / f"{name}.png", png)
             images[_placeholder(name)] = image_html(png, name, alt, colours=self.colours.get(name))
         self._pending = []

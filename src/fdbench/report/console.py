@@ -15,45 +15,118 @@ if TYPE_CHECKING:
 DISPLAY = ("aurc", "augrc", "eaurc", "auroc_f", "fpr@95tpr", "ece")
 
 
-def print_leaderboard(run_dir: Path) -> None:
-    """Print the leaderboard of scoring methods by AUGRC of every data set of a run folder
-    (:func:`fdbench.report.sections.leaderboard.leaderboard_frame`); nothing if it has none."""
+#: The widest a console table is made when the output is no terminal (a log file).
+LOG_WIDTH = 160
+
+
+def _console():
+    """The console of the tables: the terminal's width, or :data:`LOG_WIDTH` columns in a log."""
     from rich.console import Console
+
+    console = Console()
+    if not console.is_terminal:
+        console.width = max(console.width, LOG_WIDTH)
+    return console
+
+
+def _fitting(label_width: int, widths: list[int], width: int) -> int:
+    """How many of the columns of ``widths`` (cell widths, in order) fit beside a label column
+    of ``label_width`` characters in ``width`` characters (rich's borders and padding: three
+    characters per column and one)."""
+    used = label_width + 4
+    for n, cell in enumerate(widths):
+        used += cell + 3
+        if used > width:
+            return n
+    return len(widths)
+
+
+def _named_table(title: str, label: str, frame: pd.DataFrame, texts: list[list[str]], width: int):
+    """A rich table of ``frame``'s rows (cells ``texts``) whose label column (``label``) is
+    never squeezed: the columns that do not fit beside it in ``width`` characters are left out,
+    and the title says which."""
     from rich.table import Table
 
+    names = [str(n) for n in frame.index]
+    label_width = max([len(label), *map(len, names)])
+    columns = [str(c) for c in frame.columns]
+    cells = [max([len(r[j]) for r in texts] or [1]) for j in range(len(columns))]
+    widths = [max(c, *map(len, h.split())) for c, h in zip(cells, columns, strict=True)]
+    keep = max(1, _fitting(label_width, widths, width))
+    if keep < len(columns):
+        title += f" (left out for width: {', '.join(columns[keep:])})"
+    grid = Table(title=title, title_justify="left")
+    grid.add_column(label, no_wrap=True, min_width=label_width)
+    for column, cell in zip(columns[:keep], widths[:keep], strict=False):
+        grid.add_column(column, justify="right", min_width=cell, max_width=cell)
+    for name, row in zip(names, texts, strict=True):
+        grid.add_row(name, *row[:keep])
+    return grid
+
+
+def print_headline(run_dir: Path, *, full: bool = False) -> None:
+    """Print, per data set of a run folder, the headline by AUGRC
+    (:func:`fdbench.report.headline.headline`: the best scoring methods, the papers' reference
+    methods, the methods whose rank interval overlaps the best's), names always shown; with
+    ``full`` the whole leaderboard after it (:func:`print_leaderboard`). Nothing without
+    leaderboard files."""
+    from fdbench.report.headline import TOP, headline
+    from fdbench.report.sections.leaderboard import read_leaderboard
+
+    tables = read_leaderboard(run_dir)
+    if tables is None:
+        return
+    console = _console()
+    for dataset in dict.fromkeys(tables["ranks"]["dataset"]):
+        head = headline(tables["summary"], tables["ranks"], str(dataset))
+        frame = head.frame
+        texts = [
+            [str(v) if isinstance(v, str | int) else ("–" if v != v else f"{v:.2f}") for v in row]
+            for row in frame.itertuples(index=False)
+        ]
+        title = (
+            f"{dataset}: top {min(TOP, head.n_methods)} of {head.n_methods} scoring methods and "
+            "the references, AUGRC ×1000 (mean over seeds; lower is better)"
+        )
+        console.print(_named_table(title, "scoring method", frame, texts, console.width))
+        console.print(
+            f"Not distinguishable from the best ({head.best}; 95 % rank intervals overlap): "
+            + ", ".join(head.tied)
+        )
+    if full:
+        print_leaderboard(run_dir)
+    else:
+        console.print("Full ranking: --full-ranking, report.html or leaderboard.csv.")
+
+
+def print_leaderboard(run_dir: Path) -> None:
+    """Print the leaderboard of scoring methods by AUGRC of every data set of a run folder
+    (:func:`fdbench.report.sections.leaderboard.leaderboard_frame`), names always shown (the
+    study columns that do not fit are left out); nothing if it has none."""
     from fdbench.report.sections.leaderboard import leaderboard_frame, read_leaderboard
 
     tables = read_leaderboard(run_dir)
     if tables is None:
         return
-    console = Console()
-    if not console.is_terminal:
-        console.width = max(console.width, 160)
+    console = _console()
     for dataset in dict.fromkeys(tables["ranks"]["dataset"]):
         frame = leaderboard_frame(tables["summary"], tables["ranks"], dataset)
-        grid = Table(
-            title=f"Leaderboard by AUGRC ×1000 (mean ± std over seeds) — {dataset}",
-            title_justify="left",
-        )
-        grid.add_column("scoring method")
-        for column in frame.columns:
-            grid.add_column(str(column), justify="right", no_wrap=True)
-        for name, row in frame.iterrows():
-            cells = [f"{v:.2f}" if isinstance(v, float) else str(v) for v in row]
-            grid.add_row(str(name), *cells)
-        console.print(grid)
+        frame = frame[[frame.columns[-2], frame.columns[-1], *frame.columns[:-2]]]
+        texts = [
+            [f"{v:.2f}" if isinstance(v, float) else str(v) for v in row]
+            for row in frame.itertuples(index=False)
+        ]
+        title = f"Leaderboard by AUGRC ×1000 (mean ± std over seeds) — {dataset}"
+        console.print(_named_table(title, "scoring method", frame, texts, console.width))
 
 
 def print_results(table: pd.DataFrame) -> None:
     """Print one table per study: CSF rows, AURC-type metrics ×1000 as the papers show them."""
-    from rich.console import Console
     from rich.table import Table
 
     from fdbench.metrics import metric_spec
 
-    console = Console()
-    if not console.is_terminal:
-        console.width = max(console.width, 160)
+    console = _console()
     has_ci = "ci_lower" in table.columns
     for study, part in table.groupby("study", sort=False):
         wide = part.pivot_table(index="csf", columns="metric", values="value", sort=False)
@@ -65,10 +138,10 @@ def print_results(table: pd.DataFrame) -> None:
         n = int(part["n_samples"].iloc[0])
         title = f"{study}  (n = {n}, {shown_risk.replace('_', ' ')} = {risk:.4f})"
         grid = Table(title=title, title_justify="left")
-        grid.add_column("CSF")
+        grid.add_column("CSF", no_wrap=True, min_width=max(3, *(len(str(c)) for c in wide.index)))
         shown = [metric_spec(m) for m in DISPLAY if m in wide and wide[m].notna().any()]
         for spec in shown:
-            grid.add_column(spec.heading(), justify="right", no_wrap=True)
+            grid.add_column(spec.heading(), justify="right", overflow="fold")
         bests = {s.name: (max if s.higher_is_better else min)(wide[s.name].dropna()) for s in shown}
         if has_ci:
             lo = part.pivot_table(index="csf", columns="metric", values="ci_lower", sort=False)
@@ -96,7 +169,6 @@ def print_results(table: pd.DataFrame) -> None:
 def print_compact(results: pd.DataFrame, *, iid_study: str = "iid") -> None:
     """One table for many studies: per CSF, AUGRC ×1000 and AUROC_f on the i.i.d. study, their
     means over the other studies, and on how many studies the CSF has the lowest AUGRC."""
-    from rich.console import Console
     from rich.table import Table
 
     table = results
@@ -105,14 +177,13 @@ def print_compact(results: pd.DataFrame, *, iid_study: str = "iid") -> None:
     wide = table.pivot_table(index=["csf", "study"], columns="metric", values="value", sort=False)
     studies = table["study"].unique()
     others = [s for s in studies if s != iid_study]
-    console = Console()
-    if not console.is_terminal:
-        console.width = max(console.width, 160)
+    console = _console()
     grid = Table(
         title=f"{len(studies)} studies: {iid_study} and the mean over the {len(others)} others "
         "(per-study tables in files)",
         title_justify="left",
     )
+    names = [str(c) for c in table["csf"].unique()]
     for header in (
         "CSF",
         f"AUGRC‰ {iid_study}",
@@ -121,7 +192,10 @@ def print_compact(results: pd.DataFrame, *, iid_study: str = "iid") -> None:
         "AUROC_f others",
         "best AUGRC in",
     ):
-        grid.add_column(header, justify="left" if header == "CSF" else "right")
+        if header == "CSF":
+            grid.add_column(header, no_wrap=True, min_width=max(len(str(c)) for c in names))
+        else:
+            grid.add_column(header, justify="right", overflow="fold")
     augrc = wide["augrc"].unstack("study") if "augrc" in wide else None
     auroc = wide["auroc_f"].unstack("study") if "auroc_f" in wide else None
     wins = (augrc.eq(augrc.min()) & augrc.notna()).sum(axis=1) if augrc is not None else None
@@ -132,7 +206,7 @@ def print_compact(results: pd.DataFrame, *, iid_study: str = "iid") -> None:
         value = frame.loc[csf, [c for c in columns if c in frame.columns]].mean()
         return "–" if value != value else f"{value * scale:.{2 if scale > 1 else 4}f}"
 
-    for csf in table["csf"].unique():
+    for csf in names:
         grid.add_row(
             str(csf),
             cell(augrc, csf, [iid_study], 1000.0),
@@ -167,7 +241,6 @@ def write_study_tables(results: pd.DataFrame, folder: Path) -> list[Path]:
 def print_unknown_detection(results: pd.DataFrame, *, iid_study: str = "iid") -> None:
     """Print Kim et al.'s Table 5 layout when the results hold the pooled unknown-detection
     study (:func:`fdbench.report.unknown_detection_summary`); nothing otherwise."""
-    from rich.console import Console
     from rich.table import Table
 
     from fdbench.report import unknown_detection_display, unknown_detection_summary
@@ -175,17 +248,17 @@ def print_unknown_detection(results: pd.DataFrame, *, iid_study: str = "iid") ->
     frame = unknown_detection_display(unknown_detection_summary(results, iid_study=iid_study))
     if frame.empty:
         return
-    console = Console()
-    if not console.is_terminal:
-        console.width = max(console.width, 200)
+    console = _console()
     grid = Table(
         title="Unknown detection (Kim et al., Table 5): mean ± std over seeds; AURC ×1000, "
         "others %",
         title_justify="left",
     )
-    grid.add_column(str(frame.index.name))
+    grid.add_column(
+        str(frame.index.name), no_wrap=True, min_width=max(len(str(i)) for i in frame.index)
+    )
     for column in frame.columns:
-        grid.add_column(str(column), justify="right")
+        grid.add_column(str(column), justify="right", overflow="fold")
     for label, row in frame.iterrows():
         grid.add_row(str(label), *(str(v) for v in row))
     console.print(grid)
@@ -219,26 +292,18 @@ def study_summary(results: pd.DataFrame, metric: str = SUMMARY_METRIC) -> dict[s
 
 def print_study_summary(results: pd.DataFrame) -> None:
     """Print, per dataset, one compact table of AUGRC ×1000 (mean over seeds) with a column per
-    study the report shows (:func:`study_summary`), the best of each column in bold."""
-    from rich.console import Console
-    from rich.table import Table
-
-    console = Console()
-    if not console.is_terminal:
-        console.width = max(console.width, 160)
+    study the report shows (:func:`study_summary`), the best of each column marked ``*``; names
+    always shown (the study columns that do not fit are left out)."""
+    console = _console()
     for dataset, wide in study_summary(results).items():
-        grid = Table(
-            title=f"{dataset}: AUGRC ×1000 per study (mean over seeds; lower is better)",
-            title_justify="left",
-        )
-        grid.add_column("method · CSF")
-        for study in wide.columns:
-            grid.add_column(str(study).removeprefix("new_class/"), justify="right")
+        wide = wide.rename(columns=lambda c: str(c).removeprefix("new_class/"))
         bests = wide.min()
-        for row, values in wide.iterrows():
-            cells = [str(row)]
-            for study, value in values.items():
-                text = "–" if value != value else f"{value * 1000:.2f}"
-                cells.append(f"[bold green]{text}[/]" if value == bests[study] else text)
-            grid.add_row(*cells)
-        console.print(grid)
+        texts = [
+            [
+                "–" if v != v else f"{v * 1000:.2f}" + ("*" if v == bests.iloc[j] else "")
+                for j, v in enumerate(row)
+            ]
+            for row in wide.itertuples(index=False)
+        ]
+        title = f"{dataset}: AUGRC ×1000 per study (mean over seeds; lower is better; * best)"
+        console.print(_named_table(title, "method · CSF", wide, texts, console.width))

@@ -4,6 +4,7 @@ manifest."""
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -12,7 +13,7 @@ import pandas as pd
 from fdbench.core.io import RUN_MARKER, verify_if_recorded, write_text
 from fdbench.report.builder import ReportContext, SectionFunction, _Builder, _fill, _usable_cpus
 from fdbench.report.gallery import Gallery
-from fdbench.report.html import page_html
+from fdbench.report.html import details_html, page_html
 from fdbench.report.inputs import RunInputs, read_run_inputs
 from fdbench.report.palette import HEAT_COLORMAP
 from fdbench.report.sections.accepted_calibration import _accepted
@@ -86,6 +87,19 @@ ensemble run)."""
 
 
 """A section of the page: its HTML body from the context ("" leaves the section out)."""
+
+
+#: The sections shown open: what was run, the headline with the leaderboard, the studies.
+#: Every other section whose body shows a table or figure outside a collapsed block is itself
+#: one collapsed block, so that the page with every block closed stays short.
+OPEN_SECTIONS = ("run", "leaderboard", "studies")
+_COLLAPSED = re.compile(r"<details>.*?</details>", re.S)
+
+
+def has_open_content(body: str) -> bool:
+    """Whether ``body`` shows a table or a (queued) figure outside its collapsed blocks."""
+    rest = _COLLAPSED.sub("", body)
+    return "<table" in rest or "<!--fdbench-figure:" in rest or "<img" in rest
 
 
 def _read_times(run_dir: Path) -> dict[str, float] | None:
@@ -232,6 +246,8 @@ def write_report(
     for anchor, heading, section in [RUN_SECTION, *SECTIONS]:
         b.section, b.subs = anchor, []
         body = section(b, context)
+        if anchor not in OPEN_SECTIONS and has_open_content(body):
+            body = details_html(f"{anchor}-all", f"Show: {heading}", body)
         if body:
             b.sections.append((anchor, heading, body, b.subs))
     images = b.render(processes)
@@ -251,6 +267,7 @@ def write_report(
         "tables": b.tables,
         "figures": b.figures,
         "figure_colours": b.colours,
+        "figure_min_text_px": b.text_px,
         "colormaps": {"heat": HEAT_COLORMAP, "tables": f"{HEAT_COLORMAP} (lightened)"},
     }
     write_text(run_dir / MANIFEST_FILE, json.dumps(manifest, indent=1))

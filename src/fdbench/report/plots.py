@@ -27,18 +27,58 @@ def figure_png(fig, dpi: int = 85) -> bytes:
     Plots are flat colours and their anti-aliased edges: 256 colours chosen by median cut
     (no dithering) keep them sharp at about a third of the size of a true-colour PNG, which
     keeps the report page small.
+
+    Every text is drawn at least :data:`MIN_TEXT_PX` pixels high as the page shows the figure
+    at 1,400 px (:func:`text_floor`); the smallest font size and the DPI are kept in the PNG's
+    text chunks ``fdbench:min-font-pt`` and ``fdbench:dpi`` for checks.
     """
-    from PIL import Image
+    from PIL import Image, PngImagePlugin
 
     plt = _pyplot()
+    smallest = legible(fig, dpi)
     buffer = io.BytesIO()
     fig.savefig(buffer, format="png", dpi=dpi, facecolor="white")
     plt.close(fig)
     image = Image.open(io.BytesIO(buffer.getvalue())).convert("RGB")
     palette = image.quantize(256, method=Image.Quantize.MEDIANCUT, dither=Image.Dither.NONE)
+    info = PngImagePlugin.PngInfo()
+    info.add_text("fdbench:min-font-pt", f"{smallest:.3f}")
+    info.add_text("fdbench:dpi", str(dpi))
     out = io.BytesIO()
-    palette.save(out, format="PNG", optimize=True)
+    palette.save(out, format="PNG", optimize=True, pnginfo=info)
     return out.getvalue()
+
+
+#: The smallest text the page shows in a figure, in CSS pixels at a 1,400 px wide window.
+MIN_TEXT_PX = 9.0
+#: The width of the page's main column at a 1,400 px wide window (the contents pane, the padding
+#: and a scrollbar taken off: 1,053 px measured in Chromium, less a margin): a wider figure is
+#: shown scaled down to it.
+PAGE_COLUMN_PX = 1040
+
+
+def text_floor(width_inches: float, dpi: float) -> float:
+    """The smallest font size in points that shows :data:`MIN_TEXT_PX` high in a figure of
+    ``width_inches`` saved at ``dpi`` and shown at most :data:`PAGE_COLUMN_PX` wide."""
+    shown = min(float(dpi), PAGE_COLUMN_PX / width_inches)
+    return MIN_TEXT_PX * 72.0 / shown
+
+
+def legible(fig, dpi: float) -> float:
+    """Raise every text of ``fig`` smaller than :func:`text_floor` to it; the smallest font
+    size left, in points."""
+    from matplotlib.text import Text
+
+    floor = text_floor(float(fig.get_figwidth()), dpi)
+    fig.draw_without_rendering()  # makes the tick labels a draw would make
+    sizes = []
+    for text in fig.findobj(Text):
+        if not text.get_text() or not text.get_visible():
+            continue
+        if text.get_fontsize() < floor:
+            text.set_fontsize(floor)
+        sizes.append(float(text.get_fontsize()))
+    return min(sizes, default=floor)
 
 
 def image_png(image: np.ndarray) -> bytes:
@@ -169,7 +209,7 @@ def rank_distribution_figure(ranks: pd.DataFrame, order: Sequence[str], title: s
     ``ranks`` has one rank per CSF and resample (columns csf, resample, rank; e.g.
     ``fdbench.analysis.overall_bootstrap_ranks``). A tied rank between two integers (x.5) is
     split evenly between them, so the columns are the ranks 1..k; the cells show the share of
-    resamples in percent, the row labels the CSF's mean rank.
+    resamples in percent (a rank never taken is white), the row labels the CSF's mean rank.
     """
     plt = _pyplot()
     order = list(order)
@@ -188,9 +228,13 @@ def rank_distribution_figure(ranks: pd.DataFrame, order: Sequence[str], title: s
             share[position[csf], high - 1] += weight
     share /= max(n_resamples, 1)
     fig, ax = plt.subplots(figsize=(2.2 + 0.42 * k, 1.0 + 0.3 * k), layout="constrained")
+    from matplotlib import colormaps
+
     from fdbench.report.palette import HEAT_COLORMAP
 
-    image = ax.imshow(share, cmap=f"{HEAT_COLORMAP}_r", vmin=0, vmax=1, aspect="auto")
+    # a rank never taken is white, not the colour scale's bright end
+    cmap = colormaps[f"{HEAT_COLORMAP}_r"].with_extremes(bad="white")
+    image = ax.imshow(np.ma.masked_equal(share, 0.0), cmap=cmap, vmin=0, vmax=1, aspect="auto")
     for i in range(k):
         for j in range(k):
             if share[i, j] >= 0.05:

@@ -81,5 +81,9 @@ def get_builder(name: str) -> Callable[..., list[Experiment]]:
     """The registered data builder ``name``; ``ValueError`` listing the registered names."""
     _load()
     if name not in _BUILDERS:
-        raise ValueError(f"data.builder must be one of {list(builder_names())}, got {name!r}")
+        import difflib
+
+        close = difflib.get_close_matches(str(name), builder_names(), n=1, cutoff=0.6)
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        raise ValueError(f"data.builder must be one of {list(builder_names())}, got {name!r}{hint}")
     return _BUILDERS[name]

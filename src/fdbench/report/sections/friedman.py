@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import html
+import math
 
 import pandas as pd
 
@@ -43,6 +44,21 @@ def _label(key) -> str:
     return " / ".join(str(v) for v in key) if isinstance(key, tuple) else str(key)
 
 
+def distinct_colours(names: list[str]) -> dict[str, str]:
+    """A colour of its own for each of ``names`` (no two alike, however many): evenly spaced
+    on the ``turbo`` colormap, neighbours in ``names`` taken far apart on it."""
+    from matplotlib import colormaps
+    from matplotlib.colors import to_hex
+
+    k = len(names)
+    stride = next(s for s in range(max(1, k // 3), k + 1) if math.gcd(s, k) == 1) if k > 1 else 1
+    cmap = colormaps["turbo"]
+    return {
+        name: to_hex(cmap(0.05 + 0.9 * ((i * stride) % k) / max(k - 1, 1)))
+        for i, name in enumerate(names)
+    }
+
+
 def critical_difference_figure(
     ranks: pd.Series, p_values: pd.DataFrame, critical_difference: float, alpha: float, title: str
 ) -> bytes:
@@ -66,6 +82,7 @@ def critical_difference_figure(
         label_fmt_left="{label} ({rank:.1f})",
         label_fmt_right="({rank:.1f}) {label}",
         label_props={"fontsize": 7},
+        color_palette=distinct_colours(list(ranks.index)),
     )
     # the library draws each crossbar through the ranks of a set of methods, in the set's
     # iteration order (which follows string hashing): sorted, the PNG is the same in any process

@@ -11,9 +11,18 @@ import pandas as pd
 
 from fdbench.analysis.leaderboard import ALL_STUDIES, STUDY_COLUMNS, WEIGHTING
 from fdbench.analysis.scoring_methods import BASELINE
-from fdbench.core.io import verify_if_recorded
+from fdbench.core.io import verify_if_recorded, write_text
 from fdbench.metrics import metric_spec
-from fdbench.report.builder import ReportContext, _Builder
+from fdbench.report.builder import TABLES_DIR, ReportContext, _Builder
+from fdbench.report.headline import (
+    REFERENCES,
+    TIED,
+    TIED_TEXT,
+    TOP,
+    headline,
+    overall_ranking,
+    tied_with_best,
+)
 from fdbench.report.tables import ReportTable, _stem
 
 #: The leaderboard's files in a run folder (written by the benchmark's analysis stage).
@@ -85,6 +94,25 @@ def leaderboard_frame(
     return frame
 
 
+def leaderboard_numbers(
+    summary: pd.DataFrame, ranks: pd.DataFrame, dataset: str, metric: str = "augrc"
+) -> pd.DataFrame:
+    """:func:`leaderboard_frame` as full-precision numbers (the exported CSV): per study column
+    the seed mean and standard deviation of ``metric`` as computed (not scaled), then the mean
+    bootstrap rank over all studies and its 95 % interval; rows in the leaderboard's order."""
+    rows = summary[(summary["dataset"] == dataset) & (summary["metric"] == metric)]
+    overall = overall_ranking(ranks, dataset, metric)
+    frame = pd.DataFrame(index=pd.Index(overall.index, name="scoring method"))
+    for column in _columns(rows):
+        part = rows[rows["study"] == column].set_index("scoring_method")
+        frame[f"{column} mean"] = part["mean"].reindex(frame.index).to_numpy(np.float64)
+        frame[f"{column} std"] = part["std"].reindex(frame.index).to_numpy(np.float64)
+    frame[OVERALL_RANK] = overall["mean_rank"].to_numpy(np.float64)
+    frame["rank lower"] = overall["rank_lower"].to_numpy(np.float64)
+    frame["rank upper"] = overall["rank_upper"].to_numpy(np.float64)
+    return frame
+
+
 def _mean_std(mean: Any, std: Any, scale: float) -> str:
     if mean is None or not np.isfinite(mean):
         return "–"
@@ -107,9 +135,9 @@ def column_rank_frame(ranks: pd.DataFrame, dataset: str, metric: str) -> pd.Data
 
 
 def forest_figure(deltas: pd.DataFrame, order: list[str], title: str) -> bytes:
-    """Forest plot of paired Δ against the baseline: one panel per metric, one row per scoring
-    method (``order``, top first); the black point and bar are Δ on all studies and its 95 %
-    percentile interval, the small grey points Δ of each study column."""
+    """Forest plot of paired Δ against the baseline: one panel per metric (titled with it), one
+    row per scoring method (``order``, top first); the black point and bar are Δ on all studies
+    and its 95 % percentile interval, the small grey points Δ of each study column."""
     from fdbench.report.plots import _grid, figure_png
 
     metrics = [m for m, _, _ in LEADERBOARD_METRICS if m in set(deltas["metric"])]
@@ -141,20 +169,26 @@ def forest_figure(deltas: pd.DataFrame, order: list[str], title: str) -> bytes:
         ax.axvline(0, color="#c92a2a", lw=1)
         ax.set_yticks(range(len(order)), order, fontsize=7)
         ax.set_ylim(len(order) - 0.5, -0.5)
+        ax.set_title(head, fontsize=9)
         ax.set_xlabel(f"Δ {head}", fontsize=8)
         ax.tick_params(axis="x", labelsize=7)
     fig.suptitle(title, fontsize=10)
     return figure_png(fig)
 
 
-def _note(datasets: list[str]) -> str:
+def _note(datasets: list[str], columns: list[str]) -> str:
+    corruption = (
+        "the corruption column is the mean over the 5 pooled intensities. "
+        if "corruption" in columns
+        else ""
+    )
     return (
         '<p class="note">A scoring method is a (training method, CSF) pair, named as in '
         "FD-Shifts and the AUGRC paper (DG-* of DeepGamblers, DG-Res its reservation score, "
         "ConfidNet, DeVries, ENS-* of a deep ensemble; the baseline's CSFs keep their names), "
         "each judged on its own classifier with its own configuration chosen on validation. "
-        "Cells: mean ± standard deviation over seeds on the full test sets; the corruption "
-        "column is the mean over the 5 pooled intensities. Ranks: on every bootstrap resample "
+        "Cells: mean ± standard deviation over seeds on the full test sets; "
+        f"{corruption}Ranks: on every bootstrap resample "
         "of the test sets, drawn once per study over its unfiltered set and shared by every "
         "scoring method (each classifier then drops its own misclassified inliers on new-class "
         "studies), the seed-mean values are ranked (1 = best); the ranks are averaged over "
@@ -167,12 +201,41 @@ def _note(datasets: list[str]) -> str:
     )
 
 
+def selection(
+    ranks: pd.DataFrame, dataset: str, metric: str = "augrc", top: int = TOP
+) -> list[str]:
+    """The scoring methods a figure of ``dataset`` draws when it cannot label them all: the
+    ``top`` best by mean rank over all studies and the papers' references
+    (:data:`fdbench.report.headline.REFERENCES`), in ranking order."""
+    names = [str(n) for n in overall_ranking(ranks, dataset, metric).index]
+    return names[:top] + [n for n in names[top:] if n in REFERENCES]
+
+
+def _headline_part(builder: Any, summary: pd.DataFrame, ranks: pd.DataFrame, dataset: str) -> str:
+    head = headline(summary, ranks, dataset)
+    shown = min(TOP, head.n_methods)
+    title = (
+        f"Headline by AUGRC ×1000 — {dataset}: the {shown} best of {head.n_methods} scoring "
+        "methods and the papers' references (mean over seeds, lower is better)"
+    )
+    table = builder.table(ReportTable(_stem("headline", dataset), title, head.frame, 2, None))
+    tied = ", ".join(html.escape(n) for n in head.tied)
+    return (
+        f'{table}<p class="note"><b>Not distinguishable from the best '
+        f"({html.escape(head.best)})</b>, their 95 % bootstrap rank intervals overlapping its "
+        f"own ({len(head.tied)} of {head.n_methods}): {tied}. The full ranking of every "
+        "scoring method is in the collapsed block below.</p>"
+    )
+
+
 def leaderboard_section(builder: Any, run_dir: str | Path) -> str:
     """The body of the leaderboard section of the report of ``run_dir`` ("" if it has no
-    leaderboard files): per data set the leaderboard tables by AUGRC, AURC and AUROC_f, the
+    leaderboard files): per data set first the headline (:func:`fdbench.report.headline.headline`),
+    then, collapsed, the leaderboard tables by AUGRC, AURC and AUROC_f (every scoring method; no
+    heat colours, a column marking the methods whose rank interval overlaps the best's), the
     column ranks, the forest plot of paired Δ against the baseline and the significance maps by
-    AUGRC (rows and columns in the leaderboard's order in every panel). ``builder`` is the
-    report's builder (its ``table``, ``figure`` and ``csv`` methods)."""
+    AUGRC of the :func:`selection` (rows and columns in the leaderboard's order in every panel).
+    ``builder`` is the report's builder (its ``table``, ``figure``, ``group`` methods)."""
     from fdbench.report.plots import significance_figure
 
     tables = read_leaderboard(run_dir)
@@ -180,32 +243,46 @@ def leaderboard_section(builder: Any, run_dir: str | Path) -> str:
         return ""
     summary, ranks = tables["summary"], tables["ranks"]
     datasets = list(dict.fromkeys(ranks["dataset"]))
-    parts = [_note(datasets)]
+    parts = [_headline_part(builder, summary, ranks, d) for d in datasets]
+    parts.append(_note(datasets, _columns(summary)))
     for dataset in datasets:
+        body = []
+        tied = set(tied_with_best(overall_ranking(ranks, dataset)))
         for metric, head, _ in LEADERBOARD_METRICS:
             if not ((ranks["dataset"] == dataset) & (ranks["metric"] == metric)).any():
                 continue
             frame = leaderboard_frame(summary, ranks, dataset, metric)
+            if metric == "augrc":
+                frame[TIED] = [TIED_TEXT if n in tied else "" for n in frame.index]
             name = _stem("leaderboard", metric, dataset)
             title = f"Leaderboard by {head} — {dataset}"
-            parts.append(builder.table(ReportTable(name, title, frame, 2, False)))
+            body.append(builder.table(ReportTable(name, title, frame, 2, None)))
+            # the CSV beside the page holds the numbers, not the cells' text
+            numbers = leaderboard_numbers(summary, ranks, dataset, metric)
+            write_text(builder.run_dir / TABLES_DIR / f"{name}.csv", numbers.to_csv())
             if metric == "augrc":
-                order = list(frame.index)
                 ranked = column_rank_frame(ranks, dataset, metric)
                 title = f"Mean bootstrap rank by AUGRC per study column — {dataset}"
-                parts.append(
+                body.append(
                     builder.table(
                         ReportTable(_stem("leaderboard_ranks", dataset), title, ranked, 2, False)
                     )
                 )
+        order = selection(ranks, dataset)
+        n_methods = len(overall_ranking(ranks, dataset))
+        chosen = (
+            f"the {min(TOP, n_methods)} best of {n_methods} and the references"
+            if len(order) < n_methods
+            else "all scoring methods"
+        )
         deltas = tables.get("deltas")
         if deltas is not None:
             mine = deltas[(deltas["dataset"] == dataset) & (deltas["reference"] == BASELINE)]
             if not mine.empty:
-                parts.append(
+                body.append(
                     builder.figure(
                         forest_figure,
-                        (mine, order, f"Paired Δ against {BASELINE} (CE) — {dataset}"),
+                        (mine, order, f"Paired Δ against {BASELINE} (CE), {chosen} — {dataset}"),
                         f"paired_delta_forest_{dataset}",
                         f"forest plot of paired differences against {BASELINE}",
                     )
@@ -213,23 +290,28 @@ def leaderboard_section(builder: Any, run_dir: str | Path) -> str:
         significance = tables.get("significance")
         if significance is not None:
             mine = significance[
-                (significance["dataset"] == dataset) & (significance["metric"] == "augrc")
+                (significance["dataset"] == dataset)
+                & (significance["metric"] == "augrc")
+                & significance["scoring_method_a"].isin(order)
+                & significance["scoring_method_b"].isin(order)
             ].rename(columns={"scoring_method_a": "csf_a", "scoring_method_b": "csf_b"})
             by_rank = ranks[(ranks["dataset"] == dataset) & (ranks["metric"] == "augrc")]
             if not mine.empty:
-                parts.append(
+                body.append(
                     builder.figure(
                         significance_figure,
                         (
                             mine,
                             order,
                             _columns(by_rank),
-                            f"AUGRC significance maps, all scoring methods — {dataset}",
+                            f"AUGRC significance maps, {chosen} — {dataset}",
                         ),
                         f"leaderboard_significance_{dataset}",
-                        "significance maps over all scoring methods by AUGRC",
+                        f"significance maps by AUGRC, {chosen}",
                     )
                 )
+        label = f"Full leaderboard, ranks, paired Δ and significance — {dataset}"
+        parts.append(builder.group(label, "".join(body)))
     return "".join(parts)
 
 

@@ -50,8 +50,18 @@ def _run_section(b: _Builder, context: ReportContext) -> str:
             rows.append(("seeds", ", ".join(map(str, sorted(results["seed"].unique())))))
         csfs = [str(c) for c in dict.fromkeys(results["csf"])]
         rows.append((f"CSFs ({len(csfs)})", _listing(csfs, 30)))
-        if "protocol" in results.columns:
-            protocols = [str(p) for p in dict.fromkeys(results["protocol"])]
+        protocols = (
+            [str(p) for p in dict.fromkeys(results["protocol"])]
+            if "protocol" in results.columns
+            else []
+        )
+        if context.unknown_detection is not None and not context.unknown_detection.empty:
+            protocols = [p for p in protocols if p != "unknown_detection"]
+            protocols.append(
+                "unknown_detection (Kim et al., 2023: the pooled study 'unknown', in-distribution "
+                "test ∪ near-OoD ∪ far-OoD; their Table 5 in Unknown detection)"
+            )
+        if protocols:
             rows.append(("protocols", _listing(protocols)))
         metrics = [str(m) for m in dict.fromkeys(results["metric"])]
         rows.append((f"metrics ({len(metrics)})", _listing(metrics, 30)))

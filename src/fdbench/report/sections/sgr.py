@@ -37,7 +37,13 @@ def _sgr_summary(sgr: pd.DataFrame) -> pd.DataFrame:
     return frame
 
 
-NO_THRESHOLD = "no CSF: r* below the risk the bound can certify on validation"
+#: The SGR table's cell where no CSF has a threshold for r*, explained once under the table
+#: (:data:`NO_THRESHOLD_NOTE`).
+NO_THRESHOLD = "no CSF †"
+NO_THRESHOLD_NOTE = (
+    '<p class="note">† No CSF has a threshold: r* lies below the risk the bound can certify on '
+    "the validation split.</p>"
+)
 
 
 def _sgr_section(b: _Builder, sgr: pd.DataFrame) -> str:
@@ -57,7 +63,10 @@ def _sgr_section(b: _Builder, sgr: pd.DataFrame) -> str:
     b.csv(sgr, "sgr_thresholds")
     for label, part in _run_groups(_lowest_seed(sgr)):
         title = "SGR risk excess" + _suffix(label) + _seed_note(part)
-        group = b.table(plain_table(_sgr_summary(part), _stem("sgr", label), title, 3))
+        summary = _sgr_summary(part)
+        group = b.table(plain_table(summary, _stem("sgr", label), title, 3))
+        if (summary.astype(object) == NO_THRESHOLD).to_numpy().any():
+            group += NO_THRESHOLD_NOTE
         if "feasible" in part.columns and not part["feasible"].astype(bool).any():
             group += (
                 '<p class="note">No CSF has a threshold whose risk bound meets any target on '

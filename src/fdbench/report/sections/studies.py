@@ -125,10 +125,14 @@ def study_table(summary: pd.DataFrame, dataset: str, study: str) -> ReportTable 
 
 def _seeds(rows: pd.DataFrame) -> str:
     """How many seeds the means of ``rows`` average: "3 seeds", or "1-2 seeds per scoring
-    method (no ± where one)" where the scoring methods have different numbers."""
-    if "n_seeds" not in rows.columns or rows.empty:
+    method (no ± where one)" where the scoring methods have different numbers; rows of no
+    seed (no value) are not counted."""
+    if "n_seeds" not in rows.columns:
         return "seeds"
-    low, high = int(rows["n_seeds"].min()), int(rows["n_seeds"].max())
+    counted = rows["n_seeds"][rows["n_seeds"] > 0]
+    if counted.empty:
+        return "seeds"
+    low, high = int(counted.min()), int(counted.max())
     if low == high:
         return f"{high} seed" + ("s" if high != 1 else "")
     return f"{low}–{high} seeds per scoring method (no ± where one)"

@@ -1,0 +1,37 @@
+"""``fdbench benchmark --list`` shows the embedded configs; a mistyped name offers the closest."""
+
+from __future__ import annotations
+
+from tests._cli import run_cli
+
+
+def test_list_shows_every_embedded_config():
+    from fdbench.cli.benchmark import embedded_configs
+
+    result = run_cli("benchmark", "--list")
+    assert result.returncode == 0
+    names = [line.split()[0] for line in result.stdout.splitlines()]
+    assert names == list(embedded_configs())
+    assert {"fashion_mnist", "unknown_detection_quick", "medical_embedded_quick"} <= set(names)
+
+
+def test_a_mistyped_config_name_offers_the_closest(tmp_path):
+    result = run_cli(
+        "benchmark", "unknown_detecton_quick", "--out", str(tmp_path / "run"), cwd=tmp_path
+    )
+    assert result.returncode == 2
+    assert "did you mean unknown_detection_quick" in result.stderr
+    assert "--list" in result.stderr
+    assert not (tmp_path / "run").exists()
+
+
+def test_a_mistyped_builder_is_refused_before_out_is_written(tmp_path):
+    from importlib.resources import files
+
+    text = (files("fdbench") / "configs" / "fashion_mnist_quick.yaml").read_text()
+    config = tmp_path / "typo.yaml"
+    config.write_text(text.replace("fashion_mnist_experiments", "fashion_mnist_experimentz", 1))
+    result = run_cli("benchmark", str(config), "--out", str(tmp_path / "run"))
+    assert result.returncode == 2
+    assert "did you mean 'fashion_mnist_experiments'" in result.stderr
+    assert not (tmp_path / "run").exists()  # the corrected config may use the same folder
