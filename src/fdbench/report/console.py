@@ -18,15 +18,15 @@ DISPLAY = ("aurc", "augrc", "eaurc", "auroc_f", "fpr@95tpr", "ece")
 def print_leaderboard(run_dir: Path) -> None:
     """Print the leaderboard of scoring methods by AUGRC of every data set of a run folder
     (:func:`fdbench.report.sections.leaderboard.leaderboard_frame`); nothing if it has none."""
-    from rich.console import Console
     from rich.table import Table
 
+    from fdbench.core.names import terminal_console
     from fdbench.report.sections.leaderboard import leaderboard_frame, read_leaderboard
 
     tables = read_leaderboard(run_dir)
     if tables is None:
         return
-    console = Console()
+    console = terminal_console()
     if not console.is_terminal:
         console.width = max(console.width, 160)
     for dataset in dict.fromkeys(tables["ranks"]["dataset"]):
@@ -46,12 +46,12 @@ def print_leaderboard(run_dir: Path) -> None:
 
 def print_results(table: pd.DataFrame) -> None:
     """Print one table per study: CSF rows, AURC-type metrics ×1000 as the papers show them."""
-    from rich.console import Console
     from rich.table import Table
 
+    from fdbench.core.names import terminal_console
     from fdbench.metrics import metric_spec
 
-    console = Console()
+    console = terminal_console()
     if not console.is_terminal:
         console.width = max(console.width, 160)
     has_ci = "ci_lower" in table.columns
@@ -91,8 +91,9 @@ def print_results(table: pd.DataFrame) -> None:
 def print_compact(results: pd.DataFrame, *, iid_study: str = "iid") -> None:
     """One table for many studies: per CSF, AUGRC ×1000 and AUROC_f on the i.i.d. study, their
     means over the other studies, and on how many studies the CSF has the lowest AUGRC."""
-    from rich.console import Console
     from rich.table import Table
+
+    from fdbench.core.names import terminal_console
 
     table = results
     if "protocol" in results.columns:
@@ -100,7 +101,7 @@ def print_compact(results: pd.DataFrame, *, iid_study: str = "iid") -> None:
     wide = table.pivot_table(index=["csf", "study"], columns="metric", values="value", sort=False)
     studies = table["study"].unique()
     others = [s for s in studies if s != iid_study]
-    console = Console()
+    console = terminal_console()
     if not console.is_terminal:
         console.width = max(console.width, 160)
     grid = Table(
@@ -141,36 +142,43 @@ def print_compact(results: pd.DataFrame, *, iid_study: str = "iid") -> None:
 
 def write_study_tables(results: pd.DataFrame, folder: Path) -> list[Path]:
     """Write one CSV per study and protocol into ``folder``: CSF rows, metric columns (values as
-    computed, not scaled), named after the study with ``/`` replaced by ``__``."""
+    computed, not scaled), named after the study with ``/`` replaced by ``__``. Two studies
+    whose tables would have one name (``a/b`` and ``a__b``) are refused before any is written."""
     from fdbench.core.io import atomic_path
+    from fdbench.core.names import check_distinct_files
 
     if "protocol" not in results.columns:
         results = results.assign(protocol="failure_detection")
+    groups = list(results.groupby(["protocol", "study"], sort=False))
+    names = {key: _study_table_stem(*key) for key, _ in groups}
+    check_distinct_files(names, lambda key: names[key], "studies")
     written = []
-    for (protocol, study), part in results.groupby(["protocol", "study"], sort=False):
+    for key, part in groups:
         wide = part.pivot_table(index="csf", columns="metric", values="value", sort=False)
-        name = str(study).replace("/", "__")
-        if protocol != "failure_detection":
-            name = f"{protocol}__{name}"
-        path = folder / f"{name}.csv"
+        path = folder / f"{names[key]}.csv"
         with atomic_path(path) as tmp:
             wide.to_csv(tmp)
         written.append(path)
     return written
 
 
+def _study_table_stem(protocol: str, study: object) -> str:
+    name = str(study).replace("/", "__")
+    return name if protocol == "failure_detection" else f"{protocol}__{name}"
+
+
 def print_unknown_detection(results: pd.DataFrame, *, iid_study: str = "iid") -> None:
     """Print Kim et al.'s Table 5 layout when the results hold the pooled unknown-detection
     study (:func:`fdbench.report.unknown_detection_summary`); nothing otherwise."""
-    from rich.console import Console
     from rich.table import Table
 
+    from fdbench.core.names import terminal_console
     from fdbench.report import unknown_detection_display, unknown_detection_summary
 
     frame = unknown_detection_display(unknown_detection_summary(results, iid_study=iid_study))
     if frame.empty:
         return
-    console = Console()
+    console = terminal_console()
     if not console.is_terminal:
         console.width = max(console.width, 200)
     grid = Table(
@@ -215,10 +223,11 @@ def study_summary(results: pd.DataFrame, metric: str = SUMMARY_METRIC) -> dict[s
 def print_study_summary(results: pd.DataFrame) -> None:
     """Print, per dataset, one compact table of AUGRC ×1000 (mean over seeds) with a column per
     study the report shows (:func:`study_summary`), the best of each column in bold."""
-    from rich.console import Console
     from rich.table import Table
 
-    console = Console()
+    from fdbench.core.names import terminal_console
+
+    console = terminal_console()
     if not console.is_terminal:
         console.width = max(console.width, 160)
     for dataset, wide in study_summary(results).items():
