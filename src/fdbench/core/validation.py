@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 import zipfile
 from collections.abc import Mapping, Sequence
 from typing import IO, Any
@@ -354,6 +355,10 @@ def check_results_table(
     return table
 
 
+#: A number in scientific notation (``1e-3``), which YAML 1.1 reads as text.
+_SCIENTIFIC = re.compile(r"^[-+]?(\d+\.?\d*|\.\d+)[eE][-+]?\d+$")
+
+
 def _scalar_types(annotation: Any) -> set[type] | None:
     """The scalar types (``bool``, ``int``, ``float``) a field annotation allows, if it allows
     nothing else (``None`` aside); ``None`` for any other annotation."""
@@ -382,7 +387,9 @@ def check_config_scalar(value: Any, annotation: Any, name: str) -> Any:
     Refused: a boolean where a number belongs (``epochs: true`` would train 1 epoch), text
     where a number or boolean belongs (``lr: "0.1"``, ``nesterov: "no"``, which pydantic's lax
     mode reads as 0.1 and False), a number where a boolean belongs; elements of a list of
-    numbers alike. An integer is a float's exact value and is accepted.
+    numbers alike. An integer is a float's exact value and is accepted, as is scientific
+    notation without a dot where a float belongs (``lr: 1e-3``, which PyYAML's YAML 1.1 reads
+    as text).
     """
     from typing import get_args, get_origin
 
@@ -396,6 +403,8 @@ def check_config_scalar(value: Any, annotation: Any, name: str) -> Any:
     if allowed is None or value is None:
         return value
     numeric = bool(allowed & {int, float})
+    if float in allowed and isinstance(value, str) and _SCIENTIFIC.match(value):
+        return value  # YAML 1.1 reads 1e-3 as text; YAML 1.2 and every reader a number
     if isinstance(value, bool):
         ok = bool in allowed
     elif isinstance(value, int | float):
