@@ -117,19 +117,21 @@ BUILDER = "  builder: fashion_mnist_experiments\n  args: {seed: 0, quick: true}\
 ARCHITECTURE = "  name: convnet\n"
 
 
+OS_SYSTEM = {
+    "data.builder": {BUILDER: '  builder: "os:system"\n  args: {command: "touch PWNED"}\n'},
+    "architecture.factory": {
+        ARCHITECTURE: '  factory: "subprocess:getoutput"\n',
+        "  dropout_placement: fc\n": "",
+    },
+}
+
+
 @pytest.mark.parametrize("trusted", [False, True])
-@pytest.mark.parametrize(
-    ("section", "replacement", "key"),
-    [
-        ("builder", '  builder: "os:system"\n  args: {command: "touch PWNED"}\n', "data.builder"),
-        ("architecture", '  factory: "subprocess:getoutput"\n', "architecture.factory"),
-    ],
-)
-def test_a_config_naming_os_system_runs_nothing(tmp_path, section, replacement, key, trusted):
+@pytest.mark.parametrize("key", list(OS_SYSTEM))
+def test_a_config_naming_os_system_runs_nothing(tmp_path, key, trusted):
     """Neither without nor with ``--trust-config-code``: the standard library's process
     functions are never run from a config."""
-    old = BUILDER if section == "builder" else ARCHITECTURE
-    config = _config_with(tmp_path, **{old: replacement})
+    config = _config_with(tmp_path, **OS_SYSTEM[key])
     trust = ("--trust-config-code",) if trusted else ()
     done = _fdbench("benchmark", str(config), "--out", "run", *trust, env=_env(), cwd=tmp_path)
     assert_one_line_error(done, key, "standard library")

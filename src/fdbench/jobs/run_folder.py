@@ -9,7 +9,7 @@ from typing import Any
 
 import pandas as pd
 
-from fdbench.core.io import atomic_path, claim_run_folder, verify_file, write_table
+from fdbench.core.io import atomic_path, claim_run_folder, verify_file, write_tables
 
 CONFIG_FILE = "config.json"
 RESULTS_FILE = "results.parquet"
@@ -74,9 +74,10 @@ def open_run_folder(run_dir: Path, settings: dict[str, Any]) -> Path:
 
 
 def write_results(results: pd.DataFrame, run_dir: Path) -> Path:
-    """Write the results table of a run as ``results.parquet`` and ``results.csv``."""
-    path = write_table(results, run_dir / RESULTS_FILE)
-    write_table(results, run_dir / "results.csv")
+    """Write the results table of a run as ``results.parquet`` and ``results.csv``, as one
+    unit (:func:`fdbench.core.io.write_tables`: never one run's Parquet beside another's CSV)."""
+    path = run_dir / RESULTS_FILE
+    write_tables({path: results, run_dir / "results.csv": results})
     return path
 
 
