@@ -192,6 +192,16 @@ def test_names_that_cannot_be_one_path_component_are_refused(name):
         check_path_name(name, "run name")
 
 
+def test_an_experiment_a_builder_names_dot_dot_is_refused():
+    """A user's data builder returning an experiment named ``..`` (its runs would be written to
+    ``runs/../<method>``) is refused when the experiment is made."""
+    from fdbench.data.types import Experiment, ImageDataset
+
+    data = ImageDataset("d", np.zeros((2, 4, 4, 1), np.uint8), np.array([0, 1]), ("a", "b"))
+    with pytest.raises(ValueError, match=r"experiment name '\.\.'"):
+        Experiment("..", ("a", "b"), data, data, ())
+
+
 def test_names_that_become_one_file_are_refused(tmp_path):
     """Studies ``s/1`` and ``s.1`` would both be exported as ``s-1.csv`` by the report."""
     rows = [
