@@ -12,7 +12,11 @@ def test_failed_write_keeps_previous_file(tmp_path):
         tmp.write_text("half")
         raise RuntimeError("interrupted")
     assert verify_file(target).read_text() == "old"
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["results.csv", "results.csv.sha256"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        ".fdbench-written.json",
+        "results.csv",
+        "results.csv.sha256",
+    ]
 
 
 @pytest.mark.parametrize("suffix", [".csv", ".parquet"])

@@ -7,7 +7,8 @@ Writes the digits folder tree (make_dataset.py) under ``<out>/data``, points the
 ``architecture.factory: "mynets:make"`` finds the network. Equivalent by hand::
 
     python examples/bring_your_own/make_dataset.py data/digits_folder
-    PYTHONPATH=examples/bring_your_own fdbench benchmark examples/bring_your_own/config.yaml
+    PYTHONPATH=examples/bring_your_own fdbench benchmark --trust-config-code \\
+        examples/bring_your_own/config.yaml
 """
 
 from __future__ import annotations
@@ -26,6 +27,10 @@ def run(out: str | Path, *, report: bool = True):
     returns the results table."""
     sys.path.insert(0, str(HERE))
     from make_dataset import make_dataset
+
+    from fdbench.core.callables import trust_config_code
+
+    trust_config_code()  # the config names our network (mynets:make): code we trust
 
     from fdbench.jobs.benchmark import run_benchmark
     from fdbench.jobs.plan import parse_config

@@ -157,7 +157,8 @@ def _config(data):
     })  # fmt: skip
 
 
-def test_builders_from_the_config(tmp_path):
+def test_builders_from_the_config(tmp_path, monkeypatch):
+    monkeypatch.setenv("FDBENCH_TRUST_CONFIG_CODE", "1")
     here = "tests.data.test_custom_data"
     config = _config({"builder": f"{here}:my_experiments", "args": {"scale": 7}})
     (exp,) = build_experiments(config)

@@ -18,6 +18,12 @@ from fdbench.training.context import build_spec, network_from_spec
 HERE = "tests.models.test_custom_models"
 
 
+@pytest.fixture(autouse=True)
+def _trust_config_code(monkeypatch):
+    """These tests name their own factories, as a user who opted in to config code does."""
+    monkeypatch.setenv("FDBENCH_TRUST_CONFIG_CODE", "1")
+
+
 class Plain(nn.Module):
     """Any network: its final linear layer is ``head.fc``."""
 

@@ -105,6 +105,7 @@ def test_damaged_recorded_config_is_one_error(tmp_path):
     assert_user_error(done, str(run / "config.json"), "damaged")
     assert digest(run / "config.json") == before
     assert sorted(p.name for p in run.iterdir()) == [
+        ".fdbench-written.json",
         "config.json",
         "config.json.sha256",
         "fdbench-run.json",

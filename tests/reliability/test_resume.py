@@ -19,11 +19,12 @@ from .conftest import digest, flip_byte
 def _files(folder):
     """Digests of the files of a run folder; checkpoints (whose bytes ``torch.save`` does not
     fix) by their weights and info. Wall-clock times (``timing.json``, a checkpoint's
-    ``train_s``) are left out: a recomputed file records the time of the run that made it."""
+    ``train_s``) are left out: a recomputed file records the time of the run that made it, and
+    the folders' records of written files list the digests of both runs' files."""
     files = {}
     for path in sorted(folder.rglob("*")):
         name = path.relative_to(folder).as_posix()
-        if path.name.startswith("timing.json"):
+        if path.name.startswith("timing.json") or path.name == ".fdbench-written.json":
             continue
         if path.suffix == ".pt":
             net, info = load_checkpoint(path)

@@ -6,13 +6,9 @@ from __future__ import annotations
 import contextlib
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 import typer
-
-if TYPE_CHECKING:
-    import pandas as pd
-
 
 app = typer.Typer(
     name="fdbench",
@@ -90,12 +86,6 @@ def _interrupted_message() -> str:
         return "fdbench: interrupted"
     done = ", ".join(f"{int(d)} of {t} {s} jobs" for s, d, t in jobs)
     return f"fdbench: interrupted: {done} finished; run the same command again to resume"
-
-
-def _write_table(table: pd.DataFrame, out: Path) -> None:
-    from fdbench.core.io import write_table
-
-    write_table(table, out)
 
 
 def _is_input(out: Path, source: Path) -> bool:

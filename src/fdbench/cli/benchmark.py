@@ -113,8 +113,21 @@ def benchmark(
             "headline (default: the headline only: the best, the references, the ties).",
         ),
     ] = False,
+    trust_config_code: Annotated[
+        bool,
+        typer.Option(
+            "--trust-config-code",
+            help="Let the config import and run your code ('module:callable' in data.builder "
+            "or architecture.factory; also FDBENCH_TRUST_CONFIG_CODE=1). Never the standard "
+            "library's.",
+        ),
+    ] = False,
 ) -> None:
     """Train, infer, evaluate every CSF on every study, and report (resumable)."""
+    if trust_config_code:
+        from fdbench.core.callables import trust_config_code as trust
+
+        trust()
     with _forced(force):
         _benchmark(config, quick, out, workers, scheduler, report, full_ranking)
 
@@ -144,9 +157,11 @@ def _benchmark(
     if out is not None:
         _check_run_folder(out, config)
     settings = load_config(config if config is not None else _default_config(quick))
-    from fdbench.data.suites import get_builder
+    _check_config_code(settings)
+    if ":" not in settings.data.builder:  # a mistyped builder costs nothing: refused before --out
+        from fdbench.data.suites import get_builder
 
-    get_builder(settings.data.builder)  # a mistyped builder costs nothing: refused before --out
+        get_builder(settings.data.builder)
     run_dir = out if out is not None else Path("runs") / settings.name
     check_output_folder(run_dir, "--out")
     _check_bootstrap_fits(settings.analysis.n_bootstrap, "analysis.n_bootstrap")
@@ -175,6 +190,19 @@ def _benchmark(
     typer.echo(f"results: {run_dir / 'results.parquet'}")
     if report:
         typer.echo(f"report: {run_dir / 'report.html'}")
+
+
+def _check_config_code(settings) -> None:
+    """Before any work: code a config names (``module:callable``) runs only with the user's
+    opt-in (:func:`fdbench.core.callables.check_named_code`)."""
+    from fdbench.core.callables import check_named_code
+
+    named = {"data.builder": settings.data.builder}
+    if settings.architecture.factory is not None:
+        named["architecture.factory"] = settings.architecture.factory
+    for what, path in named.items():
+        if ":" in path:
+            check_named_code(path, what)
 
 
 def _check_run_folder(run_dir: Path, config: Path | None) -> None:

@@ -14,7 +14,6 @@ from fdbench.cli.app import (
     TABLE_SUFFIXES,
     _check_bootstrap_fits,
     _forced,
-    _write_table,
     app,
     check_outputs,
 )
@@ -368,12 +367,16 @@ def _evaluate(
             None if is_table or score_dump or probs_file else run, protocol, iid_study, name,
         )  # fmt: skip
     if out is not None:
-        _write_table(results, out)
-        _write_table(curves, curves_out)
+        from fdbench.core.io import write_tables
+
+        unit = {out: results, curves_out: curves}
+        if request is not None:
+            unit.update({points_out: points, sets_out: sets})
+        write_tables(
+            unit
+        )  # one unit: a reader refuses one evaluation's results beside another's curves
         typer.echo(f"wrote {out} and {curves_out}")
         if request is not None:
-            _write_table(points, points_out)
-            _write_table(sets, sets_out)
             typer.echo(f"wrote {points_out} and {sets_out}")
 
 
@@ -440,11 +443,10 @@ def _default_tables(path: Path, out: Path | None) -> Path:
 
 
 def _print_precision_report(run: object) -> None:
-    from rich.console import Console
-
+    from fdbench.core.names import terminal_console
     from fdbench.csf.precision import precision_diagnostics
 
-    console = Console()
+    console = terminal_console()
     for name, split in run.splits.items():
         if name in {"train", "val"} or (split.labels < 0).all():
             continue

@@ -20,6 +20,7 @@ from pydantic import (
 )
 
 from fdbench.core.callables import FACTORY_PATTERN
+from fdbench.core.validation import check_config_scalars
 
 __all__ = [
     "DATA_ARGS",
@@ -84,6 +85,12 @@ def _method_lookup(info: ValidationInfo) -> MethodLookup:
 
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _no_lax_coercion(cls, values: Any) -> Any:
+        """Refuse a value pydantic would coerce (``epochs: true``, ``lr: "0.1"``)."""
+        return check_config_scalars(values, cls.model_fields)
 
 
 class BinaryProtocolConfig(_Strict):

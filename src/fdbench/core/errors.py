@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-__all__ = ["DataError", "UserError", "is_user_error", "one_line"]
+from fdbench.core.names import printable
+
+__all__ = ["DataError", "UserError", "is_user_error", "missing_extra", "one_line"]
 
 
 class UserError(ValueError):
@@ -16,6 +18,33 @@ class DataError(RuntimeError):
     fetcher's ``FetchError`` and ``CorruptedCacheError`` are ones."""
 
 
+#: The optional dependencies of fdbench and the extra that installs each (pyproject.toml).
+EXTRAS = {
+    "torch": ("PyTorch", "train"),
+    "torchvision": ("torchvision", "train"),
+    "lightning": ("Lightning", "train"),
+    "sklearn": ("scikit-learn", "data"),
+    "skimage": ("scikit-image", "data"),
+    "timm": ("timm", "zoo"),
+    "torchmetrics": ("torchmetrics", "integrations"),
+}
+
+
+def missing_extra(error: BaseException) -> str | None:
+    """For a ``ModuleNotFoundError`` of an optional dependency (:data:`EXTRAS`), the one line
+    that names the extra to install; ``None`` for any other error."""
+    if not isinstance(error, ModuleNotFoundError) or not error.name:
+        return None
+    found = EXTRAS.get(error.name.partition(".")[0])
+    if found is None:
+        return None
+    package, extra = found
+    return (
+        f"this command needs {package} (module {error.name!r}), which is not installed: "
+        f"install fdbench's '{extra}' extra: pip install 'fdbench[{extra}]'"
+    )
+
+
 def is_user_error(error: BaseException) -> bool:
     """True for errors in the user's inputs or environment, printed as one line by the command.
 
@@ -23,12 +52,13 @@ def is_user_error(error: BaseException) -> bool:
       raises these, naming the argument, file or setting (and wraps the readers' own);
     - every ``OSError``: missing files, permission denied, a read-only file system, a full
       disk, a path that is a directory or whose parent is a file, a network failure;
-    - :class:`DataError`: the data fetcher's ``FetchError`` and ``CorruptedCacheError``.
+    - :class:`DataError`: the data fetcher's ``FetchError`` and ``CorruptedCacheError``;
+    - a missing optional dependency (:func:`missing_extra`): the extra to install.
 
     Anything else (``IndexError``, ``KeyError``, ``AttributeError``, ``RuntimeError``,
     ``AssertionError``, ...) is a bug in fdbench or in a library and keeps its traceback.
     """
-    if isinstance(error, ValueError | TypeError | OSError):
+    if isinstance(error, ValueError | TypeError | OSError) or missing_extra(error):
         return True
     return isinstance(error, DataError)
 
@@ -38,8 +68,12 @@ def one_line(error: BaseException) -> str:
 
     An ``OSError`` reads ``<reason>: <path>`` (``Read-only file system: 'runs/x/results.csv'``,
     with the second path of a rename); any other error its first line, or its class name when
-    it has no message.
+    it has no message; control characters (a name's escape sequences) are escaped
+    (:func:`fdbench.core.names.printable`).
     """
+    extra = missing_extra(error)
+    if extra is not None:
+        return extra
     if isinstance(error, OSError) and error.strerror:
         reason = error.strerror
         where = [repr(str(f)) for f in (error.filename, error.filename2) if f is not None]
@@ -47,4 +81,4 @@ def one_line(error: BaseException) -> str:
     else:
         text = str(error).strip()
     lines = [line for line in text.splitlines() if line.strip()]
-    return lines[0] if lines else type(error).__name__
+    return printable(lines[0]) if lines else type(error).__name__

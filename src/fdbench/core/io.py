@@ -8,11 +8,14 @@ import logging
 import os
 import shutil
 import tempfile
-from collections.abc import Iterator
+import uuid
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
 import pandas as pd
+
+from fdbench.core import written
 
 #: Suffix of the checksum file written beside every file fdbench writes, in the format of
 #: ``sha256sum`` (``<hex digest>  <file name>``), so ``sha256sum -c results.parquet.sha256``
@@ -58,26 +61,57 @@ def atomic_path(path: str | Path) -> Iterator[Path]:
     An interrupted or failing write leaves any previous file at ``path`` untouched and no
     partial file behind. The file gets the process umask's mode (:func:`default_mode`). An
     existing file that fdbench did not write is not replaced (:func:`check_replaceable`); the
-    new file's SHA-256 is recorded beside it (:func:`checksum_path`), for :func:`verify_file`.
+    new file's SHA-256 is recorded beside it (:func:`checksum_path`), for :func:`verify_file`,
+    and in the folder's record of written files (:mod:`fdbench.core.written`).
     """
-    path = Path(path)
-    check_replaceable(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    os.close(fd)
+    with atomic_paths([path]) as (tmp,):
+        yield tmp
+
+
+@contextmanager
+def atomic_paths(paths: Sequence[str | Path]) -> Iterator[list[Path]]:
+    """Yield one temporary path beside each of ``paths`` (in one folder); commit them as one
+    unit only if the block succeeds.
+
+    Nothing is renamed until every file is written, so a failing write (a full disk, a
+    file-size limit) leaves every previous file as it was. The folder's record of written files
+    (:mod:`fdbench.core.written`) lists the files as one unit: :func:`verify_file` refuses a
+    file of the unit whose partners no longer hold the content written with it (a process
+    killed between the renames), so one write's results are never read beside another's.
+    """
+    targets = [Path(p) for p in paths]
+    folders = {t.parent for t in targets}
+    if len(folders) != 1 or len({t.name for t in targets}) != len(targets):
+        raise ValueError(f"atomic_paths writes distinct files of one folder, got {targets}")
+    for target in targets:
+        check_replaceable(target)
+    folder = folders.pop()
+    folder.mkdir(parents=True, exist_ok=True)
+    temps: list[Path] = []
     try:
-        os.chmod(tmp, default_mode())
-        yield Path(tmp)
-        new = sha256_file(tmp)
-        # until the rename, the checksum file accepts the old and the new content, so a
-        # process killed between the two renames leaves a file that still verifies
-        old = [sha256_file(path)] if path.is_file() and not path.is_symlink() else []
-        _write_checksums(path, [*old, new])
-        os.replace(tmp, path)
-        _write_checksums(path, [new])
+        for target in targets:
+            fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=folder)
+            os.close(fd)
+            temps.append(Path(tmp))
+            os.chmod(tmp, default_mode())
+        yield list(temps)
+        new = {t.name: sha256_file(tmp) for t, tmp in zip(targets, temps, strict=True)}
+        unit = uuid.uuid4().hex if len(targets) > 1 else None
+        written.begin(folder, new, unit)
+        for target in targets:
+            # until the rename, the checksum file accepts the old and the new content, so a
+            # process killed between the two renames leaves a file that still verifies
+            old = [sha256_file(target)] if target.is_file() and not target.is_symlink() else []
+            _write_checksums(target, [*old, new[target.name]])
+        for target, tmp in zip(targets, temps, strict=True):
+            os.replace(tmp, target)
+        for target in targets:
+            _write_checksums(target, [new[target.name]])
+        written.finish(folder, new, unit)
     finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+        for tmp in temps:
+            if os.path.exists(tmp):
+                os.unlink(tmp)
 
 
 def write_bytes(path: str | Path, data: bytes) -> Path:
@@ -95,17 +129,35 @@ def write_text(path: str | Path, text: str) -> Path:
 
 def write_table(table: pd.DataFrame, path: str | Path) -> Path:
     """Write ``table`` atomically as CSV or Parquet, chosen by the suffix of ``path``, with its
-    checksum beside it."""
-    path = Path(path)
-    suffix = path.suffix.lower()
-    if suffix not in {".csv", ".parquet", ".pq"}:
-        raise ValueError(f"results file must end in .csv or .parquet; got {path.name}")
+    checksum beside it; Parquet pages carry their CRC32 (:func:`read_parquet` verifies it)."""
+    path = _table_path(path)
     with atomic_path(path) as tmp:
-        if suffix == ".csv":
-            table.to_csv(tmp, index=False)
-        else:
-            table.to_parquet(tmp, index=False)
+        _to_file(table, path, tmp)
     return path
+
+
+def write_tables(tables: Mapping[Path, pd.DataFrame]) -> list[Path]:
+    """Write several tables (path → table, one folder) as one unit (:func:`atomic_paths`):
+    none is replaced unless all are written, and a reader refuses a mix of two writes."""
+    paths = [_table_path(p) for p in tables]
+    with atomic_paths(paths) as temps:
+        for path, tmp in zip(paths, temps, strict=True):
+            _to_file(tables[path], path, tmp)
+    return paths
+
+
+def _table_path(path: str | Path) -> Path:
+    path = Path(path)
+    if path.suffix.lower() not in {".csv", ".parquet", ".pq"}:
+        raise ValueError(f"results file must end in .csv or .parquet; got {path.name}")
+    return path
+
+
+def _to_file(table: pd.DataFrame, path: Path, tmp: Path) -> None:
+    if path.suffix.lower() == ".csv":
+        table.to_csv(tmp, index=False)
+    else:
+        table.to_parquet(tmp, index=False, write_page_checksum=True)
 
 
 def _nearest_existing(path: Path) -> Path:
@@ -162,7 +214,20 @@ def read_table(path: str | Path, **kwargs) -> pd.DataFrame:
     path = verify_file(path)
     if path.suffix.lower() == ".csv":
         return pd.read_csv(path, **kwargs)
-    return pd.read_parquet(path, **kwargs)
+    return read_parquet(path, **kwargs)
+
+
+def read_parquet(path: str | Path, **kwargs) -> pd.DataFrame:
+    """Read a Parquet file, verifying the CRC32 of every page that has one (fdbench writes them,
+    :func:`write_table`; pyarrow checks them only when asked); a damaged page is one
+    ``IntegrityError`` naming the file. ``kwargs`` go to ``pandas.read_parquet``."""
+    try:
+        return pd.read_parquet(path, page_checksum_verification=True, **kwargs)
+    except OSError as error:
+        if error.errno is not None:
+            raise
+        reason = str(error).strip().splitlines()[0] if str(error).strip() else "unreadable"
+        raise IntegrityError(f"{path} is damaged: {reason}; it cannot be used") from None
 
 
 def sha256_file(path: str | Path) -> str:
@@ -300,7 +365,24 @@ def verify_file(path: str | Path) -> Path:
     reason = damage(path)
     if reason is not None:
         raise IntegrityError(f"{path} is damaged: {reason}; it cannot be used")
+    if path.is_file():
+        check_unit(path)
     return path
+
+
+def check_unit(path: Path) -> None:
+    """Raise ``IntegrityError`` if ``path`` was written in one unit with other files
+    (:func:`atomic_paths`) that no longer hold the content written with it: a mix of two
+    writes (one interrupted between its renames), never to be read together."""
+    partners = written.recorded_unit(path, sha256_file(path))
+    for name, digest in sorted(partners.items()):
+        partner = path.with_name(name)
+        if not partner.is_file() or sha256_file(partner) != digest:
+            raise IntegrityError(
+                f"{path} and {partner} are not from the same write (one was replaced or "
+                "removed after they were written together); refusing to read them together: "
+                "run the command that wrote them again"
+            )
 
 
 def verify_if_recorded(path: str | Path, *, required: bool = False) -> Path:
@@ -345,23 +427,34 @@ def overwrite_foreign() -> Iterator[None]:
         _FORCE.reset(token)
 
 
+def owned(path: str | Path) -> bool:
+    """Whether ``path`` holds what fdbench wrote there and nothing changed since: a file whose
+    SHA-256 matches its checksum file and is listed in the folder's record of written files
+    (:mod:`fdbench.core.written`), or a directory fdbench wrote as a whole (an outputs store,
+    holding its :data:`DIRECTORY_CHECKSUMS`). A checksum file alone (which anyone can make with
+    ``sha256sum``) does not make a file fdbench's."""
+    path = Path(path)
+    if path.is_symlink():
+        return False
+    if path.is_dir():
+        return (path / DIRECTORY_CHECKSUMS).is_file()
+    if damage(path) is not None:
+        return False
+    return sha256_file(path) in written.recorded_digests(path)
+
+
 def check_replaceable(path: str | Path) -> None:
     """Raise ``ForeignFileError`` if ``path`` holds something fdbench may not replace.
 
-    fdbench replaces a file only if it wrote it and it is unchanged since: its SHA-256 matches
-    the checksum file beside it. A directory is replaced only if fdbench wrote it as a whole
-    (it holds a :data:`DIRECTORY_CHECKSUMS` file, as an outputs store does). Anything else at
-    ``path`` (a user's file or folder, a file edited since, a symlink) is left alone unless
-    :func:`overwrite_foreign` is active.
+    fdbench replaces only what it wrote and what is unchanged since (:func:`owned`). Anything
+    else at ``path`` (a user's file or folder, one with a ``sha256sum`` file the user made
+    beside it, a file edited since, a symlink) is left alone unless :func:`overwrite_foreign`
+    is active.
     """
     path = Path(path)
     if _FORCE.get() or not (path.exists() or path.is_symlink()):
         return
-    if path.is_dir() and not path.is_symlink():
-        foreign = not (path / DIRECTORY_CHECKSUMS).is_file()
-    else:
-        foreign = path.is_symlink() or damage(path) is not None
-    if foreign:
+    if not owned(path):
         raise ForeignFileError(
             f"{path} exists and was not written by fdbench (or was changed since); "
             "refusing to overwrite it: choose another path or pass --force"
@@ -384,7 +477,7 @@ def claim_run_folder(run_dir: str | Path) -> Path:
     if run_dir.exists() and not run_dir.is_dir():
         raise NotADirectoryError(f"run folder {run_dir} exists and is not a directory")
     marker = run_dir / RUN_MARKER
-    if marker.exists() and damage(marker) is None:
+    if marker.exists() and owned(marker):
         return run_dir
     if run_dir.is_dir() and any(run_dir.iterdir()) and not _FORCE.get():
         raise ForeignFileError(

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 import zipfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -29,6 +30,8 @@ __all__ = [
     "LossColumns",
     "as_real_array",
     "check_allocation",
+    "check_config_scalar",
+    "check_config_scalars",
     "check_finite",
     "check_integers",
     "check_results_table",
@@ -492,3 +495,80 @@ def _ambiguous(source: str, names: Sequence[str]) -> str:
         f"{source}: ambiguous columns {quoted}: declare the loss with --correct, --residual or "
         "--quality COLUMN and the confidences with --confidence"
     )
+
+
+#: A number in scientific notation (``1e-3``), which YAML 1.1 reads as text.
+_SCIENTIFIC = re.compile(r"^[-+]?(\d+\.?\d*|\.\d+)[eE][-+]?\d+$")
+
+
+def _scalar_types(annotation: Any) -> set[type] | None:
+    """The scalar types (``bool``, ``int``, ``float``) a field annotation allows, if it allows
+    nothing else (``None`` aside); ``None`` for any other annotation."""
+    from typing import Annotated, Union, get_args, get_origin
+
+    origin = get_origin(annotation)
+    if origin is Annotated:
+        return _scalar_types(get_args(annotation)[0])
+    if origin is Union or type(annotation).__name__ == "UnionType":
+        found: set[type] = set()
+        for arg in get_args(annotation):
+            if arg is type(None):
+                continue
+            inner = _scalar_types(arg)
+            if inner is None:
+                return None
+            found |= inner
+        return found or None
+    return {annotation} if annotation in (bool, int, float) else None
+
+
+def check_config_scalar(value: Any, annotation: Any, name: str) -> Any:
+    """``value`` of the config setting ``name`` unchanged, or ``ValueError`` naming it if the
+    setting takes numbers or booleans and ``value`` would only be coerced into one.
+
+    Refused: a boolean where a number belongs (``epochs: true`` would train 1 epoch), text
+    where a number or boolean belongs (``lr: "0.1"``, ``nesterov: "no"``, which pydantic's lax
+    mode reads as 0.1 and False), a number where a boolean belongs; elements of a list of
+    numbers alike. An integer is a float's exact value and is accepted, as is scientific
+    notation without a dot where a float belongs (``lr: 1e-3``, which PyYAML's YAML 1.1 reads
+    as text).
+    """
+    from typing import get_args, get_origin
+
+    if get_origin(annotation) in (list, tuple) and isinstance(value, list | tuple):
+        args = [a for a in get_args(annotation) if a is not Ellipsis]
+        if len(args) == 1:
+            for index, item in enumerate(value):
+                check_config_scalar(item, args[0], f"{name}[{index}]")
+        return value
+    allowed = _scalar_types(annotation)
+    if allowed is None or value is None:
+        return value
+    numeric = bool(allowed & {int, float})
+    if float in allowed and isinstance(value, str) and _SCIENTIFIC.match(value):
+        return value  # YAML 1.1 reads 1e-3 as text; YAML 1.2 and every reader a number
+    if isinstance(value, bool):
+        ok = bool in allowed
+    elif isinstance(value, int | float):
+        ok = numeric and (float in allowed or isinstance(value, int) or float(value).is_integer())
+    else:
+        ok = False
+    if not ok:
+        wanted = " or ".join(sorted(t.__name__ for t in allowed))
+        raise ValueError(
+            f"{name} must be {wanted}, got {value!r} ({type(value).__name__}); it is not "
+            "converted: write the value itself"
+        )
+    return value
+
+
+def check_config_scalars(values: Any, fields: Mapping[str, Any]) -> Any:
+    """``values`` (a config section's mapping, before pydantic reads it) unchanged, after
+    :func:`check_config_scalar` of every value whose field (``fields``: pydantic's
+    ``model_fields``) takes numbers or booleans."""
+    if isinstance(values, Mapping):
+        for key, value in values.items():
+            field = fields.get(key) if isinstance(key, str) else None
+            if field is not None:
+                check_config_scalar(value, field.annotation, key)
+    return values

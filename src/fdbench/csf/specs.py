@@ -36,10 +36,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from importlib.metadata import entry_points
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
+from fdbench.core.plugins import load_entry_points
 
 if TYPE_CHECKING:
     from fdbench.outputs.schema import RunOutputs
@@ -309,10 +310,12 @@ def _load_entry_points() -> None:
     if _ENTRY_POINTS_LOADED:
         return
     _ENTRY_POINTS_LOADED = True
-    for entry in entry_points(group=ENTRY_POINT_GROUP):
-        function = entry.load()
+
+    def register(name: str, function: Any) -> None:
         if not any(s.plugin and s.function is function for s in _SPECS.values()):
-            register_csf(entry.name)(function)
+            register_csf(name)(function)
+
+    list(load_entry_points(ENTRY_POINT_GROUP, register))
 
 
 def csf_specs() -> dict[str, CSFSpec]:

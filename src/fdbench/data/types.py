@@ -8,6 +8,8 @@ from typing import Any
 
 import numpy as np
 
+from fdbench.core.names import check_path_name
+
 
 @dataclass(frozen=True)
 class ImageDataset:
@@ -102,3 +104,7 @@ class Experiment:
     val: ImageDataset
     studies: tuple[Study, ...]
     split: dict[str, Any] | None = None
+
+    def __post_init__(self) -> None:
+        # the name is the folder of the experiment's runs: runs/<name>/<method>/seed<k>
+        check_path_name(self.name, "experiment name")

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
+from fdbench.core.io import read_parquet
 from fdbench.core.validation import real_column
 from fdbench.evaluation.confidences import (
     SUBGROUP_COLUMN,
@@ -53,7 +54,7 @@ def read_confidence_table(
     try:
         if suffix == ".csv":
             _check_header(path)
-        table = pd.read_csv(path) if suffix == ".csv" else pd.read_parquet(path)
+        table = pd.read_csv(path) if suffix == ".csv" else read_parquet(path)
     except (OSError, ValueError) as err:
         message = str(err).splitlines()[0] if str(err) else type(err).__name__
         raise ValueError(f"cannot read {path.name}: {message}") from err

@@ -28,10 +28,11 @@ from fdbench.data.fingerprints import experiment_fingerprints
 from fdbench.evaluation.confidences import NON_TEST_SPLITS, default_studies, evaluate_confidences
 from fdbench.evaluation.runs import prediction_groups
 from fdbench.jobs.plan import SCORES_FILE, BenchmarkPlan, StudyScores, save_scores
-from fdbench.jobs.report_inputs import write_report_inputs
+from fdbench.jobs.report_inputs import check_analysis_selection, write_report_inputs
 from fdbench.jobs.run_folder import (
     RESULTS_FILE,
     RUN_TIMES_FILE,
+    check_inputs_unchanged,
     open_run_folder,
     write_results,
     write_times,
@@ -423,6 +424,7 @@ def run_benchmark(
         experiments = build_experiments(config)
         times["build_studies_s"] = time.perf_counter() - start
         plan = plan_benchmark(config, experiments, run_dir)
+    check_inputs_unchanged(run_dir, plan.fingerprints)
     record = provenance_record(config.model_dump(mode="json"), reads, plan.fingerprints)
     with atomic_path(run_dir / PROVENANCE_FILE) as tmp:
         tmp.write_text(json.dumps(record, indent=2) + "\n")
@@ -521,6 +523,8 @@ def _analyse(
 
     step(0)
     results = collect_results(plan)
+    if report:
+        check_analysis_selection(config.analysis, results)
     write_results(results, run_dir)
     step(1)
     if report:

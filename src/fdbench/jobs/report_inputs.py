@@ -28,6 +28,30 @@ def _selected(study: str, patterns: Sequence[str]) -> bool:
     return any(fnmatch.fnmatchcase(study, p) for p in patterns)
 
 
+def check_analysis_selection(settings: AnalysisConfig, results: pd.DataFrame) -> None:
+    """``ValueError`` naming the setting if a pattern of ``analysis.report_studies`` matches no
+    study of ``results`` or a name the config gives in ``analysis.gallery_csfs`` is no CSF of
+    it (the default list is drawn for what a run has): what the user asked for is analysed, or
+    the run says why not (the sections would be silently missing)."""
+    from fdbench.core.names import printable
+
+    studies = sorted(results["study"].astype(str).unique())
+    for pattern in settings.report_studies:
+        if not any(fnmatch.fnmatchcase(s, pattern) for s in studies):
+            raise ValueError(
+                f"analysis.report_studies: {printable(repr(pattern))} matches no study of the "
+                f"results ({', '.join(studies[:12])}{', ...' if len(studies) > 12 else ''})"
+            )
+    csfs = set(results["csf"].astype(str))
+    chosen = settings.gallery_csfs if "gallery_csfs" in settings.model_fields_set else []
+    for csf in chosen:
+        if csf not in csfs:
+            raise ValueError(
+                f"analysis.gallery_csfs: {printable(repr(csf))} is no CSF of the results "
+                f"({', '.join(sorted(csfs))})"
+            )
+
+
 def _gallery_labels(
     run: RunOutputs | None, parts: Sequence[tuple[str, np.ndarray]], csf: str, classes: list[str]
 ) -> dict[str, np.ndarray]:

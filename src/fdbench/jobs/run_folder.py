@@ -9,7 +9,7 @@ from typing import Any
 
 import pandas as pd
 
-from fdbench.core.io import atomic_path, claim_run_folder, verify_file, write_table
+from fdbench.core.io import atomic_path, claim_run_folder, verify_file, write_tables
 
 CONFIG_FILE = "config.json"
 RESULTS_FILE = "results.parquet"
@@ -35,6 +35,36 @@ def pin_config(settings: dict[str, Any], run_dir: Path) -> Path:
     return path
 
 
+def check_inputs_unchanged(run_dir: Path, fingerprints: dict[str, dict[str, str]]) -> None:
+    """``ValueError`` naming the experiment and split if the data a run folder's jobs were
+    computed from changed since (images or labels added, removed or edited between runs):
+    ``fingerprints`` (experiment → split → :func:`fdbench.core.provenance.split_fingerprint`,
+    the content of every image and label) are compared with those its ``provenance.json``
+    recorded, so a resume never returns results of data that is no longer on disk."""
+    from fdbench.core.io import damage
+    from fdbench.core.names import printable
+    from fdbench.core.provenance import PROVENANCE_FILE
+
+    path = run_dir / PROVENANCE_FILE
+    if not path.exists():
+        return
+    if damage(path) is not None:
+        verify_file(path)
+    recorded = json.loads(path.read_text()).get("split_fingerprints", {})
+    for experiment, splits in fingerprints.items():
+        before = recorded.get(experiment, {})
+        changed = [s for s in splits if s in before and before[s] != splits[s]]
+        changed += [s for s in before if s not in splits]
+        changed += [s for s in splits if before and s not in before]
+        if changed:
+            raise ValueError(
+                f"the data of experiment {printable(repr(experiment))} changed since the run in "
+                f"{run_dir} was computed (split {printable(repr(changed[0]))} differs from "
+                f"{PROVENANCE_FILE}); its results describe the old data: choose another --out "
+                "or remove the run folder"
+            )
+
+
 def open_run_folder(run_dir: Path, settings: dict[str, Any]) -> Path:
     """Make ``run_dir`` a run folder of fdbench (:func:`fdbench.core.io.claim_run_folder`: new,
     empty or fdbench's own) and pin its configuration (:func:`pin_config`)."""
@@ -44,9 +74,10 @@ def open_run_folder(run_dir: Path, settings: dict[str, Any]) -> Path:
 
 
 def write_results(results: pd.DataFrame, run_dir: Path) -> Path:
-    """Write the results table of a run as ``results.parquet`` and ``results.csv``."""
-    path = write_table(results, run_dir / RESULTS_FILE)
-    write_table(results, run_dir / "results.csv")
+    """Write the results table of a run as ``results.parquet`` and ``results.csv``, as one
+    unit (:func:`fdbench.core.io.write_tables`: never one run's Parquet beside another's CSV)."""
+    path = run_dir / RESULTS_FILE
+    write_tables({path: results, run_dir / "results.csv": results})
     return path
 
 

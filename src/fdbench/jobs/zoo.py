@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from fdbench.core.io import write_bytes, write_table, write_text
+from fdbench.core.io import read_parquet, write_bytes, write_table, write_text
 from fdbench.core.runner import Job, resolve_workers, run_stage
 from fdbench.jobs.run_folder import RESULTS_FILE, open_run_folder, write_results, write_times
 from fdbench.zoo import analyses as A
@@ -95,10 +95,10 @@ def run_zoo(
     run_stage("members", jobs, workers=workers, scheduler=scheduler, progress=progress)
     times["evaluation_s"] = time.perf_counter() - start
     start = time.perf_counter()
-    results = pd.concat([pd.read_parquet(job.output) for job in jobs], ignore_index=True)
+    results = pd.concat([read_parquet(job.output) for job in jobs], ignore_index=True)
     levels = pd.concat(
         [
-            pd.read_parquet(job.output.with_name(job.output.name.replace(".results.", ".levels.")))
+            read_parquet(job.output.with_name(job.output.name.replace(".results.", ".levels.")))
             for job in jobs
         ],
         ignore_index=True,

@@ -33,7 +33,9 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
-from importlib.metadata import entry_points
+from typing import Any
+
+from fdbench.core.plugins import load_entry_points
 
 from .calibration import ece, mce
 from .conventions import (
@@ -452,13 +454,12 @@ def _load_entry_points() -> None:
     if _ENTRY_POINTS_LOADED:
         return
     _ENTRY_POINTS_LOADED = True
-    for entry in entry_points(group=ENTRY_POINT_GROUP):
-        function = entry.load()
+
+    def register(name: str, function: Any) -> None:
         if not any(s.function is function for s in _SPECS.values()):
-            raise ValueError(
-                f"entry point {entry.name!r} of group {ENTRY_POINT_GROUP!r} names "
-                f"{entry.value}, which is not decorated with fdbench.metrics.register_metric"
-            )
+            raise ValueError("it is not decorated with fdbench.metrics.register_metric")
+
+    list(load_entry_points(ENTRY_POINT_GROUP, register))
 
 
 def metric_specs() -> dict[str, MetricSpec]:

@@ -20,10 +20,12 @@ LOG_WIDTH = 160
 
 
 def _console():
-    """The console of the tables: the terminal's width, or :data:`LOG_WIDTH` columns in a log."""
-    from rich.console import Console
+    """The console of the tables (names' control characters escaped,
+    :func:`fdbench.core.names.terminal_console`): the terminal's width, or :data:`LOG_WIDTH`
+    columns in a log."""
+    from fdbench.core.names import terminal_console
 
-    console = Console()
+    console = terminal_console()
     if not console.is_terminal:
         console.width = max(console.width, LOG_WIDTH)
     return console
@@ -220,22 +222,29 @@ def print_compact(results: pd.DataFrame, *, iid_study: str = "iid") -> None:
 
 def write_study_tables(results: pd.DataFrame, folder: Path) -> list[Path]:
     """Write one CSV per study and protocol into ``folder``: CSF rows, metric columns (values as
-    computed, not scaled), named after the study with ``/`` replaced by ``__``."""
+    computed, not scaled), named after the study with ``/`` replaced by ``__``. Two studies
+    whose tables would have one name (``a/b`` and ``a__b``) are refused before any is written."""
     from fdbench.core.io import atomic_path
+    from fdbench.core.names import check_distinct_files
 
     if "protocol" not in results.columns:
         results = results.assign(protocol="failure_detection")
+    groups = list(results.groupby(["protocol", "study"], sort=False))
+    names = {key: _study_table_stem(*key) for key, _ in groups}
+    check_distinct_files(names, lambda key: names[key], "studies")
     written = []
-    for (protocol, study), part in results.groupby(["protocol", "study"], sort=False):
+    for key, part in groups:
         wide = part.pivot_table(index="csf", columns="metric", values="value", sort=False)
-        name = str(study).replace("/", "__")
-        if protocol != "failure_detection":
-            name = f"{protocol}__{name}"
-        path = folder / f"{name}.csv"
+        path = folder / f"{names[key]}.csv"
         with atomic_path(path) as tmp:
             wide.to_csv(tmp)
         written.append(path)
     return written
+
+
+def _study_table_stem(protocol: str, study: object) -> str:
+    name = str(study).replace("/", "__")
+    return name if protocol == "failure_detection" else f"{protocol}__{name}"
 
 
 def print_unknown_detection(results: pd.DataFrame, *, iid_study: str = "iid") -> None:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from fdbench.core.io import RUN_MARKER, verify_if_recorded
+from fdbench.core.io import RUN_MARKER, read_parquet, verify_if_recorded
 from fdbench.core.validation import check_results_table
 from fdbench.metrics.specs import metric_bounds
 from fdbench.report.gallery import Gallery
@@ -38,7 +38,7 @@ def _read_table(run_dir: Path, stem: str, fdbench_folder: bool) -> pd.DataFrame 
         path = run_dir / f"{stem}{suffix}"
         if path.exists():
             verify_if_recorded(path, required=fdbench_folder)
-            return pd.read_parquet(path) if suffix == ".parquet" else pd.read_csv(path)
+            return read_parquet(path) if suffix == ".parquet" else pd.read_csv(path)
     return None
 
 
@@ -47,6 +47,21 @@ def _results_name(run_dir: Path) -> str:
         if (run_dir / f"results{suffix}").exists():
             return str(run_dir / f"results{suffix}")
     return str(run_dir)
+
+
+def _check_file_names(results: pd.DataFrame, source: str) -> None:
+    """The report exports tables and figures named after studies, datasets, methods, CSFs and
+    metrics: two names that become one file name (``s/1`` and ``s.1``) are refused, never
+    written over each other."""
+    from fdbench.core.names import check_distinct_files
+
+    from .tables import _stem
+
+    for column in ("study", "dataset", "method", "csf", "metric"):
+        if column in results.columns:
+            check_distinct_files(
+                results[column].unique(), lambda v: _stem(str(v)), f"{source}: {column}s"
+            )
 
 
 def read_run_inputs(run_dir: str | Path) -> RunInputs:
@@ -77,6 +92,7 @@ def read_run_inputs(run_dir: str | Path) -> RunInputs:
     results = _read_table(run_dir, "results", ours)
     if results is not None:
         results = check_results_table(results, _results_name(run_dir), metric_bounds())
+        _check_file_names(results, _results_name(run_dir))
     return RunInputs(
         results=results,
         bootstrap=_read_table(run_dir, "bootstrap", ours),

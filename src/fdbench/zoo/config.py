@@ -14,7 +14,8 @@ from pydantic import (
     model_validator,
 )
 
-from fdbench.core.validation import first_non_finite
+from fdbench.core.names import check_path_name
+from fdbench.core.validation import check_config_scalars, first_non_finite
 from fdbench.core.yaml import load_yaml
 
 __all__ = [
@@ -39,6 +40,12 @@ ZOO_CSFS = ("MSR", "MLS", "PE", "MaxLogit-pNorm", "pNormSoftmax", "MCD-MSR", "MC
 
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _no_lax_coercion(cls, values: Any) -> Any:
+        """Refuse a value pydantic would coerce (``epochs: true``, ``lr: "0.1"``)."""
+        return check_config_scalars(values, cls.model_fields)
 
 
 class CoodSettings(_Strict):
@@ -140,6 +147,12 @@ class ZooConfig(_Strict):
     workers: int = Field(default=0, ge=0)
     sources: SourcesSettings = SourcesSettings()
     authors_code: Literal["stable", "torch"] | None = None
+
+    @field_validator("name")
+    @classmethod
+    def _name_is_a_folder_name(cls, name: str) -> str:
+        """``runs/<name>`` is the default run folder: ``..`` would be the working folder."""
+        return check_path_name(name, "name")
 
 
 def quick_config(config: ZooConfig) -> ZooConfig:

@@ -114,13 +114,14 @@ entry point names a :class:`TrainingMethod` subclass), loaded on the first look-
 
 from __future__ import annotations
 
-from importlib.metadata import entry_points
 from typing import TYPE_CHECKING, Annotated, Any, ClassVar
 
 import numpy as np
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
 
 from fdbench.analysis.scoring_methods import register_method_prefix
+from fdbench.core.plugins import load_entry_points
+from fdbench.core.validation import check_config_scalars
 
 if TYPE_CHECKING:
     import torch
@@ -153,6 +154,12 @@ class MethodParams(BaseModel):
     """Base of every method's parameter model: unknown keys are errors, values are frozen."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _no_lax_coercion(cls, values: Any) -> Any:
+        """Refuse a value pydantic would coerce (``epochs: true``, ``lr: "0.1"``)."""
+        return check_config_scalars(values, cls.model_fields)
 
 
 class EndToEndParams(MethodParams):
@@ -318,8 +325,7 @@ def _load_entry_points() -> None:
     if _ENTRY_POINTS_LOADED:
         return
     _ENTRY_POINTS_LOADED = True
-    for entry in entry_points(group=ENTRY_POINT_GROUP):
-        register(entry.load())
+    list(load_entry_points(ENTRY_POINT_GROUP, lambda _name, cls: register(cls)))
 
 
 def method_names() -> tuple[str, ...]:
