@@ -136,3 +136,16 @@ def test_value_sort_memory_and_path(monkeypatch):
     tracemalloc.stop()
     assert calls == [1]
     assert peak <= 2 * c.nbytes
+
+
+def test_import_of_metrics_loads_neither_scipy_nor_pandas():
+    """scipy and pandas (about 0.3 and 0.4 s to import) load where a function needs them."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, fdbench.metrics; "
+        "print(sorted(m for m in ('scipy', 'pandas') if m in sys.modules))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]"
