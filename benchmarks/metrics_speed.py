@@ -1,4 +1,4 @@
-"""Speed and memory of fdbench.metrics: evaluate_all vs one argsort, bootstrap cost, peak memory.
+"""Speed and memory of fdbench.metrics: evaluate_all vs one sort and one argsort, bootstrap cost.
 
 Run: PYTHONPATH=src python benchmarks/metrics_speed.py [--quick]
 All ratios are measured in the same run (best of several repeats, interleaved), on one core:
@@ -13,14 +13,18 @@ for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ[_var] = "1"
 
 import argparse  # noqa: E402
+import contextlib  # noqa: E402
 import json  # noqa: E402
 import subprocess  # noqa: E402
 import sys  # noqa: E402
 import time  # noqa: E402
+import tracemalloc  # noqa: E402
+from collections.abc import Iterator  # noqa: E402
 
 import numpy as np  # noqa: E402
 
 from fdbench import metrics as M  # noqa: E402
+from fdbench.metrics import suite  # noqa: E402
 
 
 def _data(n: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
@@ -40,16 +44,69 @@ def _best_interleaved(fns: dict, repeats: int) -> dict[str, float]:
     return best
 
 
-def evaluate_all_ratio(n: int, repeats: int) -> None:
+@contextlib.contextmanager
+def _argsort_engine() -> Iterator[None]:
+    """Every call of ``evaluate_all`` takes the argsort engine (the code before issue #37)."""
+    saved = suite.MAX_SAMPLES
+    suite.MAX_SAMPLES = 0
+    try:
+        yield
+    finally:
+        suite.MAX_SAMPLES = saved
+
+
+def _engine_call(r: np.ndarray, c: np.ndarray, w: np.ndarray | None) -> None:
+    with _argsort_engine():
+        M.evaluate_all(r, c, sample_weight=w)
+
+
+def _traced_peak(fn) -> int:
+    tracemalloc.start()
+    try:
+        fn()
+        return tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+def evaluate_all_ratio(n: int, repeats: int) -> dict[str, float]:
+    """``evaluate_all`` against one ``np.sort`` and one ``np.argsort`` of the same array, binary
+    (value-sort path, and the argsort engine it replaces) and weighted, interleaved rounds."""
     r, c = _data(n)
-    times = _best_interleaved(
-        {"argsort": lambda: np.argsort(c), "evaluate_all": lambda: M.evaluate_all(r, c)}, repeats
-    )
-    ratio = times["evaluate_all"] / times["argsort"]
+    w = np.random.default_rng(2).random(n) * 2.0
+    fns = {
+        "sort": lambda: np.sort(c),
+        "argsort": lambda: np.argsort(c),
+        "binary": lambda: M.evaluate_all(r, c),
+        "binary, argsort engine": lambda: _engine_call(r, c, None),
+        "weighted": lambda: M.evaluate_all(r, c, sample_weight=w),
+    }
+    times = _best_interleaved(fns, repeats)
+    peaks = {
+        "binary": _traced_peak(fns["binary"]),
+        "binary, argsort engine": _traced_peak(fns["binary, argsort engine"]),
+        "weighted": _traced_peak(fns["weighted"]),
+    }
     print(
-        f"evaluate_all N={n:>9,}: {times['evaluate_all'] * 1e3:8.1f} ms, one argsort "
-        f"{times['argsort'] * 1e3:8.1f} ms, ratio {ratio:.2f}x (target <= 3x)"
+        f"N={n:>10,}: np.sort {times['sort'] * 1e3:8.1f} ms, np.argsort "
+        f"{times['argsort'] * 1e3:8.1f} ms"
     )
+    for name in peaks:
+        print(
+            f"  evaluate_all {name:<23} {times[name] * 1e3:8.1f} ms = "
+            f"{times[name] / times['argsort']:5.2f}x argsort = "
+            f"{times[name] / times['sort']:5.2f}x sort; peak memory "
+            f"{peaks[name] / c.nbytes:4.2f}x the confidences (tracemalloc)"
+        )
+    return times
+
+
+def growth(small: dict[str, float], large: dict[str, float], decades: float) -> None:
+    """Log-log slope of each timing between two sizes."""
+    slopes = ", ".join(
+        f"{name} {np.log10(large[name] / small[name]) / decades:.2f}" for name in small
+    )
+    print(f"growth (log-log slope) from 10^6 to 10^7: {slopes}")
 
 
 def bootstrap_cost(n: int, n_resamples: int, repeats: int) -> None:
@@ -125,10 +182,17 @@ def peak_memory(n: int) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--quick", action="store_true", help="fewer repeats, no N=10^7")
+    parser.add_argument(
+        "--suite-only", action="store_true", help="only evaluate_all against sort and argsort"
+    )
     args = parser.parse_args()
     repeats = 3 if args.quick else 7
-    for n in (10**5, 10**6):
-        evaluate_all_ratio(n, repeats)
+    times = {n: evaluate_all_ratio(n, repeats) for n in (10**5, 10**6)}
+    if not args.quick:
+        times[10**7] = evaluate_all_ratio(10**7, 3)
+        growth(times[10**6], times[10**7], 1.0)
+    if args.suite_only:
+        return
     bootstrap_cost(10**5, 500, 2 if args.quick else 3)
     shared_counts_cost(10**4, 500, 13, 2 if args.quick else 3)
     if not args.quick:

@@ -36,6 +36,19 @@ def test_run_table_matches_direct_metrics():
     assert (table["method"] == "ce").all()
 
 
+def test_logit_scores_once_per_study_equal_per_csf_scores(monkeypatch):
+    """NLL, Brier and balanced accuracy, computed once per study, are the values (and the rows,
+    in order) that evaluate_all gives each CSF from the logits."""
+    import fdbench.evaluation.confidences as confidences
+
+    run = make_run(2)
+    shared = evaluate_run(run)
+    monkeypatch.setattr(confidences, "_logit_scores", lambda labels, logits: None)
+    per_csf = evaluate_run(run)
+    assert shared.equals(per_csf)
+    assert {"nll", "brier", "balanced_accuracy"} <= set(shared["metric"])
+
+
 def test_ensemble_prediction_is_mean_softmax_argmax():
     members = [make_run(s) for s in range(3)]
     logits = [m.splits["iid"].logits for m in members]

@@ -16,11 +16,13 @@ import re
 import zipfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 from numpy.typing import ArrayLike
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = [
     "LOSS_COLUMNS",
@@ -239,6 +241,8 @@ def real_column(column: pd.Series, name: str, source: str) -> np.ndarray:
     if kind in REAL_KINDS:
         return column.to_numpy(dtype=np.float64)
     if kind in "OSUT":
+        import pandas as pd  # lazy: pandas costs ~0.4 s to import
+
         parsed = pd.to_numeric(column, errors="coerce")
         bad = parsed.isna().to_numpy() & column.notna().to_numpy()
         if not bad.any() and parsed.dtype.kind in REAL_KINDS:
@@ -304,6 +308,8 @@ def check_results_table(
     included; NaN, an undefined metric, passes). Empty cells of a name column (a CSV's
     ``dataset,method`` of ``fdbench evaluate``) read as ``""``.
     """
+    import pandas as pd  # lazy: pandas costs ~0.4 s to import
+
     missing = [c for c in RESULT_REQUIRED if c not in table.columns]
     if missing:
         raise ValueError(

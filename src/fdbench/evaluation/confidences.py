@@ -139,8 +139,16 @@ def evaluate_confidences(
         with_ood = unknown_detection and not in_distribution_only
         study_labels = es.gather(labels) if in_distribution_only else None
         study_logits = es.gather(logits) if in_distribution_only and logits else None
+        scores = _logit_scores(study_labels, study_logits)
         for csf, conf in study_confidences.items():
-            values = M.evaluate_all(es.residuals, conf, labels=study_labels, logits=study_logits)
+            if scores is None:
+                values = M.evaluate_all(
+                    es.residuals, conf, labels=study_labels, logits=study_logits
+                )
+            else:
+                values = _with_scores(
+                    M.evaluate_all(es.residuals, conf, labels=study_labels), scores
+                )
             if with_ood:
                 values.update(ood_detection_metrics(es.is_new_class, conf))
             if conventions:
@@ -165,6 +173,33 @@ def evaluate_confidences(
     table = pd.DataFrame(rows)
     ordered = [*RESULT_COLUMNS, "n_samples"]
     return table[ordered + [c for c in table.columns if c not in ordered]]
+
+
+def _logit_scores(labels: np.ndarray | None, logits: np.ndarray | None) -> dict[str, float] | None:
+    """The entries of :func:`fdbench.metrics.evaluate_all` that depend on the logits only
+    (``LOGIT_KEYS``: NLL, Brier, balanced accuracy), computed once for every CSF of a study;
+    ``None`` without logits, or when a plug-in metric needs them (then each CSF's
+    ``evaluate_all`` gets the logits)."""
+    if labels is None or logits is None:
+        return None
+    if any(s.plugin and s.needs_logits for s in M.metric_specs().values()):
+        return None
+    return {
+        "nll": M.nll(labels, logits),
+        "brier": M.brier(labels, logits),
+        "balanced_accuracy": M.balanced_accuracy(labels, logits),
+    }
+
+
+def _with_scores(values: dict[str, float], scores: dict[str, float]) -> dict[str, float]:
+    """``values`` of ``evaluate_all(..., labels=...)`` with ``scores`` in the place where
+    ``evaluate_all(..., labels=..., logits=...)`` puts them (after ``LABEL_KEYS``)."""
+    out: dict[str, float] = {}
+    for key, value in values.items():
+        out[key] = value
+        if key == M.LABEL_KEYS[-1]:
+            out.update(scores)
+    return out
 
 
 def _study_confidences(

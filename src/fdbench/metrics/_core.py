@@ -16,7 +16,6 @@ from dataclasses import dataclass
 from typing import TypeAlias
 
 import numpy as np
-from scipy.special import digamma
 
 _TINY = np.finfo(np.float64).tiny
 
@@ -489,6 +488,8 @@ def optimal_from_counts(
     L_tot = wr.sum(axis=1)
     W0 = np.cumsum(weights, axis=1) - weights
     L0 = np.cumsum(wr, axis=1) - wr
+    from scipy.special import digamma  # lazy: scipy costs ~0.3 s to import
+
     harmonic = digamma(W0 + weights + 1.0) - digamma(W0 + 1.0)
     risk_sum = (wr + (L0 - values * W0) * harmonic).sum(axis=1)
     first = values[np.argmax(weights > 0, axis=1)]

@@ -6,10 +6,9 @@ import functools
 import os
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import cast
+from typing import TYPE_CHECKING, cast
 
 import numpy as np
-import pandas as pd
 from numpy.typing import ArrayLike
 
 from ._core import (
@@ -37,6 +36,9 @@ from .calibration import bin_indices, ece_mce_from_sums
 from .selective import naurc_from_parts
 from .specs import metric_specs
 from .suite import BINARY_ONLY_KEYS, METRIC_KEYS, SOFT_METRIC_KEYS
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = ["bootstrap", "bootstrap_counts", "bootstrap_summary", "iter_bootstrap_counts"]
 
@@ -431,6 +433,8 @@ def bootstrap(
             values = _csf_metrics(s, weights, r, checked[name], metrics, shared, binary, work)
             for m in metrics:
                 columns[name][m].append(values[m])
+    import pandas as pd  # lazy: pandas costs ~0.4 s to import
+
     if single:
         index = pd.RangeIndex(n_resamples, name="resample")
         return pd.DataFrame({m: np.concatenate(v) for m, v in columns[""].items()}, index=index)
@@ -457,6 +461,8 @@ def bootstrap_summary(df: pd.DataFrame, confidence_level: float = 0.95) -> pd.Da
     ``std`` are NaN (the percentiles of one value would be a zero-width "interval" that need
     not even contain the estimate).
     """
+    import pandas as pd  # lazy: pandas costs ~0.4 s to import
+
     if not 0 < confidence_level < 1:
         raise ValueError(f"confidence_level: expected a value in (0, 1), got {confidence_level!r}")
     lo, hi = (1 - confidence_level) / 2, (1 + confidence_level) / 2

@@ -14,7 +14,6 @@ from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import ArrayLike
-from scipy import stats
 
 from ._validation import as_real_array
 
@@ -73,6 +72,8 @@ def risk_upper_bound(n_errors: int, n_selected: int, delta: float) -> float:
         raise ValueError(f"delta must lie in (0, 1); got {delta}")
     if n_errors == n_selected:
         return 1.0
+    from scipy import stats  # lazy: scipy.stats costs ~0.5 s to import
+
     return float(stats.beta.ppf(1.0 - delta, n_errors + 1, n_selected - n_errors))
 
 
@@ -303,6 +304,8 @@ def hoeffding_bentkus_p_value(risk: ArrayLike, n: ArrayLike, alpha: float) -> np
     & Lei, "Learn then Test", 2021, Proposition 3.1 / eq. (6)); 1 where n = 0. The same
     quantity as MAPIE's ``compute_hoeffding_bentkus_p_value(binary=False)``.
     """
+    from scipy import stats  # lazy: scipy.stats costs ~0.5 s to import
+
     a = _check_level(alpha, "alpha")
     r_hat = np.asarray(risk, dtype=np.float64)
     n_arr = np.asarray(n, dtype=np.float64)
@@ -327,6 +330,8 @@ def binomial_p_value(n_errors: ArrayLike, n: ArrayLike, alpha: float) -> np.ndar
     p = P(Binom(n, α) <= n_errors) (Learn then Test, Section 3.1, the p-value for binary
     losses; for them it never exceeds the Hoeffding–Bentkus one); 1 where n = 0.
     """
+    from scipy import stats  # lazy: scipy.stats costs ~0.5 s to import
+
     a = _check_level(alpha, "alpha")
     k = np.asarray(n_errors, dtype=np.float64)
     n_arr = np.asarray(n, dtype=np.float64)

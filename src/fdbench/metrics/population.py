@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import numpy as np
 from numpy.typing import ArrayLike
-from scipy import special
 
 from ._validation import as_real_array, check_inputs
 
@@ -24,6 +23,8 @@ def _harmonic_weights(n: int) -> np.ndarray:
     exact expectation E[−ln(1 − U_(i))] of the uniform order statistic U_(i) ~ Beta(i, n − i + 1)
     (the authors' ``compute_harmonic_alphas``)."""
     i = np.arange(1, n + 1, dtype=np.float64)
+    from scipy import special  # lazy: scipy costs ~0.3 s to import
+
     return special.digamma(n + 1.0) - special.digamma(n - i + 1.0)
 
 

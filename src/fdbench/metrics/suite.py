@@ -26,6 +26,7 @@ from ._core import (
     success_cumulative,
 )
 from ._validation import as_real_array, check_inputs, check_labels
+from ._valuesort import MAX_SAMPLES, binary_unit_suite
 from .calibration import bin_sums_sorted, ece_mce_from_sums
 from .probabilities import brier_from_probs, check_probs, nll_from_probs
 from .scoring import balanced_accuracy, brier, nll
@@ -143,6 +144,8 @@ def evaluate_all(
         raise ValueError("probs: the scoring metrics also need labels; pass labels=")
     y = None if labels is None else check_labels(labels, r.size, keep)
     binary = bool(np.all((r == 0) | (r == 1)))
+    if binary and w is None and y is None and r.size <= MAX_SAMPLES:
+        return _binary_unit(r, c)
 
     pool = _POOL
     ranking = rank(c, pool)
@@ -219,6 +222,22 @@ def evaluate_all(
             out["balanced_accuracy"] = balanced_accuracy(y, p, sample_weight=w)
     for spec in _plugins(labels=y is not None, logits=logits is not None):
         out[spec.name] = _plugin_value(spec, r, c, w, y, z if logits is not None else None, binary)
+    return out
+
+
+def _binary_unit(r: np.ndarray, c: np.ndarray) -> dict[str, float]:
+    """:func:`evaluate_all` of 0/1 residuals without weights or labels from a value sort
+    (:mod:`fdbench.metrics._valuesort`: no argsort, the same values bit for bit)."""
+    parts = binary_unit_suite(r, c)
+    out = {key: parts[key] for key in ("aurc", "augrc")}
+    out["eaurc"] = out["aurc"] - parts["aurc_opt"]
+    out["eaugrc"] = out["augrc"] - parts["augrc_opt"]
+    out["naurc"] = float(naurc_from_parts(out["aurc"], parts["aurc_opt"], parts["mean_residual"]))
+    for key in METRIC_KEYS[5:-1]:
+        out[key] = parts[key]
+    out["accuracy"] = 1.0 - parts["mean_residual"]
+    for spec in _plugins(labels=False, logits=False):
+        out[spec.name] = _plugin_value(spec, r, c, None, None, None, True)
     return out
 
 

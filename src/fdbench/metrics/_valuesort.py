@@ -1,0 +1,277 @@
+"""The suite of 0/1 residuals without weights from a value sort: no permutation, no gather.
+
+The argsort engine (:mod:`fdbench.metrics._core`) sorts the indices of the confidences and
+gathers the residuals through that order. For 0/1 residuals without weights nothing but the
+values is needed: the confidences are sorted by value (``np.sort``, several times faster than
+``np.argsort``), the failures' confidences sorted apart, and each failure is placed in its tie
+group with a binary search inside a block of groups that fits in the cache. The tie groups are
+then walked in blocks of :data:`BLOCK` groups, producing the cumulative weight W (the group's
+last position + 1) and loss L (failures at or above it) of each group, exactly the integers the
+argsort engine holds, and every metric is accumulated from them.
+
+The result equals the argsort engine's bit for bit. The metrics whose sums are integers
+(AUGRC, AUROC_f, the ECE bin counts) are exact in any order. The others (AURC, AP_f, the ECE
+bin confidences) are sums of rounded terms; they are accumulated in the same order as the
+argsort engine's NumPy calls: :class:`RowDot` reproduces ``np.einsum("ij,ij->i")``, which
+adds the products in chunks of NumPy's buffer size (:func:`numpy.getbufsize`) and the chunks
+one after another, and :func:`_pairwise` reproduces the pairwise summation of
+``np.add.reduce`` (and of each segment of ``np.add.reduceat``, which adds the segment's
+first element to the pairwise sum of the rest). Memory: the sorted confidences (N floats),
+the failures' (F floats) and, with ties, the ends of the tie groups (T int32) besides
+arrays of :data:`BLOCK` elements.
+"""
+
+from __future__ import annotations
+
+import bisect
+import math
+import operator
+from collections.abc import Callable
+
+import numpy as np
+
+from ._core import _smallest_reaching, optimal_binary_unit
+from .calibration import ece_mce_from_sums
+
+#: Tie groups per block of the walk (a few hundred KB per array: cache-resident).
+BLOCK = 1 << 16
+#: Largest N for which the integer sums of AUGRC and AUROC (< N^2) stay exact in float64.
+MAX_SAMPLES = 1 << 26
+_PAIRWISE_LEAF = 1 << 16
+
+
+class RowDot:
+    """``np.einsum("ij,ij->i", a[None], b[None])[0]`` of two long rows fed in pieces, with
+    the same rounding: einsum multiplies-and-adds the row in chunks of NumPy's buffer size,
+    each chunk from zero, and adds each chunk's sum to the running total in turn."""
+
+    def __init__(self) -> None:
+        self._chunk = int(np.getbufsize())
+        self._sums: list[np.ndarray] = []
+        self._a = np.empty(0)
+        self._b = np.empty(0)
+
+    def feed(self, a: np.ndarray, b: np.ndarray) -> None:
+        """Append ``a`` and ``b`` (same length) to the rows."""
+        if self._a.size:
+            k = min(self._chunk - self._a.size, a.size)
+            head_a = np.concatenate([self._a, a[:k]])
+            head_b = np.concatenate([self._b, b[:k]])
+            a, b = a[k:], b[k:]
+            if head_a.size < self._chunk:
+                self._a, self._b = head_a, head_b
+                return
+            self._sums.append(np.einsum("i,i->", head_a, head_b)[None])
+        m = a.size - a.size % self._chunk
+        if m:
+            rows = (m // self._chunk, self._chunk)
+            self._sums.append(np.einsum("ij,ij->i", a[:m].reshape(rows), b[:m].reshape(rows)))
+        self._a, self._b = a[m:].copy(), b[m:].copy()
+
+    def total(self) -> float:
+        """The sum of products of everything fed."""
+        sums = list(self._sums)
+        if self._a.size:
+            sums.append(np.einsum("i,i->", self._a, self._b)[None])
+        return float(np.cumsum(np.concatenate([[0.0], *sums]))[-1])
+
+
+def _pairwise(leaf: Callable[[int, int], np.ndarray], start: int, n: int) -> float:
+    """``np.add.reduce`` of ``n`` > 0 values from ``start`` on, ``leaf(i, j)`` giving values
+    i..j-1 as a contiguous array: NumPy's pairwise summation splits a run of more than 128
+    values at n/2 rounded down to a multiple of 8, so every run it splits down to is summed
+    by ``np.add.reduce`` of that run alone."""
+    if n <= _PAIRWISE_LEAF:
+        return float(np.add.reduce(leaf(start, start + n)))
+    half = n // 2
+    half -= half % 8
+    return _pairwise(leaf, start, half) + _pairwise(leaf, start + half, n - half)
+
+
+def _descending(values: np.ndarray) -> np.ndarray:
+    """A contiguous copy of ``values`` sorted in descending order (negation is exact)."""
+    d = np.negative(values)
+    d.sort()
+    return np.negative(d, out=d)
+
+
+def _group_ends(d: np.ndarray) -> np.ndarray | None:
+    """Positions of the last sample of each tie group of descending ``d`` (int32 where they
+    fit); ``None`` when no two values are equal."""
+    n = d.size
+    if n == 1:
+        return None
+    steps = [(p, min(p + BLOCK, n - 1)) for p in range(0, n - 1, BLOCK)]
+    changes = sum(int(np.count_nonzero(d[p + 1 : q + 1] != d[p:q])) for p, q in steps)
+    if changes == n - 1:
+        return None
+    dtype = np.int32 if n < 2**31 else np.intp
+    ends = np.empty(changes + 1, dtype=dtype)
+    at = 0
+    for p, q in steps:
+        block = np.flatnonzero(d[p + 1 : q + 1] != d[p:q])
+        block += p
+        ends[at : at + block.size] = block
+        at += block.size
+    ends[-1] = n - 1
+    return ends
+
+
+def _first_at_least(values: np.ndarray, x: float) -> int:
+    """First index with ``values`` >= x (non-decreasing ``values``), or ``values.size``."""
+    return int(np.searchsorted(values, x, side="left"))
+
+
+def binary_unit_suite(residuals: np.ndarray, confidence: np.ndarray) -> dict[str, float]:
+    """The ranking, curve and calibration entries of ``evaluate_all`` for 0/1 ``residuals``
+    without weights (N <= :data:`MAX_SAMPLES`), equal to the argsort engine's bit for bit:
+    ``aurc``, ``augrc``, ``aurc_opt``, ``augrc_opt``, ``auroc_f``, ``ap_f_success``,
+    ``ap_f_error``, ``fpr@95tpr``, ``fpr@80tpr``, ``ece``, ``mce``, ``risk@95cov``,
+    ``selective_risk@95cov``, ``coverage@risk5`` and ``mean_residual``.
+    """
+    n = confidence.size
+    failed = residuals == 1
+    c_fail = confidence[failed]
+    del failed
+    c_fail.sort()
+    n_fail = c_fail.size
+    n_ok = n - n_fail
+    d = _descending(confidence)
+    ends = _group_ends(d)
+    n_groups = n if ends is None else ends.size
+    total, fails = float(n), float(n_fail)
+
+    aurc_dot, ap_ok_dot, ap_err_dot = RowDot(), RowDot(), RowDot()
+    augrc_sum = auroc_sum = 0.0
+    reach_w = _smallest_reaching(total, 0.95)
+    reach_tp = {tpr: _smallest_reaching(float(n_ok), tpr) if n_ok else 0.0 for tpr in (0.95, 0.80)}
+    tp_loss: dict[float, float] = {}
+    working_point = math.inf
+    risk_at = math.nan
+    found_w = False
+    covered = 0.0
+    head = 0.0
+    w_prev = l_prev = 0.0
+    hi = n_fail
+    Wx = np.empty(min(BLOCK, n_groups) + 2)
+    Lx = np.empty(Wx.size - 1)
+    for g0 in range(0, n_groups, BLOCK):
+        g1 = min(g0 + BLOCK, n_groups)
+        m = g1 - g0
+        # Wx: W of groups g0 - 1 .. g1 (W_{-1} = 0, W after the last = W_T);
+        # Lx: L of groups g0 - 1 .. g1 - 1
+        Wx[0], Lx[0] = w_prev, l_prev
+        W = Wx[1 : m + 1]
+        if ends is None:
+            tau = d[g0:g1]
+            W[:] = np.arange(g0 + 1.0, g1 + 1.0)
+            Wx[m + 1] = float(g1 + 1) if g1 < n_groups else total
+        else:
+            block_ends = ends[g0:g1]
+            tau = d[block_ends]
+            np.add(block_ends, 1.0, out=W)
+            Wx[m + 1] = float(ends[g1]) + 1.0 if g1 < n_groups else total
+        lo = int(np.searchsorted(c_fail[:hi], tau[-1], side="left"))
+        keys = np.negative(c_fail[lo:hi][::-1])
+        where = np.searchsorted(np.negative(tau), keys, side="left")
+        hi = lo
+        L = Lx[1 : m + 1]
+        np.add(np.cumsum(np.bincount(where, minlength=m)), l_prev, out=L)
+        if g0 == 0:
+            head = float(L[0])
+        tpx = Wx[: m + 1] - Lx[: m + 1]
+        tp = tpx[1:]
+        # sum_g n_g (L_g + L_{g-1}) = sum over failures f of (2N - W_{g_f - 1} - W_{g_f}) and
+        # sum_g l_g (TP_g + TP_{g-1}) = sum_f (TP_{g_f} + TP_{g_f - 1}): integers, exact
+        augrc_sum += float(np.sum(2.0 * total - Wx[where] - Wx[where + 1]))
+        auroc_sum += float(np.sum(tpx[where + 1] + tpx[where]))
+
+        risks = L / W
+        aurc_dot.feed(Wx[2 : m + 2] - Wx[:m], risks)
+        ap_ok_dot.feed(tp - tpx[:-1], tp / W)
+        # (F - L_{g-1}) / max(N - W_{g-1}, tiny) for g >= 1, where N - W_{g-1} >= 1
+        skip = 1 if g0 == 0 else 0
+        loss = L[skip:] - Lx[skip:m]
+        ap_err_dot.feed(loss, (fails - Lx[skip:m]) / (total - Wx[skip:m]))
+
+        for tpr, x in reach_tp.items():
+            if tpr not in tp_loss and tp[-1] >= x:
+                tp_loss[tpr] = float(L[_first_at_least(tp, x)])
+        if found_w:
+            working_point = min(working_point, float(risks.min()))
+        elif W[-1] >= reach_w:
+            j = _first_at_least(W, reach_w)
+            found_w = True
+            risk_at = float(L[j] / W[j])
+            working_point = float(risks[j:].min())
+        acceptable = risks <= 0.05
+        if acceptable.any():
+            covered = float(W[m - 1 - int(np.argmax(acceptable[::-1]))])
+        w_prev, l_prev = float(W[-1]), float(L[-1])
+
+    out: dict[str, float] = {}
+    out["aurc"] = 0.5 * (aurc_dot.total() + head) / total
+    out["augrc"] = 0.5 * augrc_sum / total**2
+    perfect = ends is None and (n_ok == 0 or n_fail == 0 or c_fail[-1] < d[n_ok - 1])
+    if perfect:
+        out["aurc_opt"], out["augrc_opt"] = out["aurc"], out["augrc"]
+    else:
+        out["aurc_opt"], out["augrc_opt"] = optimal_binary_unit(n_ok, n_fail)
+    positives = (total - fails) * fails
+    out["auroc_f"] = 0.5 * auroc_sum / positives if positives > 0 else math.nan
+    out["ap_f_success"] = ap_ok_dot.total() / (total - fails) if n_ok else math.nan
+    first_loss = head
+    ap_err = ap_err_dot.total() + first_loss * fails / total
+    out["ap_f_error"] = ap_err / fails if n_fail else math.nan
+    for tpr in (0.95, 0.80):
+        key = f"fpr@{round(tpr * 100)}tpr"
+        out[key] = tp_loss[tpr] / fails if n_ok and n_fail else math.nan
+    out["ece"], out["mce"] = _ece_mce(d, ends, c_fail, n_groups)
+    out["risk@95cov"] = working_point
+    out["selective_risk@95cov"] = risk_at
+    out["coverage@risk5"] = covered / total
+    out["mean_residual"] = fails / total
+    return out
+
+
+def _ece_mce(
+    d: np.ndarray, ends: np.ndarray | None, c_fail: np.ndarray, n_groups: int
+) -> tuple[float, float]:
+    """ECE and MCE with 15 bins as :func:`~fdbench.metrics.calibration.bin_sums_sorted`
+    computes them (NaN outside [0, 1])."""
+    if not (d[-1] >= 0 and d[0] <= 1):
+        return math.nan, math.nan
+    n_bins = 15
+    n, n_fail = d.size, c_fail.size
+    edges = (np.arange(n_bins + 1) / n_bins).tolist()
+    inner = edges[1:-1]
+    positions = [bisect.bisect_left(d, -e, key=operator.neg) for e in inner]
+    if ends is None:
+        above = positions
+    else:
+        above = [int(np.searchsorted(ends, p, side="left")) for p in positions]
+    bounds = np.array([n_groups, *above, 0])
+    w_at = np.array([n, *positions, 0], dtype=np.float64)
+    fails_above = [n_fail - int(np.searchsorted(c_fail, e, side="right")) for e in inner]
+    l_at = np.array([n_fail, *fails_above, 0], dtype=np.float64)
+    count = w_at[:-1] - w_at[1:]
+    fail = l_at[:-1] - l_at[1:]
+
+    def weighted(i: int, j: int) -> np.ndarray:
+        if ends is None:
+            return d[i:j]
+        last = ends[i:j] + 1.0
+        first = np.empty(j - i)
+        first[0] = float(ends[i - 1]) + 1.0 if i else 0.0
+        first[1:] = last[:-1]
+        return (last - first) * d[ends[i:j]]
+
+    conf = np.zeros(n_bins)
+    for j in np.flatnonzero(bounds[:-1] > bounds[1:]).tolist():
+        start, stop = int(bounds[j + 1]), int(bounds[j])
+        value = float(weighted(start, start + 1)[0])
+        if stop - start > 1:
+            value = value + _pairwise(weighted, start + 1, stop - start - 1)
+        conf[j] = value
+    ece_value, mce_value = ece_mce_from_sums(count, count - fail, conf)
+    return float(ece_value), float(mce_value)

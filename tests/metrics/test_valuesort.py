@@ -1,0 +1,151 @@
+"""The value-sort path of ``evaluate_all`` (0/1 residuals, no weights) equals the argsort
+engine bit for bit."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import fdbench.metrics.suite as suite
+from fdbench.metrics import _valuesort, evaluate_all
+from fdbench.metrics._valuesort import RowDot, binary_unit_suite
+
+EXTREMES = (-1.7e308, -1.0, -5e-324, -0.0, 0.0, 5e-324, 0.5, 1.0, 1.7e308)
+
+
+def _both(r: np.ndarray, c: np.ndarray, monkeypatch: pytest.MonkeyPatch) -> tuple[dict, dict]:
+    fast = evaluate_all(r, c)
+    with monkeypatch.context() as m:
+        m.setattr(suite, "MAX_SAMPLES", 0)
+        engine = evaluate_all(r, c)
+    return fast, engine
+
+
+def _assert_identical(fast: dict, engine: dict) -> None:
+    assert list(fast) == list(engine)
+    for key, expected in engine.items():
+        got = fast[key]
+        if math.isnan(expected):
+            assert math.isnan(got), key
+        else:
+            assert got == expected, (key, got, expected)
+
+
+@st.composite
+def _binary_inputs(draw):
+    n = draw(st.integers(1, 60))
+    kind = draw(st.sampled_from(["continuous", "heavy ties", "all equal", "extreme", "unit"]))
+    if kind == "continuous":
+        values = st.floats(-5, 5, allow_nan=False, width=32)
+    elif kind == "heavy ties":
+        values = st.sampled_from((0.1, 0.5, 0.9)[: draw(st.integers(1, 3))])
+    elif kind == "all equal":
+        values = st.just(draw(st.sampled_from((0.0, 0.3, 1.0, -2.0))))
+    elif kind == "extreme":
+        values = st.sampled_from(EXTREMES)
+    else:
+        values = st.floats(0, 1, allow_nan=False)
+    c = np.array(draw(st.lists(values, min_size=n, max_size=n)), dtype=np.float64)
+    classes = draw(st.sampled_from(["both", "successes", "failures"]))
+    if classes == "both":
+        r = np.array(draw(st.lists(st.sampled_from([0.0, 1.0]), min_size=n, max_size=n)))
+    else:
+        r = np.full(n, 0.0 if classes == "successes" else 1.0)
+    if kind != "extreme" and draw(st.booleans()):
+        c = c.astype(np.float32)
+    return r, c
+
+
+@settings(max_examples=300, deadline=None)
+@given(_binary_inputs())
+def test_value_sort_equals_argsort_engine(inputs):
+    r, c = inputs
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        _assert_identical(*_both(r, c, monkeypatch))
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    n=st.integers(2, 3 * _valuesort.BLOCK),
+    decimals=st.sampled_from([None, 1, 3, 5]),
+    rate=st.sampled_from([0.0, 0.02, 0.3, 1.0]),
+    seed=st.integers(0, 2**32 - 1),
+)
+def test_value_sort_equals_argsort_engine_across_blocks(n, decimals, rate, seed):
+    """Several blocks of tie groups, einsum chunks and pairwise-summation leaves."""
+    rng = np.random.default_rng(seed)
+    r = (rng.random(n) < rate).astype(np.float64)
+    c = rng.random(n) - 0.2 * r * rng.random(n)
+    if decimals is not None:
+        c = np.round(c, decimals)
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        _assert_identical(*_both(r, c, monkeypatch))
+
+
+def test_value_sort_large_pairwise_bins(monkeypatch):
+    """A calibration bin of more tie groups than a pairwise leaf, with and without ties."""
+    rng = np.random.default_rng(3)
+    n = 3 * _valuesort.BLOCK + 17
+    r = (rng.random(n) < 0.1).astype(np.float64)
+    for c in (rng.random(n) * 0.01 + 0.95, np.round(rng.random(n) * 0.05 + 0.94, 6)):
+        _assert_identical(*_both(r, c, monkeypatch))
+
+
+@given(
+    sizes=st.lists(st.integers(0, 20_000), min_size=1, max_size=6),
+    seed=st.integers(0, 2**32 - 1),
+)
+@settings(max_examples=30, deadline=None)
+def test_row_dot_equals_einsum(sizes, seed):
+    rng = np.random.default_rng(seed)
+    a, b = rng.random(sum(sizes)) * 3.0, rng.random(sum(sizes))
+    dot = RowDot()
+    start = 0
+    for size in sizes:
+        dot.feed(a[start : start + size], b[start : start + size])
+        start += size
+    assert dot.total() == np.einsum("ij,ij->i", a[None], b[None])[0]
+
+
+def test_value_sort_memory_and_path(monkeypatch):
+    """evaluate_all takes the value-sort path exactly for 0/1 residuals without weights or
+    labels, and holds at most twice the confidence array besides its inputs."""
+    import tracemalloc
+
+    calls = []
+    monkeypatch.setattr(
+        suite, "binary_unit_suite", lambda r, c: calls.append(1) or binary_unit_suite(r, c)
+    )
+    rng = np.random.default_rng(0)
+    r = (rng.random(1000) < 0.1).astype(np.float64)
+    c = rng.random(1000)
+    evaluate_all(r, c, sample_weight=np.ones(1000))
+    evaluate_all(r * 0.5, c)
+    evaluate_all(r, c, labels=rng.integers(0, 3, 1000))
+    assert not calls
+    n = 2_000_000
+    r = (rng.random(n) < 0.1).astype(np.float64)
+    c = rng.random(n)
+    tracemalloc.start()
+    evaluate_all(r, c)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert calls == [1]
+    assert peak <= 2 * c.nbytes
+
+
+def test_import_of_metrics_loads_neither_scipy_nor_pandas():
+    """scipy and pandas (about 0.3 and 0.4 s to import) load where a function needs them."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, fdbench.metrics; "
+        "print(sorted(m for m in ('scipy', 'pandas') if m in sys.modules))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]"
