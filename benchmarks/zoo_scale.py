@@ -4,13 +4,15 @@ Part 1 generates a zoo of ``--members`` members (N = 10 000 test samples, K = 10
 stored validation split so the job declares its 1 000/9 000 split, an OOD pool of 150 classes ×
 40 samples, 5 members with 10 MC-dropout passes) and times ``run_zoo`` with every analysis
 (evaluation, tables, figures, report), reporting the peak resident memory of the process (in
-this process with ``--workers 0``; with workers, the peak of this process and of each worker).
+this process with ``--workers 0``; with ``--workers N``, on a local cluster of N worker
+processes, the peak of this process and, per worker, how far its peak resident memory rose
+above what it held once fdbench was imported, against the size of one member's logits).
 
 Part 2 writes one member with N = 50 000, K = 1 000 float64 test logits and a 50 000-sample OOD
 pool (250 classes × 200), in a child process, then evaluates it in a fresh child process and
 compares that process's peak resident memory with the size of the member's logits.
 
-    OMP_NUM_THREADS=1 PYTHONPATH=src python benchmarks/zoo_scale.py [--members 100 --workers 2]
+    OMP_NUM_THREADS=1 PYTHONPATH=src python benchmarks/zoo_scale.py [--members 500 --workers 2]
 """
 
 from __future__ import annotations
@@ -33,6 +35,41 @@ def _load() -> str:
     return " ".join(f"{v:.2f}" for v in os.getloadavg())
 
 
+def _status_mib(field: str) -> float:
+    """A memory field of ``/proc/self/status`` (``VmRSS``, ``VmHWM``: the peak resident memory
+    of this process's address space, unlike ``ru_maxrss``, which ``execve`` keeps from the
+    parent), in MiB."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith(f"{field}:"):
+            return int(line.split()[1]) / 1024
+    raise RuntimeError(f"/proc/self/status has no {field}")
+
+
+def _worker_baseline() -> float:
+    """In a worker: import what evaluating a member needs, reset the peak resident memory to
+    the current one (``/proc/self/clear_refs``) and return it (MiB)."""
+    import fdbench.jobs.zoo  # noqa: F401
+
+    Path("/proc/self/clear_refs").write_text("5")
+    return _status_mib("VmRSS")
+
+
+def _worker_peak() -> float:
+    return _status_mib("VmHWM")
+
+
+def _logits_mib(folder: Path) -> tuple[float, float]:
+    """The logits of the smallest and the largest member (MiB, as stored: every
+    ``*_logits`` array, MC-dropout passes included)."""
+    import numpy as np
+
+    sizes = []
+    for path in folder.glob("*.npz"):
+        with np.load(path) as data:
+            sizes.append(sum(data[k].nbytes for k in data.files if k.endswith("_logits")))
+    return min(sizes) / 2**20, max(sizes) / 2**20
+
+
 def part_zoo(folder: Path, members: int, workers: int) -> None:
     from fdbench.jobs.zoo import run_zoo
     from fdbench.zoo import parse_zoo_config
@@ -51,11 +88,32 @@ def part_zoo(folder: Path, members: int, workers: int) -> None:
         seed=0,
     )
     print(f"generated {members} members in {time.perf_counter() - start:.1f} s")
+    smallest, largest = _logits_mib(folder / "zoo")
     config = parse_zoo_config({"name": "scale", "zoo": str(folder / "zoo")})
     print(f"load average before: {_load()}")
-    start, cpu = time.perf_counter(), time.process_time()
-    run_zoo(config, folder / "run", workers=workers)
-    wall = time.perf_counter() - start
+    if not workers:
+        start, cpu = time.perf_counter(), time.process_time()
+        run_zoo(config, folder / "run", workers=0)
+        wall = time.perf_counter() - start
+    else:
+        from dask.distributed import Client
+
+        from fdbench.core.runner import local_cluster
+
+        with local_cluster(workers) as cluster, Client(cluster) as client:
+            baseline = client.run(_worker_baseline)
+            start, cpu = time.perf_counter(), time.process_time()
+            run_zoo(config, folder / "run", scheduler=cluster.scheduler_address)
+            wall = time.perf_counter() - start
+            peaks = client.run(_worker_peak)
+        for address, rss in sorted(baseline.items()):
+            rise = peaks[address] - rss
+            print(
+                f"worker {address}: {rss:.0f} MiB after imports, peak {peaks[address]:.0f} "
+                f"MiB: +{rise:.0f} MiB = {rise / smallest:.2f} × a plain member's logits "
+                f"({smallest:.1f} MiB), {rise / largest:.2f} × the largest member's "
+                f"({largest:.1f} MiB, MC-dropout passes)"
+            )
     print(
         f"zoo of {members} members, all analyses: {wall:.1f} s wall, "
         f"{time.process_time() - cpu:.1f} s CPU of this process, workers={workers}; "

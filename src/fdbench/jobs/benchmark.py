@@ -422,7 +422,8 @@ def run_benchmark(
     with recording_reads() as reads:
         experiments = build_experiments(config)
         times["build_studies_s"] = time.perf_counter() - start
-        plan = plan_benchmark(config, experiments, run_dir)
+        # the jobs get absolute paths: workers of a cluster run in other working directories
+        plan = plan_benchmark(config, experiments, run_dir.absolute())
     record = provenance_record(config.model_dump(mode="json"), reads, plan.fingerprints)
     with atomic_path(run_dir / PROVENANCE_FILE) as tmp:
         tmp.write_text(json.dumps(record, indent=2) + "\n")
