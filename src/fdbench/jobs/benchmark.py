@@ -23,6 +23,7 @@ from fdbench.core.provenance import (
     provenance_record,
     recording_reads,
 )
+from fdbench.core.resources import job_resources
 from fdbench.core.runner import Job, resolve_workers, run_stage
 from fdbench.data.fingerprints import experiment_fingerprints
 from fdbench.evaluation.confidences import NON_TEST_SPLITS, default_studies, evaluate_confidences
@@ -180,6 +181,8 @@ def plan_benchmark(
     (:meth:`~fdbench.config.schema.EnsembleCombinations.subsets`), in ``.../combination<i>``
     folders, its rows carrying ``i`` as their ``seed``.
     ``config.data.binary_protocol`` sets the binary protocol of two-class experiments.
+    Training jobs declare one GPU (:func:`fdbench.core.resources.job_resources`) unless
+    ``training.device`` is ``"cpu"``: on workers that advertise GPUs they run one per GPU.
     Every evaluation records the fingerprints of its splits
     (:func:`fdbench.data.fingerprints.experiment_fingerprints`, kept in ``plan.fingerprints`` by
     experiment, and by run where ``config.data.per_run`` draws the splits per run); an
@@ -223,6 +226,7 @@ def plan_benchmark(
                     stores[-1],
                     after,
                     verified=True,
+                    resources=job_resources(0 if config.training.device == "cpu" else 1),
                 )
             )
             folder = run_dir / "evaluation" / experiment.name / method / f"seed{seed}"
