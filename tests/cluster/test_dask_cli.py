@@ -24,13 +24,16 @@ ZOO_CONFIG = (
 )
 
 
-def fdbench(*args: str, cwd: Path, timeout: int = 300) -> subprocess.CompletedProcess:
-    """``python -m fdbench ARGS`` run in ``cwd`` as a user types it."""
+def fdbench(
+    *args: str, cwd: Path, timeout: int = 300, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess:
+    """``python -m fdbench ARGS`` run in ``cwd`` as a user types it (``env`` added to this
+    checkout's :func:`~tests.cluster.dask_cli.environment`)."""
     return subprocess.run(
         [sys.executable, "-m", "fdbench", *args],
         capture_output=True,
         text=True,
-        env=environment(),
+        env={**environment(), **(env or {})},
         cwd=cwd,
         timeout=timeout,
     )
