@@ -142,6 +142,9 @@ def quiet_lightning() -> Iterator[None]:
             warnings.filterwarnings("ignore", message=".*`validation_step` but have no.*")
             # ConfidNet stages train with the frozen parts deliberately in eval mode
             warnings.filterwarnings("ignore", message=".*module\\(s\\) in eval mode.*")
+            # on a machine with Slurm, each job trains one model in its own process: not
+            # a multi-process Lightning run to start with srun
+            warnings.filterwarnings("ignore", message=".*`srun` command is available.*")
             yield
     finally:
         for lg, level in zip(loggers, levels, strict=True):
