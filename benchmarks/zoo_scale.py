@@ -2,9 +2,9 @@
 
 Part 1 generates a zoo of ``--members`` members (N = 10 000 test samples, K = 100 classes, no
 stored validation split so the job declares its 1 000/9 000 split, an OOD pool of 150 classes ×
-40 samples, 5 members with 10 MC-dropout passes) and times ``run_zoo`` with every analysis
-(evaluation, tables, figures, report), reporting the peak resident memory of the process (in
-this process with ``--workers 0``; with ``--workers N``, on a local cluster of N worker
+40 samples, ``--mcd-members`` (5) members with 10 MC-dropout passes) and times ``run_zoo`` with
+every analysis (evaluation, tables, figures, report), reporting the peak resident memory of the
+process (in this process with ``--workers 0``; with ``--workers N``, on a local cluster of N worker
 processes, the peak of this process and, per worker, how far its peak resident memory rose
 above what it held once fdbench was imported, against the size of one member's logits).
 
@@ -45,11 +45,19 @@ def _status_mib(field: str) -> float:
     raise RuntimeError(f"/proc/self/status has no {field}")
 
 
-def _worker_baseline() -> float:
-    """In a worker: import what evaluating a member needs, reset the peak resident memory to
-    the current one (``/proc/self/clear_refs``) and return it (MiB)."""
+def _worker_baseline(warm: bool) -> float:
+    """In a worker: import what evaluating a member needs (with ``warm``, evaluate a tiny
+    member too, so that the modules loaded on first use are loaded), reset the peak resident
+    memory to the current one (``/proc/self/clear_refs``) and return it (MiB)."""
     import fdbench.jobs.zoo  # noqa: F401
 
+    if warm:
+        from fdbench.zoo import discover_members, evaluate_member, parse_zoo_config
+        from fdbench.zoo.synthetic import make_synthetic_zoo
+
+        with tempfile.TemporaryDirectory() as tmp:
+            make_synthetic_zoo(tmp, n_members=1, n_test=300, n_ood_classes=30, mcd_members=1)
+            evaluate_member(discover_members(tmp)[0], parse_zoo_config({"name": "w", "zoo": tmp}))
     Path("/proc/self/clear_refs").write_text("5")
     return _status_mib("VmRSS")
 
@@ -70,7 +78,9 @@ def _logits_mib(folder: Path) -> tuple[float, float]:
     return min(sizes) / 2**20, max(sizes) / 2**20
 
 
-def part_zoo(folder: Path, members: int, workers: int) -> None:
+def part_zoo(
+    folder: Path, members: int, workers: int, mcd_members: int = 5, warm: bool = False
+) -> None:
     from fdbench.jobs.zoo import run_zoo
     from fdbench.zoo import parse_zoo_config
     from fdbench.zoo.synthetic import make_synthetic_zoo
@@ -83,7 +93,7 @@ def part_zoo(folder: Path, members: int, workers: int) -> None:
         n_classes=100,
         n_ood_classes=150,
         n_ood_per_class=40,
-        mcd_members=5,
+        mcd_members=mcd_members,
         mcd_passes=10,
         seed=0,
     )
@@ -101,7 +111,7 @@ def part_zoo(folder: Path, members: int, workers: int) -> None:
         from fdbench.core.runner import local_cluster
 
         with local_cluster(workers) as cluster, Client(cluster) as client:
-            baseline = client.run(_worker_baseline)
+            baseline = client.run(_worker_baseline, warm)
             start, cpu = time.perf_counter(), time.process_time()
             run_zoo(config, folder / "run", scheduler=cluster.scheduler_address)
             wall = time.perf_counter() - start
@@ -167,12 +177,18 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--members", type=int, default=100)
     parser.add_argument("--workers", type=int, default=0)
+    parser.add_argument("--mcd-members", type=int, default=5)
+    parser.add_argument(
+        "--warm-workers",
+        action="store_true",
+        help="measure each worker's memory from after it evaluated a tiny member",
+    )
     parser.add_argument("--skip-imagenet", action="store_true")
     parser.add_argument("--skip-zoo", action="store_true")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="fdbench-zoo-scale-") as tmp:
         if not args.skip_zoo:
-            part_zoo(Path(tmp), args.members, args.workers)
+            part_zoo(Path(tmp), args.members, args.workers, args.mcd_members, args.warm_workers)
         if not args.skip_imagenet:
             part_imagenet(Path(tmp))
 
