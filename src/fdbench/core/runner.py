@@ -170,9 +170,16 @@ def _announce_start() -> None:
 
 def remove_partial(path: Path) -> None:
     """Remove the temporary files :func:`fdbench.core.io.atomic_path` makes beside ``path``
-    (``.<name>.*.tmp``), which a process killed while writing leaves behind."""
+    (``.<name>.*.tmp``) and the temporary directories of an outputs store
+    (``.<name>.tmp-*``, :func:`fdbench.outputs.write_outputs`), which a process killed while
+    writing leaves behind."""
+    import shutil
+
     for partial in path.parent.glob(f".{path.name}.*.tmp"):
         partial.unlink(missing_ok=True)
+    for partial in path.parent.glob(f".{path.name}.tmp-*"):
+        if partial.is_dir() and not partial.is_symlink():
+            shutil.rmtree(partial, ignore_errors=True)
 
 
 def _ordered(jobs: Sequence[Job]) -> list[Job]:
