@@ -2,15 +2,17 @@
 
 Part 1 generates a zoo of ``--members`` members (N = 10 000 test samples, K = 100 classes, no
 stored validation split so the job declares its 1 000/9 000 split, an OOD pool of 150 classes ×
-40 samples, 5 members with 10 MC-dropout passes) and times ``run_zoo`` with every analysis
-(evaluation, tables, figures, report), reporting the peak resident memory of the process (in
-this process with ``--workers 0``; with workers, the peak of this process and of each worker).
+40 samples, ``--mcd-members`` (5) members with 10 MC-dropout passes) and times ``run_zoo`` with
+every analysis (evaluation, tables, figures, report), reporting the peak resident memory of the
+process (in this process with ``--workers 0``; with ``--workers N``, on a local cluster of N worker
+processes, the peak of this process and, per worker, how far its peak resident memory rose
+above what it held once fdbench was imported, against the size of one member's logits).
 
 Part 2 writes one member with N = 50 000, K = 1 000 float64 test logits and a 50 000-sample OOD
 pool (250 classes × 200), in a child process, then evaluates it in a fresh child process and
 compares that process's peak resident memory with the size of the member's logits.
 
-    OMP_NUM_THREADS=1 PYTHONPATH=src python benchmarks/zoo_scale.py [--members 100 --workers 2]
+    OMP_NUM_THREADS=1 PYTHONPATH=src python benchmarks/zoo_scale.py [--members 500 --workers 2]
 """
 
 from __future__ import annotations
@@ -33,7 +35,52 @@ def _load() -> str:
     return " ".join(f"{v:.2f}" for v in os.getloadavg())
 
 
-def part_zoo(folder: Path, members: int, workers: int) -> None:
+def _status_mib(field: str) -> float:
+    """A memory field of ``/proc/self/status`` (``VmRSS``, ``VmHWM``: the peak resident memory
+    of this process's address space, unlike ``ru_maxrss``, which ``execve`` keeps from the
+    parent), in MiB."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith(f"{field}:"):
+            return int(line.split()[1]) / 1024
+    raise RuntimeError(f"/proc/self/status has no {field}")
+
+
+def _worker_baseline(warm: bool) -> float:
+    """In a worker: import what evaluating a member needs (with ``warm``, evaluate a tiny
+    member too, so that the modules loaded on first use are loaded), reset the peak resident
+    memory to the current one (``/proc/self/clear_refs``) and return it (MiB)."""
+    import fdbench.jobs.zoo  # noqa: F401
+
+    if warm:
+        from fdbench.zoo import discover_members, evaluate_member, parse_zoo_config
+        from fdbench.zoo.synthetic import make_synthetic_zoo
+
+        with tempfile.TemporaryDirectory() as tmp:
+            make_synthetic_zoo(tmp, n_members=1, n_test=300, n_ood_classes=30, mcd_members=1)
+            evaluate_member(discover_members(tmp)[0], parse_zoo_config({"name": "w", "zoo": tmp}))
+    Path("/proc/self/clear_refs").write_text("5")
+    return _status_mib("VmRSS")
+
+
+def _worker_peak() -> float:
+    return _status_mib("VmHWM")
+
+
+def _logits_mib(folder: Path) -> tuple[float, float]:
+    """The logits of the smallest and the largest member (MiB, as stored: every
+    ``*_logits`` array, MC-dropout passes included)."""
+    import numpy as np
+
+    sizes = []
+    for path in folder.glob("*.npz"):
+        with np.load(path) as data:
+            sizes.append(sum(data[k].nbytes for k in data.files if k.endswith("_logits")))
+    return min(sizes) / 2**20, max(sizes) / 2**20
+
+
+def part_zoo(
+    folder: Path, members: int, workers: int, mcd_members: int = 5, warm: bool = False
+) -> None:
     from fdbench.jobs.zoo import run_zoo
     from fdbench.zoo import parse_zoo_config
     from fdbench.zoo.synthetic import make_synthetic_zoo
@@ -46,16 +93,37 @@ def part_zoo(folder: Path, members: int, workers: int) -> None:
         n_classes=100,
         n_ood_classes=150,
         n_ood_per_class=40,
-        mcd_members=5,
+        mcd_members=mcd_members,
         mcd_passes=10,
         seed=0,
     )
     print(f"generated {members} members in {time.perf_counter() - start:.1f} s")
+    smallest, largest = _logits_mib(folder / "zoo")
     config = parse_zoo_config({"name": "scale", "zoo": str(folder / "zoo")})
     print(f"load average before: {_load()}")
-    start, cpu = time.perf_counter(), time.process_time()
-    run_zoo(config, folder / "run", workers=workers)
-    wall = time.perf_counter() - start
+    if not workers:
+        start, cpu = time.perf_counter(), time.process_time()
+        run_zoo(config, folder / "run", workers=0)
+        wall = time.perf_counter() - start
+    else:
+        from dask.distributed import Client
+
+        from fdbench.core.runner import local_cluster
+
+        with local_cluster(workers) as cluster, Client(cluster) as client:
+            baseline = client.run(_worker_baseline, warm)
+            start, cpu = time.perf_counter(), time.process_time()
+            run_zoo(config, folder / "run", scheduler=cluster.scheduler_address)
+            wall = time.perf_counter() - start
+            peaks = client.run(_worker_peak)
+        for address, rss in sorted(baseline.items()):
+            rise = peaks[address] - rss
+            print(
+                f"worker {address}: {rss:.0f} MiB after imports, peak {peaks[address]:.0f} "
+                f"MiB: +{rise:.0f} MiB = {rise / smallest:.2f} × a plain member's logits "
+                f"({smallest:.1f} MiB), {rise / largest:.2f} × the largest member's "
+                f"({largest:.1f} MiB, MC-dropout passes)"
+            )
     print(
         f"zoo of {members} members, all analyses: {wall:.1f} s wall, "
         f"{time.process_time() - cpu:.1f} s CPU of this process, workers={workers}; "
@@ -109,12 +177,18 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--members", type=int, default=100)
     parser.add_argument("--workers", type=int, default=0)
+    parser.add_argument("--mcd-members", type=int, default=5)
+    parser.add_argument(
+        "--warm-workers",
+        action="store_true",
+        help="measure each worker's memory from after it evaluated a tiny member",
+    )
     parser.add_argument("--skip-imagenet", action="store_true")
     parser.add_argument("--skip-zoo", action="store_true")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="fdbench-zoo-scale-") as tmp:
         if not args.skip_zoo:
-            part_zoo(Path(tmp), args.members, args.workers)
+            part_zoo(Path(tmp), args.members, args.workers, args.mcd_members, args.warm_workers)
         if not args.skip_imagenet:
             part_imagenet(Path(tmp))
 

@@ -156,3 +156,17 @@ def test_stage_progress_counts_epoch_shares_that_never_go_back():
         ("training", 1.99, 4),
         ("training", 2, 4),
     ]
+
+
+def test_a_killed_attempts_leftovers_are_removed_before_the_job_runs_again(tmp_path):
+    from fdbench.core.runner import remove_partial
+
+    output = tmp_path / "results.parquet"
+    leftovers = [tmp_path / ".results.parquet.ab12.tmp", tmp_path / ".results.parquet.tmp-x1"]
+    leftovers[0].write_bytes(b"partial")
+    leftovers[1].mkdir()
+    (leftovers[1] / "zarr.json").write_text("{}")
+    other = tmp_path / ".other.parquet.cd34.tmp"  # another job's file is left alone
+    other.write_bytes(b"in progress")
+    remove_partial(output)
+    assert [p.name for p in tmp_path.iterdir()] == [other.name]

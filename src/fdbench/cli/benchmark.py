@@ -10,6 +10,7 @@ import typer
 if TYPE_CHECKING:
     pass
 from fdbench.cli.app import _JOBS, _check_bootstrap_fits, _forced, _progress_bar, app, check_outputs
+from fdbench.cli.cluster import ClusterOption, ClusterSettings, cluster_scheduler
 
 
 def _default_config(quick: bool) -> Path:
@@ -87,6 +88,8 @@ def benchmark(
     scheduler: Annotated[
         str | None, typer.Option(help="Run jobs on the dask scheduler at this address.")
     ] = None,
+    cluster: ClusterOption = None,
+    cluster_option: ClusterSettings = None,
     report: Annotated[bool, typer.Option(help="Write the analysis files and HTML report.")] = True,
     force: Annotated[
         bool,
@@ -128,8 +131,8 @@ def benchmark(
         from fdbench.core.callables import trust_config_code as trust
 
         trust()
-    with _forced(force):
-        _benchmark(config, quick, out, workers, scheduler, report, full_ranking)
+    with _forced(force), cluster_scheduler(cluster, cluster_option, workers, scheduler) as address:
+        _benchmark(config, quick, out, workers, address, report, full_ranking)
 
 
 def _benchmark(

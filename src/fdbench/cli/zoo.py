@@ -10,6 +10,7 @@ import typer
 if TYPE_CHECKING:
     pass
 from fdbench.cli.app import _JOBS, _progress_bar, app
+from fdbench.cli.cluster import ClusterOption, ClusterSettings, cluster_scheduler
 
 
 @app.command()
@@ -44,6 +45,8 @@ def zoo(
     scheduler: Annotated[
         str | None, typer.Option(help="Evaluate members on the dask scheduler at this address.")
     ] = None,
+    cluster: ClusterOption = None,
+    cluster_option: ClusterSettings = None,
     report: Annotated[bool, typer.Option(help="Write the analyses and zoo_report.html.")] = True,
 ) -> None:
     """Evaluate every member of a model zoo and report across the zoo (resumable per member)."""
@@ -85,14 +88,15 @@ def zoo(
             build_embedded_zoo(
                 settings.zoo, quick=quick, workers=train_workers or None, progress=progress
             )
-        results = run_zoo(
-            settings,
-            run_dir,
-            workers=workers,
-            scheduler=scheduler,
-            report=report,
-            progress=progress,
-        )
+        with cluster_scheduler(cluster, cluster_option, workers, scheduler) as address:
+            results = run_zoo(
+                settings,
+                run_dir,
+                workers=workers,
+                scheduler=address,
+                report=report,
+                progress=progress,
+            )
     typer.echo(f"{results['member'].nunique()} members; results: {run_dir / 'results.parquet'}")
     if report:
         typer.echo(f"report: {run_dir / 'zoo_report.html'}")

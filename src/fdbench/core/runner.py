@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
+import logging
+import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from fdbench.core.errors import one_line
+
+logger = logging.getLogger("fdbench")
 
 
 @dataclass(frozen=True)
@@ -15,7 +21,11 @@ class Job:
 
     ``fn`` must be a top-level (picklable) function that writes ``output`` atomically, so an
     interrupted job leaves nothing that looks finished. ``after`` names jobs whose outputs this
-    one reads. With ``verified``, the outputs are files fdbench checksums
+    one reads. ``resources`` (name, amount) pairs are what the job needs of a dask worker, e.g.
+    ``(("GPU", 1),)``: on a cluster whose workers advertise that resource (``dask worker
+    --resources GPU=2``) the job only runs on one with a free unit; a resource no worker
+    advertises is ignored (:func:`fdbench.core.resources.usable_resources`).
+    With ``verified``, the outputs are files fdbench checksums
     (:func:`fdbench.core.io.atomic_path`, an outputs store): one that fails its checksum is removed
     with a warning and the job runs again (:func:`fdbench.core.io.discard_damaged`).
     """
@@ -27,6 +37,7 @@ class Job:
     after: tuple[str, ...] = field(default=())
     also: tuple[Path, ...] = field(default=())
     verified: bool = False
+    resources: tuple[tuple[str, float], ...] = field(default=())
 
     @property
     def outputs(self) -> tuple[Path, ...]:
@@ -123,8 +134,52 @@ def dask_setup(worker: Any) -> None:
         signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
-def _call_after(fn: Callable[..., Any], args: tuple[Any, ...], *_dependencies: Any) -> Any:
-    return fn(*args)
+def _call_after(
+    fn: Callable[..., Any],
+    args: tuple[Any, ...],
+    outputs: tuple[Path, ...],
+    resources: dict[str, float],
+    *_dependencies: Any,
+) -> Any:
+    """A job's task on a dask worker: announce its start (:data:`START_TOPIC`), remove the
+    temporary files an earlier, killed attempt left beside its outputs, and run it on the
+    worker's resource slots (:func:`fdbench.core.resources.claim_slots`)."""
+    from fdbench.core.resources import claim_slots
+
+    _announce_start()
+    for path in outputs:
+        remove_partial(path)
+    with claim_slots(resources):
+        return fn(*args)
+
+
+#: The dask event topic on which a worker announces each job it starts (a second start of a
+#: job means its first worker was lost: the client names the job, :func:`_run_on_dask`).
+START_TOPIC = "fdbench-start"
+
+
+def _announce_start() -> None:
+    from distributed import get_worker
+    from distributed.worker import thread_state
+
+    worker = get_worker()
+    key = getattr(thread_state, "key", None)
+    if key is not None:
+        worker.log_event(START_TOPIC, {"key": str(key), "worker": worker.address})
+
+
+def remove_partial(path: Path) -> None:
+    """Remove the temporary files :func:`fdbench.core.io.atomic_path` makes beside ``path``
+    (``.<name>.*.tmp``) and the temporary directories of an outputs store
+    (``.<name>.tmp-*``, :func:`fdbench.outputs.write_outputs`), which a process killed while
+    writing leaves behind."""
+    import shutil
+
+    for partial in path.parent.glob(f".{path.name}.*.tmp"):
+        partial.unlink(missing_ok=True)
+    for partial in path.parent.glob(f".{path.name}.tmp-*"):
+        if partial.is_dir() and not partial.is_symlink():
+            shutil.rmtree(partial, ignore_errors=True)
 
 
 def _ordered(jobs: Sequence[Job]) -> list[Job]:
@@ -201,13 +256,33 @@ def run_jobs(
 
 _PLAIN = (str, bytes, int, float, bool, type(None), Path, list, tuple, dict, set)
 
+#: How often the jobs left are submitted again after the cluster lost data they need.
+RESUBMISSIONS = 3
 
-def _scatter_shared(client: Any, pending: Sequence[Job]) -> dict[int, Any]:
+
+def _shared_value(value: Any) -> Any:
+    return value
+
+
+def _submit_shared(client: Any, pending: Sequence[Job], token: str) -> dict[int, Any]:
     """Send every argument that is not a plain value or container (an experiment's arrays, a
     config) to the cluster once, so that the jobs sharing it refer to one copy instead of each
-    carrying it in its task; return the futures by ``id`` of the object."""
+    carrying it in its task; return the futures by ``id`` of the object.
+
+    Each object is the result of a task whose definition holds it (kept by the scheduler), not
+    scattered data: when the worker holding it dies, the scheduler computes it again on
+    another worker, so no job's input is lost with a worker. Dask's warning about a large
+    task graph is silenced for these tasks: the object is sent once, as with ``scatter``.
+    """
+    import warnings
+
     objects = {id(arg): arg for job in pending for arg in job.args if not isinstance(arg, _PLAIN)}
-    return {key: client.scatter(obj, hash=False) for key, obj in objects.items()}
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="Sending large graph")
+        return {
+            key: client.submit(_shared_value, obj, key=f"fdbench-shared-{i}-{token}", pure=False)
+            for i, (key, obj) in enumerate(objects.items())
+        }
 
 
 def _quiet_shutdown() -> None:
@@ -228,7 +303,16 @@ def _run_on_dask(
     on_done: Callable[[Job], None] | None,
     on_epoch: Callable[[Job, int, int], None] | None = None,
 ) -> list[Job]:
-    from dask.distributed import Client, as_completed
+    """Run ``pending`` on a local cluster of ``workers`` processes or on ``scheduler``.
+
+    A job whose worker is lost runs again on another worker (dask reschedules it; its outputs
+    are written atomically, so the lost attempt leaves nothing) and a warning names it and the
+    workers. Should the cluster lose an input the jobs share (every worker holding it died),
+    the jobs not finished are submitted again, up to :data:`RESUBMISSIONS` times.
+    """
+    from concurrent.futures import CancelledError
+
+    from dask.distributed import Client
 
     cluster = None
     if scheduler is None:
@@ -236,29 +320,23 @@ def _run_on_dask(
         client = Client(cluster)
     else:
         client = Client(scheduler)
+    finished: set[str] = set()
     try:
-        shared = _scatter_shared(client, pending)
-        futures: dict[str, Any] = {}
-        for job in pending:
-            deps = [futures[key] for key in job.after if key in futures]
-            args = tuple(shared.get(id(arg), arg) for arg in job.args)
-            futures[job.key] = client.submit(
-                _call_after, job.fn, args, *deps, key=f"fdbench-{job.key}", pure=False
-            )
-        by_future = {futures[job.key].key: job for job in pending}
-        if on_epoch is not None:
-
-            def epoch(event: tuple[float, dict[str, Any]]) -> None:
-                message = event[1]
-                job = by_future.get(message.get("key"))
-                if job is not None:
-                    on_epoch(job, int(message["done"]), int(message["total"]))
-
-            client.subscribe_topic(EPOCH_TOPIC, epoch)
-        for future in as_completed(list(futures.values())):
-            future.result()
-            if on_done is not None:
-                on_done(by_future[future.key])
+        for attempt in range(RESUBMISSIONS + 1):
+            left = [job for job in pending if job.key not in finished]
+            try:
+                _submit_and_wait(client, left, finished, on_done, on_epoch)
+                break
+            except CancelledError as error:
+                if attempt == RESUBMISSIONS:
+                    raise
+                names = ", ".join(job.key for job in left if job.key not in finished)
+                logger.warning(
+                    "fdbench: the cluster lost data the jobs need (%s); submitting the jobs "
+                    "left again: %s",
+                    one_line(error),
+                    names,
+                )
     except KeyboardInterrupt:
         _quiet_shutdown()
         raise
@@ -267,6 +345,80 @@ def _run_on_dask(
         if cluster is not None:
             cluster.close()
     return pending
+
+
+def _submit_and_wait(
+    client: Any,
+    jobs: list[Job],
+    finished: set[str],
+    on_done: Callable[[Job], None] | None,
+    on_epoch: Callable[[Job, int, int], None] | None,
+) -> None:
+    """Submit ``jobs`` (dependencies on jobs in ``finished`` dropped) and wait for them, adding
+    each finished job's key to ``finished``."""
+    from dask.distributed import as_completed
+
+    from fdbench.core.resources import usable_resources
+
+    token = uuid.uuid4().hex[:8]  # keys of this submission only: none of an earlier client's
+    shared = _submit_shared(client, jobs, token)
+    offered = usable_resources(client)
+    futures: dict[str, Any] = {}
+    for job in jobs:
+        deps = [futures[key] for key in job.after if key in futures]
+        args = tuple(shared.get(id(arg), arg) for arg in job.args)
+        needs = {name: amount for name, amount in job.resources if name in offered}
+        futures[job.key] = client.submit(
+            _call_after,
+            job.fn,
+            args,
+            job.outputs,
+            needs,
+            *deps,
+            key=f"fdbench-{job.key}-{token}",
+            pure=False,
+            resources=needs or None,
+        )
+    by_future = {futures[job.key].key: job for job in jobs}
+    started: dict[str, str] = {}
+
+    def start(event: tuple[float, dict[str, Any]]) -> None:
+        message = event[1]
+        job = by_future.get(message.get("key"))
+        if job is None:
+            return
+        where = str(message.get("worker"))
+        if job.key in started:
+            logger.warning(
+                "fdbench: job %s was lost with its worker %s; it runs again on %s",
+                job.key,
+                started[job.key],
+                where,
+            )
+        started[job.key] = where
+
+    client.subscribe_topic(START_TOPIC, start)
+    if on_epoch is not None:
+
+        def epoch(event: tuple[float, dict[str, Any]]) -> None:
+            message = event[1]
+            job = by_future.get(message.get("key"))
+            if job is not None:
+                on_epoch(job, int(message["done"]), int(message["total"]))
+
+        client.subscribe_topic(EPOCH_TOPIC, epoch)
+    try:
+        for future in as_completed(list(futures.values())):
+            future.result()
+            job = by_future[future.key]
+            finished.add(job.key)
+            if on_done is not None:
+                on_done(job)
+    finally:
+        client.unsubscribe_topic(START_TOPIC)
+        if on_epoch is not None:
+            client.unsubscribe_topic(EPOCH_TOPIC)
+        client.cancel([f for k, f in futures.items() if k not in finished])
 
 
 def resolve_workers(workers: int | None, scheduler: str | None, default: int) -> int | None:

@@ -23,6 +23,7 @@ from fdbench.core.provenance import (
     provenance_record,
     recording_reads,
 )
+from fdbench.core.resources import job_resources
 from fdbench.core.runner import Job, resolve_workers, run_stage
 from fdbench.data.fingerprints import experiment_fingerprints
 from fdbench.evaluation.confidences import NON_TEST_SPLITS, default_studies, evaluate_confidences
@@ -181,6 +182,8 @@ def plan_benchmark(
     (:meth:`~fdbench.config.schema.EnsembleCombinations.subsets`), in ``.../combination<i>``
     folders, its rows carrying ``i`` as their ``seed``.
     ``config.data.binary_protocol`` sets the binary protocol of two-class experiments.
+    Training jobs declare one GPU (:func:`fdbench.core.resources.job_resources`) unless
+    ``training.device`` is ``"cpu"``: on workers that advertise GPUs they run one per GPU.
     Every evaluation records the fingerprints of its splits
     (:func:`fdbench.data.fingerprints.experiment_fingerprints`, kept in ``plan.fingerprints`` by
     experiment, and by run where ``config.data.per_run`` draws the splits per run); an
@@ -224,6 +227,7 @@ def plan_benchmark(
                     stores[-1],
                     after,
                     verified=True,
+                    resources=job_resources(0 if config.training.device == "cpu" else 1),
                 )
             )
             folder = run_dir / "evaluation" / experiment.name / method / f"seed{seed}"
@@ -423,7 +427,8 @@ def run_benchmark(
     with recording_reads() as reads:
         experiments = build_experiments(config)
         times["build_studies_s"] = time.perf_counter() - start
-        plan = plan_benchmark(config, experiments, run_dir)
+        # the jobs get absolute paths: workers of a cluster run in other working directories
+        plan = plan_benchmark(config, experiments, run_dir.absolute())
     check_inputs_unchanged(run_dir, plan.fingerprints)
     record = provenance_record(config.model_dump(mode="json"), reads, plan.fingerprints)
     with atomic_path(run_dir / PROVENANCE_FILE) as tmp:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
 import pandas as pd
@@ -46,12 +47,20 @@ def evaluate_member_job(member: Member, config: ZooConfig, output: Path) -> Path
 
 
 def member_jobs(config: ZooConfig, run_dir: Path) -> list[Job]:
-    """One job per member of the zoo, its output ``members/<name>.<stamp>.results.parquet``."""
+    """One job per member of the zoo, its output ``members/<name>.<stamp>.results.parquet``
+    (and the member's levels beside it).
+
+    The paths the jobs get are absolute (resolved here, in the client's working directory), so
+    that workers of a cluster started elsewhere read the members and write the run folder
+    the user named."""
     jobs = []
+    run_dir = run_dir.absolute()
     for member in discover_members(config.zoo):
         output = run_dir / "members" / f"{member.name}.{_stamp(member)}.results.parquet"
+        member = replace(member, path=member.path.absolute())
         args = (member, config, output)
-        jobs.append(Job(f"zoo:{member.name}", evaluate_member_job, args, output))
+        levels = output.with_name(output.name.replace(".results.", ".levels."))
+        jobs.append(Job(f"zoo:{member.name}", evaluate_member_job, args, output, also=(levels,)))
     return jobs
 
 

@@ -15,6 +15,7 @@ import numpy as np
 import torch
 
 from fdbench.config.schema import BenchmarkConfig, ScheduleConfig
+from fdbench.core.resources import gpu_indices
 from fdbench.data.types import Experiment
 
 from ..models import build_model
@@ -141,6 +142,9 @@ def quiet_lightning() -> Iterator[None]:
             warnings.filterwarnings("ignore", message=".*`validation_step` but have no.*")
             # ConfidNet stages train with the frozen parts deliberately in eval mode
             warnings.filterwarnings("ignore", message=".*module\\(s\\) in eval mode.*")
+            # on a machine with Slurm, each job trains one model in its own process: not
+            # a multi-process Lightning run to start with srun
+            warnings.filterwarnings("ignore", message=".*`srun` command is available.*")
             yield
     finally:
         for lg, level in zip(loggers, levels, strict=True):
@@ -170,13 +174,17 @@ def trainer(
     """A Lightning trainer for ``epochs`` epochs (or, with ``steps``, that many batches) with
     ``callbacks`` and :class:`EpochProgress`, without logging, on one ``device`` in
     ``precision`` (:func:`~fdbench.training.device.lightning_settings`: deterministic on the
-    CPU)."""
+    CPU). In a GPU job of a dask worker that advertises GPUs, the device is the one the job
+    claimed (:func:`fdbench.core.resources.gpu_indices`), so N jobs on a worker with N GPUs
+    each train on their own."""
     length = {"max_epochs": epochs} if steps is None else {"max_epochs": -1, "max_steps": steps}
+    settings = lightning_settings(device, precision)
+    claimed = gpu_indices() if settings["accelerator"] == "gpu" else ()
     return L.Trainer(
         **length,
         callbacks=[*(callbacks or []), EpochProgress()],
-        devices=1,
-        **lightning_settings(device, precision),
+        devices=list(claimed[:1]) or 1,
+        **settings,
         logger=False,
         enable_checkpointing=False,
         enable_progress_bar=False,
