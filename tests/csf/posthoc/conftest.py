@@ -22,6 +22,7 @@ def make_run(seed: int = 0, n: int = 60) -> RunOutputs:
         features = np.abs(rng.normal(size=(size, D))) * rng.uniform(0.5, 2.0, size=(size, 1))
         logits = features @ weight.T + bias
         labels = np.argmax(logits + rng.normal(scale=1.0, size=logits.shape), axis=1)
+        labels[: 2 * K] = np.arange(2 * K) % K  # every class present
         if kind == "new_class":
             labels = np.full(size, -1)
         splits[name] = SplitOutputs(

@@ -91,11 +91,13 @@ def search_posthoc(
     metric: str = "aurc",
     grid: dict[str, tuple[Any, ...]] | None = None,
 ) -> PostHocChoice:
-    """Choose the hyper-parameters of post-hoc score ``name`` from its grid (``grid``
-    replaces the default one) by ``metric`` (a metric of :func:`fdbench.metrics.metric_spec`
-    with a function, AURC by default) on the selection data of :func:`selection_data`; the
-    first best grid point wins ties. Only ``train``, ``val`` and the ``val_ood`` splits are
-    read. A score without hyper-parameters gets ``{}`` (its value is still reported)."""
+    """Choose the hyper-parameters of post-hoc score ``name`` from its grid by ``metric`` (a
+    metric of :func:`fdbench.metrics.metric_spec` with a function, AURC by default) on the
+    selection data of :func:`selection_data`; ``grid`` replaces the default values of the
+    hyper-parameters it names. The first best grid point wins ties; a grid point the outputs
+    do not allow (its score raises ``ValueError``) is recorded with value NaN and skipped.
+    Only ``train``, ``val`` and the ``val_ood`` splits are read. A score without
+    hyper-parameters gets ``{}`` (its value is still reported)."""
     from fdbench.metrics import metric_spec
 
     spec = metric_spec(metric)
@@ -103,20 +105,27 @@ def search_posthoc(
         raise ValueError(f"metric {metric!r} has no function to select with")
     score = posthoc_score(name)
     splits, residuals = selection_data(inputs, mode, val_ood, test_studies)
-    chosen_grid = score.grid if grid is None else grid
+    chosen_grid = {**score.grid, **(grid or {})}
     unknown = sorted(set(chosen_grid) - set(score.grid))
     if unknown:
         raise ValueError(f"grid of {name!r} names unknown hyper-parameter(s) {unknown}")
     best: tuple[float, dict[str, Any]] | None = None
     tried = []
     for params in grid_points(chosen_grid):
-        confidence = np.concatenate([score.compute(inputs, s, **params) for s in splits])
+        try:
+            confidence = np.concatenate([score.compute(inputs, s, **params) for s in splits])
+        except ValueError:
+            # a grid point these outputs do not allow (e.g. a percentile that keeps no
+            # activation of a narrow layer) is recorded as NaN and never chosen
+            tried.append((json.dumps(params, sort_keys=True), float("nan")))
+            continue
         value = float(spec.function(residuals, confidence))
         tried.append((json.dumps(params, sort_keys=True), value))
         better = best is None or (value > best[0] if spec.higher_is_better else value < best[0])
         if better:
             best = (value, params)
-    assert best is not None
+    if best is None:
+        raise ValueError(f"no grid point of {name!r} can be computed on these outputs")
     return PostHocChoice(name, best[1], best[0], tuple(tried))
 
 
