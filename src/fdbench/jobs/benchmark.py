@@ -562,6 +562,10 @@ def _analyse(
     step(0)
     results = collect_results(plan)
     write_results(results, run_dir)
+    if config.posthoc is not None:
+        from fdbench.jobs.posthoc_comparison import write_posthoc_comparison
+
+        write_posthoc_comparison(results, run_dir, config.analysis.report_studies)
     step(1)
     if report:
         write_report_inputs(
