@@ -9,7 +9,7 @@ from scipy.special import logsumexp
 
 from .._validation import as_float_array
 from ._base import PostHocInputs, register_posthoc
-from .residual import fit_residual, principal_dim, residual
+from .residual import ResidualFit, fit_residual, principal_dim, residual
 
 __all__ = ["log_one_minus_msr", "sirc", "sirc_parameters"]
 
@@ -72,11 +72,11 @@ def _sirc_l1(inputs: PostHocInputs, split: str) -> np.ndarray:
     colour="#33BBEE",
 )
 def _sirc_res(inputs: PostHocInputs, split: str, *, dim_fraction: float) -> np.ndarray:
-    def make() -> tuple[object, float, float]:
+    def make() -> tuple[ResidualFit, float, float]:
         x = inputs.features("train")
         weight, bias = inputs.last_layer()
         fit = fit_residual(x, weight, bias, principal_dim(x.shape[1], dim_fraction))
         return (fit, *sirc_parameters(residual(x, fit)))
 
     fit, a, b = inputs.fit(("sirc_res", dim_fraction), make)
-    return sirc(inputs.logits(split), residual(inputs.features(split), fit), a, b)  # type: ignore[arg-type]
+    return sirc(inputs.logits(split), residual(inputs.features(split), fit), a, b)
