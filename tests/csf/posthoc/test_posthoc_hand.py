@@ -138,3 +138,16 @@ def test_she_is_the_inner_product_with_the_predicted_class_pattern():
 def test_bad_input_is_a_value_error(call):
     with pytest.raises(ValueError):
         call()
+
+
+def test_nnguide_by_hand():
+    from fdbench.csf.posthoc.nnguide import nnguide, nnguide_bank
+
+    # bank features (1, 0), (0, 2) with energies log 2 (logits 0, 0) and log 2
+    bank = nnguide_bank(np.array([[1.0, 0.0], [0.0, 2.0]]), np.zeros((2, 2)))
+    np.testing.assert_allclose(bank, np.log(2) * (np.eye(2) + 1e-10))
+    # query (3, 0) normalised (1, 0); its k = 1 nearest guide: log 2; energy log 2
+    value = nnguide(np.array([[3.0, 0.0]]), np.zeros((1, 2)), bank, k=1)
+    assert value[0] == pytest.approx(np.log(2) ** 2, rel=1e-9)
+    with pytest.raises(ValueError, match="k must"):
+        nnguide(np.array([[3.0, 0.0]]), np.zeros((1, 2)), bank, k=3)

@@ -208,3 +208,16 @@ def test_she_matches_openood():
     )
     expected = np.sum(H * patterns[Z.argmax(1)], axis=1)
     np.testing.assert_allclose(score("SHE"), expected, rtol=1e-12)
+
+
+@pytest.mark.parametrize(("k", "alpha"), [(10, 1.0), (10, 0.1)])
+def test_nnguide_matches_openood(k, alpha):
+    normalizer = lambda x: x / np.linalg.norm(x, axis=-1, keepdims=True) + 1e-10  # noqa: E731
+    n = int(np.ceil(alpha * len(TRAIN.labels)))
+    bank_feas = normalizer(TRAIN.features[:n])
+    bank_confs = logsumexp(TRAIN.logits[:n], axis=-1)
+    bank_guide = bank_feas * bank_confs[:, None]
+    inner = normalizer(H) @ bank_guide.T  # faiss.IndexFlatIP: the k largest inner products
+    conf = np.array([np.mean(sorted(row, reverse=True)[:k]) for row in inner])
+    expected = conf * logsumexp(Z, axis=-1)
+    np.testing.assert_allclose(score("NNGuide", k=k, alpha=alpha), expected, rtol=1e-12)
