@@ -555,6 +555,28 @@ class OpenMaxConfig(_Strict):
     rank_weights: Literal["linear", "half"] = "linear"
 
 
+class PostHocConfig(_Strict):
+    """The post-hoc scores of :mod:`fdbench.csf.posthoc`, evaluated on every single run with
+    their hyper-parameters searched on validation data only (left out of the dump when unset).
+
+    ``scores``: their names (default: all); ``mode``: ``"id"`` (select on ``val``) or
+    ``"ood"`` (``val`` plus the ``val_ood`` splits, which must be disjoint from every test
+    study); ``metric``: the selection metric (AURC by default). The planner checks the
+    names (the configuration imports no registry).
+    """
+
+    scores: list[str] | None = None
+    mode: Literal["id", "ood"] = "id"
+    val_ood: list[str] = Field(default_factory=list)
+    metric: str = "aurc"
+
+    @model_validator(mode="after")
+    def _check_mode(self) -> PostHocConfig:
+        if (self.mode == "ood") != bool(self.val_ood):
+            raise ValueError("posthoc: mode 'ood' and val_ood go together")
+        return self
+
+
 class MethodConfig(_Strict):
     """One benchmarked method: a label, its training method, seeds, parameters and a grid.
 
@@ -688,6 +710,7 @@ class BenchmarkConfig(_Strict):
     analysis: AnalysisConfig = AnalysisConfig()
     workers: PositiveInt | None = None
     openmax: OpenMaxConfig | None = Field(default=None, exclude_if=lambda v: v is None)
+    posthoc: PostHocConfig | None = Field(default=None, exclude_if=lambda v: v is None)
     conventions: list[
         Literal[
             "aurc_per_sample",

@@ -3,7 +3,8 @@ the outputs store of the best epoch.
 
 Contract with the ``LightningModule``: ``validation_step`` returns the batch's logits and
 targets, either as a dict ``{"logits": (B, K) tensor, "target": (B,) integer tensor, ...}``
-(other keys, such as ``"loss"``, are ignored) or as a tuple ``(logits, target)``. Only one
+(other keys, such as ``"loss"``, are ignored; an optional ``"features"``: (B, D) tensor of
+penultimate features is stored with the outputs) or as a tuple ``(logits, target)``. Only one
 validation dataloader is supported. Under several processes every process's outputs are gathered
 (``torch.distributed.all_gather_object``) before the suite is computed, so every process logs the
 same values. Needs the optional extra ``integrations`` (``pip install "fdbench[integrations]"``).
@@ -32,7 +33,14 @@ from fdbench.csf import REGISTRY
 from fdbench.metrics import LABEL_KEYS, LOGIT_KEYS, METRIC_KEYS, evaluate_all
 from fdbench.outputs import RunOutputs, SplitOutputs, write_outputs
 
-__all__ = ["LOGIT_CSFS", "SUITE_METRICS", "FailureDetectionCallback", "logits_and_target"]
+__all__ = [
+    "LOGIT_CSFS",
+    "SUITE_METRICS",
+    "FailureDetectionCallback",
+    "last_layer_arrays",
+    "logits_and_target",
+    "step_features",
+]
 
 #: The CSFs the callback can compute: the built-ins that read only the logits, without a fit.
 LOGIT_CSFS: tuple[str, ...] = tuple(
@@ -49,6 +57,42 @@ def _as_tensor(value: Any, name: str) -> torch.Tensor:
             f"validation_step output {name!r}: expected a tensor, got {type(value).__name__}"
         )
     return value.detach()
+
+
+def step_features(outputs: Any) -> np.ndarray | None:
+    """The float64 penultimate features (B, D) of one ``validation_step`` output: its dict's
+    ``"features"`` entry, ``None`` without one."""
+    if not isinstance(outputs, Mapping) or "features" not in outputs:
+        return None
+    features = _as_tensor(outputs["features"], "features").to("cpu", torch.float64).numpy()
+    if features.ndim != 2:
+        raise ValueError(
+            f"validation_step output 'features': expected a (B, D) tensor, got shape "
+            f"{tuple(features.shape)}"
+        )
+    return features
+
+
+def last_layer_arrays(module: torch.nn.Module, name: str, n_classes: int) -> dict[str, np.ndarray]:
+    """``{"fc_weight": W (K × D), "fc_bias": b (K,)}`` in float64 from the ``torch.nn.Linear``
+    submodule ``name`` of ``module`` (a layer without bias gives ``b = 0``)."""
+    try:
+        layer = module.get_submodule(name)
+    except AttributeError as err:
+        raise ValueError(f"last_layer: {type(module).__name__} has no submodule {name!r}") from err
+    if not isinstance(layer, torch.nn.Linear):
+        raise TypeError(f"last_layer: {name!r} is a {type(layer).__name__}, not a torch.nn.Linear")
+    weight = layer.weight.detach().to("cpu", torch.float64).numpy().copy()
+    if weight.shape[0] != n_classes:
+        raise ValueError(
+            f"last_layer: {name!r} has {weight.shape[0]} outputs but the logits {n_classes}"
+        )
+    bias = (
+        np.zeros(n_classes)
+        if layer.bias is None
+        else layer.bias.detach().to("cpu", torch.float64).numpy().copy()
+    )
+    return {"fc_weight": weight, "fc_bias": bias}
 
 
 def logits_and_target(outputs: Any) -> tuple[np.ndarray, np.ndarray]:
@@ -104,7 +148,12 @@ class FailureDetectionCallback(Callback):
     fdbench outputs store (:func:`fdbench.outputs.write_outputs`): one split named ``study``
     (kind ``"iid"``) with the float64 logits and the labels, and ``meta`` holding ``model``,
     ``epoch``, ``global_step``, ``monitor`` and ``monitor_value`` plus ``meta``'s entries.
-    ``fdbench evaluate <store>`` reads it. Monitoring the same name with the same mode as a
+    Where the validation steps return ``"features"``, the split stores them; with
+    ``last_layer`` (the name of the module's final ``torch.nn.Linear``, as
+    ``pl_module.get_submodule`` takes it, e.g. ``"net.3"``) ``meta`` also holds its weight and
+    bias at that epoch as ``fc_weight`` (K × D) and ``fc_bias`` (K), float64: what the
+    post-hoc scores of :mod:`fdbench.csf.posthoc` read. ``fdbench evaluate <store>`` reads it.
+    Monitoring the same name with the same mode as a
     ``ModelCheckpoint`` keeps the store of the checkpoint it keeps. Attributes after fitting:
     ``best_score``, ``best_epoch``.
     """
@@ -120,6 +169,7 @@ class FailureDetectionCallback(Callback):
         mode: str = "min",
         study: str = "iid",
         meta: Mapping[str, Any] | None = None,
+        last_layer: str | None = None,
     ) -> None:
         super().__init__()
         self.csfs = self._names(csfs, "csfs", LOGIT_CSFS)
@@ -136,10 +186,13 @@ class FailureDetectionCallback(Callback):
         self.mode = mode
         self.study = study
         self.meta = dict(meta or {})
+        if last_layer is not None and (not isinstance(last_layer, str) or not last_layer):
+            raise TypeError(f"last_layer: expected a module name (str) or None, got {last_layer!r}")
+        self.last_layer = last_layer
         self.best_score: float | None = None
         self.best_epoch: int | None = None
-        self._batches: list[tuple[np.ndarray, np.ndarray]] = []
-        self._epoch: tuple[np.ndarray, np.ndarray] | None = None
+        self._batches: list[tuple[np.ndarray, np.ndarray, np.ndarray | None]] = []
+        self._epoch: tuple[np.ndarray, np.ndarray, np.ndarray | None] | None = None
 
     @staticmethod
     def _names(names: Sequence[str], argument: str, allowed: Sequence[str]) -> tuple[str, ...]:
@@ -171,7 +224,7 @@ class FailureDetectionCallback(Callback):
                 "FailureDetectionCallback supports one validation dataloader; got a batch of "
                 f"dataloader {dataloader_idx}"
             )
-        self._batches.append(logits_and_target(outputs))
+        self._batches.append((*logits_and_target(outputs), step_features(outputs)))
 
     def on_validation_epoch_end(self, trainer: Trainer, pl_module: LightningModule) -> None:
         if trainer.sanity_checking or not self._batches:
@@ -179,12 +232,19 @@ class FailureDetectionCallback(Callback):
             return
         logits = np.concatenate([b[0] for b in self._batches])
         labels = np.concatenate([b[1] for b in self._batches])
+        with_features = [b[2] is not None for b in self._batches]
+        if any(with_features) and not all(with_features):
+            raise ValueError(
+                "validation_step output 'features': returned for some batches but not all"
+            )
+        features = np.concatenate([b[2] for b in self._batches]) if all(with_features) else None
         self._batches = []
         if trainer.world_size > 1 and torch.distributed.is_initialized():
             gathered: list[Any] = [None] * trainer.world_size
-            torch.distributed.all_gather_object(gathered, (logits, labels))
+            torch.distributed.all_gather_object(gathered, (logits, labels, features))
             logits = np.concatenate([g[0] for g in gathered])
             labels = np.concatenate([g[1] for g in gathered])
+            features = None if features is None else np.concatenate([g[2] for g in gathered])
         if labels.min() < 0 or labels.max() >= logits.shape[1]:
             raise ValueError(
                 f"validation_step output 'target': expected class indices in [0, "
@@ -200,7 +260,7 @@ class FailureDetectionCallback(Callback):
                 pl_module.log(
                     self.key(csf, metric), value, on_epoch=True, sync_dist=trainer.world_size > 1
                 )
-        self._epoch = (logits, labels)
+        self._epoch = (logits, labels, features)
 
     def on_validation_end(self, trainer: Trainer, pl_module: LightningModule) -> None:
         if trainer.sanity_checking or self._epoch is None or self.store is None:
@@ -218,7 +278,7 @@ class FailureDetectionCallback(Callback):
             return
         self.best_score, self.best_epoch = value, trainer.current_epoch
         if trainer.is_global_zero:
-            logits, labels = self._epoch
+            logits, labels, features = self._epoch
             meta = {
                 **self.meta,
                 "model": type(pl_module).__name__,
@@ -227,7 +287,9 @@ class FailureDetectionCallback(Callback):
                 "monitor": self.monitor,
                 "monitor_value": value,
             }
-            split = SplitOutputs(labels=labels, logits=logits, kind="iid")
+            if self.last_layer is not None:
+                meta.update(last_layer_arrays(pl_module, self.last_layer, logits.shape[1]))
+            split = SplitOutputs(labels=labels, logits=logits, features=features, kind="iid")
             write_outputs(self.store, RunOutputs(splits={self.study: split}, meta=meta))
 
     def state_dict(self) -> dict[str, Any]:

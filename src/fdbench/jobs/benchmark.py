@@ -46,9 +46,12 @@ from fdbench.protocol import (
 )
 
 if TYPE_CHECKING:
-    from fdbench.config.schema import BenchmarkConfig
+    from fdbench.config.schema import BenchmarkConfig, PostHocConfig
     from fdbench.csf.openmax import OpenMaxParams
+    from fdbench.csf.posthoc import PostHocChoice
     from fdbench.data.types import Experiment
+    from fdbench.evaluation.runs import PredictionGroup
+    from fdbench.outputs import RunOutputs
 
 
 def evaluate_runs(
@@ -63,6 +66,7 @@ def evaluate_runs(
     fingerprints: dict[str, str] | None = None,
     threshold_rule: str = "exact",
     conventions: Sequence[str] = (),
+    posthoc: PostHocConfig | None = None,
 ) -> Path:
     """Evaluate one run (one store) or a deep ensemble (several stores) into ``out_dir``.
 
@@ -86,14 +90,21 @@ def evaluate_runs(
     the stores were computed on) every row records in
     :data:`~fdbench.core.provenance.FINGERPRINT_COLUMN` the fingerprint of its study's splits
     (:func:`fdbench.core.provenance.combined_fingerprint`). ``conventions`` adds authors'-code
-    quantities (:func:`fdbench.evaluation.confidences.evaluate_confidences`). The results file
-    is written last: its presence marks the job as done.
+    quantities (:func:`fdbench.evaluation.confidences.evaluate_confidences`). With ``posthoc``
+    (one run, no binary protocol) the post-hoc scores of :mod:`fdbench.csf.posthoc` join the
+    ``logits`` group, their hyper-parameters searched on validation data only
+    (:func:`fdbench.csf.posthoc.posthoc_confidences`; its ``val_ood`` splits are no test
+    study), and every row records in :data:`CSF_PARAMS_COLUMN` its CSF's chosen values as JSON
+    (empty for the other CSFs). The results file is written last: its presence marks the job
+    as done.
     """
     from fdbench.outputs import read_outputs
 
     runs = [read_outputs(path) for path in stores]
     first = runs[0]
-    available = list(first.splits)
+    posthoc = posthoc if len(runs) == 1 and binary_fpr is None else None
+    held_out = set(posthoc.val_ood) if posthoc is not None else set()
+    available = [s for s in first.splits if s not in held_out]
     studies = default_studies(available)
     splits = [s for s in available if s not in NON_TEST_SPLITS]
     pools = unknown_detection_pools({s: first.splits[s].kind for s in splits})
@@ -106,6 +117,9 @@ def evaluate_runs(
         binary_fpr=binary_fpr,
         threshold_rule=threshold_rule,
     )
+    choices: dict[str, PostHocChoice] = {}
+    if posthoc is not None:
+        choices = _add_posthoc(first, groups, posthoc)
     needed = [*studies, *(["val"] if "val" in first.splits else [])]
     info = {
         "dataset": first.meta.get("dataset", ""),
@@ -152,6 +166,9 @@ def evaluate_runs(
         candidate=int(first.meta.get("candidate", 0)),
         params=json.dumps(first.meta.get("params", {}), sort_keys=True),
     )
+    if posthoc is not None:
+        params = {name: choice.params_json() for name, choice in choices.items()}
+        table[CSF_PARAMS_COLUMN] = table["csf"].map(params).fillna("")
     if fingerprints is not None:
         paired = [iid_split] if iid_split in available else []
         prints = {
@@ -162,6 +179,34 @@ def evaluate_runs(
         }
         table[FINGERPRINT_COLUMN] = table["study"].map(prints)
     return write_table(table, out_dir / RESULTS_FILE)
+
+
+#: The results column of the hyper-parameters a post-hoc score's search chose (JSON).
+CSF_PARAMS_COLUMN = "csf_params"
+
+
+def _add_posthoc(
+    run: RunOutputs, groups: list[PredictionGroup], posthoc: PostHocConfig
+) -> dict[str, PostHocChoice]:
+    """Add the post-hoc scores' confidences to the ``logits`` group of ``groups`` (on the
+    group's splits) and return the search's choices by score."""
+    from fdbench.csf.posthoc import posthoc_confidences, posthoc_score
+
+    for name in posthoc.scores or []:
+        posthoc_score(name)
+    group = next(g for g in groups if g.source == "logits")
+    splits = list(group.confidences)
+    confidences, choices = posthoc_confidences(
+        run,
+        splits,
+        posthoc.scores,
+        mode=posthoc.mode,
+        val_ood=posthoc.val_ood,
+        metric=posthoc.metric,
+    )
+    for split in splits:
+        group.confidences[split].update(confidences[split])
+    return choices
 
 
 def plan_benchmark(
@@ -241,6 +286,7 @@ def plan_benchmark(
                     fingerprints=prints(experiment, seed),
                     threshold_rule=rule,
                     conventions=conventions,
+                    posthoc=config.posthoc,
                 )
             )
         for method in config.ensembles:
@@ -297,12 +343,13 @@ def _evaluation_jobs(
     fingerprints: dict[str, str] | None = None,
     threshold_rule: str = "exact",
     conventions: tuple[str, ...] = (),
+    posthoc: PostHocConfig | None = None,
 ) -> list[Job]:
     """One evaluation job per grid candidate (``candidates[i]``: the stores it evaluates);
     ``openmax`` adds the OpenMax CSF to single runs; ``binary_fpr`` applies the binary
     protocol (:func:`evaluate_runs`) with ``threshold_rule``; ``seed`` overrides the results'
     seed column; ``fingerprints`` (the splits') go into every row; ``conventions`` adds
-    authors'-code quantities."""
+    authors'-code quantities; ``posthoc`` adds the post-hoc scores to single runs."""
     single = evaluate_runs
     if fingerprints is not None:
         single = functools.partial(single, fingerprints=fingerprints)
@@ -314,6 +361,8 @@ def _evaluation_jobs(
             single = functools.partial(single, threshold_rule=threshold_rule)
     if conventions:
         single = functools.partial(single, conventions=conventions)
+    if posthoc is not None and len(candidates[0]) == 1:
+        single = functools.partial(single, posthoc=posthoc)
     if seed is not None:
         single = functools.partial(single, seed=seed)
     if len(candidates) == 1:
@@ -531,6 +580,10 @@ def _analyse(
     if report:
         check_analysis_selection(config.analysis, results)
     write_results(results, run_dir)
+    if config.posthoc is not None:
+        from fdbench.jobs.posthoc_comparison import write_posthoc_comparison
+
+        write_posthoc_comparison(results, run_dir, config.analysis.report_studies)
     step(1)
     if report:
         write_report_inputs(

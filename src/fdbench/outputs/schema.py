@@ -175,3 +175,24 @@ def validate_run(run: RunOutputs, *, check_values: bool = True) -> None:
     n_classes = {s.logits.shape[1] for s in run.splits.values()}
     if len(n_classes) > 1:
         raise ValueError(f"all splits must have the same number of classes, got {n_classes}")
+    _validate_last_layer(run, n_classes.pop())
+
+
+def _validate_last_layer(run: RunOutputs, k: int) -> None:
+    """``meta['fc_weight']`` (K × D, D the features' width) and ``meta['fc_bias']`` (K), where
+    present, are finite float arrays of the last layer of a K-class network."""
+    widths = {s.features.shape[1] for s in run.splits.values() if s.features is not None}
+    for key, ndim in (("fc_weight", 2), ("fc_bias", 1)):
+        if key not in run.meta:
+            continue
+        value = run.meta[key]
+        if not isinstance(value, np.ndarray) or value.dtype.kind != "f" or value.ndim != ndim:
+            raise TypeError(f"meta[{key!r}] must be a {ndim}-dimensional float numpy array")
+        if value.shape[0] != k or (ndim == 2 and widths and {value.shape[1]} != widths):
+            expected = f"({k}, {sorted(widths) or 'D'})" if ndim == 2 else f"({k},)"
+            raise ValueError(
+                f"meta[{key!r}] must have shape {expected} (the last layer of the logits and "
+                f"features), got {value.shape}"
+            )
+        if not np.isfinite(value).all():
+            raise ValueError(f"meta[{key!r}] holds non-finite values")
