@@ -181,23 +181,30 @@ def _npy_header(fh: IO[bytes], where: str) -> tuple[tuple[int, ...], np.dtype, i
 
 
 def npz_headers(
-    path: str | os.PathLike[str], what: str
+    path: str | os.PathLike[str] | IO[bytes], what: str, *, name: str | None = None
 ) -> dict[str, tuple[tuple[int, ...], np.dtype]]:
-    """The shape and dtype of every array of the ``.npz`` archive at ``path``, read from the
-    ``.npy`` headers alone (nothing is allocated).
+    """The shape and dtype of every array of the ``.npz`` archive at ``path`` (or in the open
+    binary file ``path``, called ``name`` in messages), read from the ``.npy`` headers alone
+    (nothing is allocated).
 
     Each header is checked against the size of its zip entry (a header claiming 10^11 × 7
     values in a small entry is damaged or hostile) and the array against :func:`memory_limit`
     (:func:`check_allocation`); arrays of Python objects are refused (they would need
     unpickling). ``ValueError`` names ``what``, the file and the array.
     """
+    if name is not None:
+        shown = name
+    elif isinstance(path, str | os.PathLike):
+        shown = os.fspath(path)
+    else:
+        raise TypeError("name: required with an open file, to name it in messages")
     headers: dict[str, tuple[tuple[int, ...], np.dtype]] = {}
     with zipfile.ZipFile(path) as archive:
         for info in archive.infolist():
             if not info.filename.endswith(".npy"):
                 continue
             key = info.filename.removesuffix(".npy")
-            where = f"{what} {os.fspath(path)!r}: array {key!r}"
+            where = f"{what} {shown!r}: array {key!r}"
             with archive.open(info) as fh:
                 shape, dtype, offset = _npy_header(fh, where)
             if dtype.hasobject:

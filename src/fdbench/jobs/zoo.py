@@ -20,6 +20,7 @@ from fdbench.zoo.config import ZooConfig
 from fdbench.zoo.evaluate import evaluate_member
 from fdbench.zoo.members import Member, discover_members, read_metadata
 from fdbench.zoo.sources import write_sources
+from fdbench.zoo.urls import url_stamp
 
 __all__ = ["LEVELS_FILE", "RESULTS_FILE", "member_jobs", "run_zoo", "write_zoo_report"]
 
@@ -27,11 +28,15 @@ LEVELS_FILE = "cood_levels.parquet"
 
 
 def _stamp(member: Member) -> str:
-    """A short digest of the member's files (names, sizes, modification times): a changed
+    """A short digest of the member's files (names, sizes, modification times; for a URL its
+    name, size and the file system's checksum, :func:`fdbench.zoo.urls.url_stamp`): a changed
     member gets a new cache file instead of a stale result."""
-    paths = [member.path] if member.path.is_file() else sorted(member.path.rglob("*"))
+    if isinstance(member.path, str):
+        return hashlib.sha256(url_stamp(member.path).encode()).hexdigest()[:12]
+    root = member.path
+    paths = [root] if root.is_file() else sorted(root.rglob("*"))
     parts = [
-        f"{p.relative_to(member.path.parent)}:{p.stat().st_size}:{p.stat().st_mtime_ns}"
+        f"{p.relative_to(root.parent)}:{p.stat().st_size}:{p.stat().st_mtime_ns}"
         for p in paths
         if p.is_file()
     ]
@@ -57,7 +62,8 @@ def member_jobs(config: ZooConfig, run_dir: Path) -> list[Job]:
     run_dir = run_dir.absolute()
     for member in discover_members(config.zoo):
         output = run_dir / "members" / f"{member.name}.{_stamp(member)}.results.parquet"
-        member = replace(member, path=member.path.absolute())
+        if isinstance(member.path, Path):
+            member = replace(member, path=member.path.absolute())
         args = (member, config, output)
         levels = output.with_name(output.name.replace(".results.", ".levels."))
         jobs.append(Job(f"zoo:{member.name}", evaluate_member_job, args, output, also=(levels,)))

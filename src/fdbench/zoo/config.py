@@ -18,6 +18,8 @@ from fdbench.core.names import check_path_name
 from fdbench.core.validation import check_config_scalars, first_non_finite
 from fdbench.core.yaml import load_yaml
 
+from .urls import is_url
+
 __all__ = [
     "CoodSettings",
     "PNormSettings",
@@ -212,4 +214,5 @@ def load_zoo_config(path: str | os.PathLike[str]) -> ZooConfig:
     sources = sources.model_copy(
         update={"timm": timm, "benchmark_runs": tuple(resolve(r) for r in sources.benchmark_runs)}
     )
-    return config.model_copy(update={"zoo": resolve(config.zoo), "sources": sources})
+    zoo = config.zoo if is_url(config.zoo) else resolve(config.zoo)
+    return config.model_copy(update={"zoo": zoo, "sources": sources})

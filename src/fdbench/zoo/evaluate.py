@@ -48,6 +48,11 @@ __all__ = [
 RANKING_METRICS = ("accuracy", "auroc_f", "aurc", "eaurc", "augrc", "naurc", "fpr@95tpr")
 #: The softmax rows (MSR before/after TS) also get the calibration and scoring metrics.
 PROBABILITY_METRICS = ("ece", "nll", "brier")
+#: Bytes of a read block's outputs (logits and MC-dropout passes) scored at once: the
+#: temporaries of :func:`block_scores` (a few times this) stay small beside a member's logits
+#: however large ``chunk_size`` is. Scores are per sample, so the rows scored together do not
+#: change them.
+SCORE_BYTES = 2**18
 
 
 @dataclass(frozen=True)
@@ -137,15 +142,21 @@ def block_scores(
     temperature-scaled logits), and with ``labels`` the per-sample NLL and Brier score
     before and after TS; with ``mcd_logits`` (N × S × K) MCD-MSR and MCD-PE (entropy of the
     mean softmax, Galil et al.'s MC-dropout κ) and their prediction ``mcd_pred``."""
-    logp = log_softmax(logits)
-    logp_ts = log_softmax(logits / fits.temperature)
-    out = {
-        "pred": np.argmax(logits, axis=1),
-        "MSR": np.exp(logp.max(axis=1)),
-        "MSR@ts": np.exp(logp_ts.max(axis=1)),
-        "MLS": logits.max(axis=1),
-        "PE": np.sum(np.exp(logp) * logp, axis=1),
-    }
+    out = {"pred": np.argmax(logits, axis=1), "MLS": logits.max(axis=1)}
+    rows = np.arange(logits.shape[0])
+    for suffix, temperature in (("", None), ("@ts", fits.temperature)):
+        logp = log_softmax(logits if temperature is None else logits / temperature)
+        out[f"MSR{suffix}"] = np.exp(logp.max(axis=1))
+        probs = np.exp(logp)
+        if labels is not None:
+            out[f"nll{suffix}"] = -logp[rows, labels]
+            picked = probs[rows, labels]
+        if temperature is None:
+            out["PE"] = np.sum(np.multiply(probs, logp, out=logp), axis=1)
+        if labels is not None:
+            squares = np.multiply(probs, probs, out=probs)
+            out[f"brier{suffix}"] = np.sum(squares, axis=1) - 2 * picked + 1
+        del logp, probs
     p = fits.pnorm_p
     out["MaxLogit-pNorm"] = out["MSR"] if p is None else maxlogit_pnorm(logits, p)
     if fits.pnorm_softmax_p is not None:
@@ -156,12 +167,6 @@ def block_scores(
         out["MCD-MSR"] = mean.max(axis=1)
         with np.errstate(divide="ignore", invalid="ignore"):
             out["MCD-PE"] = np.sum(np.where(mean > 0, mean * np.log(mean), 0.0), axis=1)
-    if labels is not None:
-        rows = np.arange(logits.shape[0])
-        for suffix, lp in (("", logp), ("@ts", logp_ts)):
-            out[f"nll{suffix}"] = -lp[rows, labels]
-            probs = np.exp(lp)
-            out[f"brier{suffix}"] = np.sum(probs * probs, axis=1) - 2 * probs[rows, labels] + 1
     return out
 
 
@@ -177,11 +182,17 @@ def _stream(
     parts: dict[str, list[np.ndarray]] = {}
     start = 0
     for block in iter_blocks(member, split, arrays, chunk_size=chunk_size):
-        z = block["logits"]
-        y = None if labels is None else labels[start : start + z.shape[0]]
-        scores = block_scores(z, fits, labels=y, mcd_logits=block.get("mcd_logits"))
-        for key, value in scores.items():
-            parts.setdefault(key, []).append(value)
+        z, mcd = block["logits"], block.get("mcd_logits")
+        row_bytes = sum(values[0].nbytes for values in block.values())
+        step = max(1, SCORE_BYTES // row_bytes)
+        for first in range(0, z.shape[0], step):
+            rows = slice(first, min(first + step, z.shape[0]))
+            y = None if labels is None else labels[start + rows.start : start + rows.stop]
+            scores = block_scores(
+                z[rows], fits, labels=y, mcd_logits=None if mcd is None else mcd[rows]
+            )
+            for key, value in scores.items():
+                parts.setdefault(key, []).append(value)
         start += z.shape[0]
     return {key: np.concatenate(values) for key, values in parts.items()}
 

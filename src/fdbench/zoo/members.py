@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import zipfile
 import zlib
@@ -9,7 +10,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import numpy as np
 import pandas as pd
@@ -21,6 +22,8 @@ from fdbench.core.validation import (
     check_integers,
     npz_headers,
 )
+
+from .urls import is_url, list_files, open_url
 
 __all__ = [
     "SPLITS",
@@ -42,29 +45,38 @@ METADATA_FILES = ("members.csv", "members.json")
 
 @dataclass(frozen=True)
 class Member:
-    """One zoo member: its name, where its outputs are (``kind``: ``"npz"`` or ``"store"``)
-    and its metadata row (family, params, regime, has_dropout, ...; possibly empty)."""
+    """One zoo member: its name, where its outputs are (``kind``: ``"npz"`` or ``"store"``;
+    ``path`` a file system path, or for an ``.npz`` member an fsspec URL string) and its
+    metadata row (family, params, regime, has_dropout, ...; possibly empty)."""
 
     name: str
-    path: Path
+    path: Path | str
     kind: str
     meta: dict[str, Any] = field(default_factory=dict)
 
 
 def read_metadata(folder: str | Path) -> pd.DataFrame:
     """The zoo's ``members.csv`` or ``members.json`` (a list of objects) as a table with a
-    ``name`` column; an empty table when the folder has neither."""
-    folder = Path(folder)
-    found = [folder / f for f in METADATA_FILES if (folder / f).is_file()]
+    ``name`` column; an empty table when the folder has neither. ``folder`` may be an fsspec
+    URL (:mod:`fdbench.zoo.urls`)."""
+    found: list[Path | str]
+    if isinstance(folder, str) and is_url(folder):
+        files = list_files(folder)
+        found = [files[f] for f in METADATA_FILES if f in files]
+    else:
+        folder = Path(folder)
+        found = [folder / f for f in METADATA_FILES if (folder / f).is_file()]
     if len(found) > 1:
         raise ValueError(f"zoo folder {folder} holds both members.csv and members.json; keep one")
     if not found:
         return pd.DataFrame({"name": pd.Series(dtype=str)})
     path = found[0]
-    if path.suffix == ".csv":
-        table = pd.read_csv(path)
+    with _opened(path) as source:
+        text = source.read_bytes() if isinstance(source, Path) else source.read()
+    if str(path).endswith(".csv"):
+        table = pd.read_csv(io.BytesIO(text))
     else:
-        rows = json.loads(path.read_text())
+        rows = json.loads(text)
         if not isinstance(rows, list) or not all(isinstance(r, dict) for r in rows):
             raise ValueError(f"{path}: expected a JSON list of objects, one per member")
         table = pd.DataFrame(rows)
@@ -77,27 +89,48 @@ def read_metadata(folder: str | Path) -> pd.DataFrame:
     return table
 
 
+@contextmanager
+def _opened(path: Path | str) -> Iterator[Path | IO[bytes]]:
+    """A path as it is, or an fsspec URL opened for reading bytes (closed on exit)."""
+    if isinstance(path, Path):
+        yield path
+        return
+    with open_url(path) as fh:
+        yield fh
+
+
 def _is_store(path: Path) -> bool:
     return path.is_dir() and (path / "zarr.json").is_file()
 
 
-def discover_members(folder: str | Path) -> list[Member]:
-    """Every member of the zoo folder, sorted by name: each ``*.npz`` file and each fdbench
-    outputs store (a Zarr directory) directly inside it, with its metadata row."""
+def _entries(folder: str | Path) -> Iterator[tuple[str, Path | str, str]]:
+    """(name, where, kind) of every member inside ``folder``, sorted by file name."""
+    if isinstance(folder, str) and is_url(folder):
+        for file, url in sorted(list_files(folder).items()):
+            if file.endswith(".npz") and not file.startswith("."):
+                yield file.removesuffix(".npz"), url, "npz"
+        return
     folder = Path(folder)
     if not folder.is_dir():
         raise NotADirectoryError(f"zoo folder {folder} does not exist or is not a directory")
-    members: dict[str, Member] = {}
-    meta = read_metadata(folder).set_index("name")
     for path in sorted(folder.iterdir()):
         if path.name.startswith("."):
             continue
         if path.suffix == ".npz" and path.is_file():
-            name, kind = path.stem, "npz"
+            yield path.stem, path, "npz"
         elif _is_store(path):
-            name, kind = path.name, "store"
-        else:
-            continue
+            yield path.name, path, "store"
+
+
+def discover_members(folder: str | Path) -> list[Member]:
+    """Every member of the zoo folder, sorted by name: each ``*.npz`` file and each fdbench
+    outputs store (a Zarr directory) directly inside it, with its metadata row.
+
+    ``folder`` may be an fsspec URL (``s3://bucket/zoo``, :mod:`fdbench.zoo.urls`): its
+    ``.npz`` members are then read through fsspec, with the same checks."""
+    members: dict[str, Member] = {}
+    meta = read_metadata(folder).set_index("name")
+    for name, path, kind in _entries(folder):
         if name in members:
             raise ValueError(f"zoo folder {folder}: two members are named {name!r}")
         row = meta.loc[name].dropna().to_dict() if name in meta.index else {}
@@ -133,8 +166,8 @@ def _npz_key(split: str, array: str) -> str:
     return f"{split}_{array}"
 
 
-def _npz_names(path: Path) -> set[str]:
-    with zipfile.ZipFile(path) as archive:
+def _npz_names(path: Path | str) -> set[str]:
+    with _opened(path) as source, zipfile.ZipFile(source) as archive:
         return {n.removesuffix(".npy") for n in archive.namelist()}
 
 
@@ -157,7 +190,11 @@ def read_array(member: Member, split: str, array: str) -> np.ndarray:
     class id of each ``ood`` sample)."""
     if member.kind == "npz":
         key = _npz_key(split, array)
-        with _readable(member), np.load(member.path, allow_pickle=False) as data:
+        with (
+            _readable(member),
+            _opened(member.path) as source,
+            np.load(source, allow_pickle=False) as data,
+        ):
             if key not in data.files:
                 raise ValueError(f"member {member.name!r}: {member.path} lacks the array {key!r}")
             return np.asarray(data[key])
@@ -176,7 +213,8 @@ def _shapes(member: Member) -> dict[str, tuple[tuple[int, ...], np.dtype]]:
     ``ood_classes``, ...), from the ``.npy`` headers or the store's metadata: nothing is read."""
     if member.kind == "npz":
         with _readable(member):
-            return npz_headers(member.path, f"zoo member {member.name!r}")
+            with _opened(member.path) as source:
+                return npz_headers(source, f"zoo member {member.name!r}", name=str(member.path))
     from fdbench.outputs import read_outputs
 
     run = read_outputs(member.path, lazy=True)
@@ -323,7 +361,7 @@ def _raw_blocks(
             yield {k: np.asarray(v, dtype=np.float64) for k, v in block.items()}
         return
     what = f"member {member.name!r} ({member.path})"
-    with _readable(member), zipfile.ZipFile(member.path) as archive:
+    with _readable(member), _opened(member.path) as source, zipfile.ZipFile(source) as archive:
         streams = [_npz_row_blocks(archive, _npz_key(split, a), chunk_size, what) for a in arrays]
         for blocks in zip(*streams, strict=True):
             yield {a: np.asarray(b, dtype=np.float64) for a, b in zip(arrays, blocks, strict=True)}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from .config import ZooConfig
+from .urls import is_url
 
 __all__ = ["write_sources"]
 
@@ -13,6 +14,10 @@ def write_sources(config: ZooConfig) -> list[str]:
     models, :func:`fdbench.zoo.timm_members.timm_members`) and return their names; members
     already in the folder are not recomputed."""
     sources = config.sources
+    if (sources.benchmark_runs or sources.timm is not None) and is_url(config.zoo):
+        raise ValueError(
+            f"zoo: {config.zoo!r} is a URL; members of sources are written into a local zoo folder"
+        )
     names: list[str] = []
     for run in sources.benchmark_runs:
         from .checkpoints import import_benchmark_run
