@@ -71,3 +71,23 @@ def test_a_folder_dataset_edited_between_two_benchmark_runs_is_refused(tmp_path)
     done = run_cli("benchmark", str(config), "--out", str(run))
     assert_one_line_error(done, "pets", "'corruption/blur'")
     assert (run / "results.parquet").read_bytes() == results
+
+
+def test_a_zoo_member_edited_between_runs_gets_a_new_cache_file(tmp_path):
+    # the zoo's member cache is keyed by the member's file names, sizes and modification
+    # times: an edited member is evaluated again instead of reusing the stale result
+    from fdbench.jobs.zoo import member_jobs
+    from fdbench.zoo.config import parse_zoo_config
+    from fdbench.zoo.synthetic import make_synthetic_zoo
+
+    zoo = make_synthetic_zoo(tmp_path / "zoo", n_members=2, n_test=60, n_ood_classes=6)
+    config = parse_zoo_config({"name": "t", "zoo": str(zoo)})
+    before = {job.key: job.output for job in member_jobs(config, tmp_path / "run")}
+    member = zoo / "m000.npz"
+    with np.load(member) as data:
+        arrays = {k: data[k] for k in data.files}
+    arrays["test_labels"] = arrays["test_labels"][::-1].copy()
+    np.savez(member, **arrays)
+    after = {job.key: job.output for job in member_jobs(config, tmp_path / "run")}
+    assert after["zoo:m000"] != before["zoo:m000"]
+    assert after["zoo:m001"] == before["zoo:m001"]
