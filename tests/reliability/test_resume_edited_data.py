@@ -91,3 +91,17 @@ def test_a_zoo_member_edited_between_runs_gets_a_new_cache_file(tmp_path):
     after = {job.key: job.output for job in member_jobs(config, tmp_path / "run")}
     assert after["zoo:m000"] != before["zoo:m000"]
     assert after["zoo:m001"] == before["zoo:m001"]
+
+
+def test_data_experiments_naming_no_experiment_is_refused(tmp_path):
+    import yaml
+
+    from fdbench.jobs.plan import parse_config
+    from fdbench.training.experiments import build_experiments
+
+    root = tmp_path / "pets"
+    _images(root)
+    data = yaml.safe_load(CONFIG.format(root=root))
+    data["data"]["experiments"] = ["pet"]
+    with pytest.raises(ValueError, match=r"data\.experiments names \['pet'\].*\['pets'\]"):
+        build_experiments(parse_config(data))
