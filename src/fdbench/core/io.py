@@ -8,7 +8,6 @@ import logging
 import os
 import shutil
 import tempfile
-import uuid
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -96,7 +95,7 @@ def atomic_paths(paths: Sequence[str | Path]) -> Iterator[list[Path]]:
             os.chmod(tmp, default_mode())
         yield list(temps)
         new = {t.name: sha256_file(tmp) for t, tmp in zip(targets, temps, strict=True)}
-        unit = uuid.uuid4().hex if len(targets) > 1 else None
+        unit = _unit_token(new) if len(targets) > 1 else None
         written.begin(folder, new, unit)
         for target in targets:
             # until the rename, the checksum file accepts the old and the new content, so a
@@ -112,6 +111,13 @@ def atomic_paths(paths: Sequence[str | Path]) -> Iterator[list[Path]]:
         for tmp in temps:
             if os.path.exists(tmp):
                 os.unlink(tmp)
+
+
+def _unit_token(digests: Mapping[str, str]) -> str:
+    """The token of a unit of files: the SHA-256 of their names and digests, so writing the
+    same files again gives the same record."""
+    text = "".join(f"{name}  {digests[name]}\n" for name in sorted(digests))
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 def write_bytes(path: str | Path, data: bytes) -> Path:
@@ -132,7 +138,7 @@ def write_table(table: pd.DataFrame, path: str | Path) -> Path:
     checksum beside it; Parquet pages carry their CRC32 (:func:`read_parquet` verifies it)."""
     path = _table_path(path)
     with atomic_path(path) as tmp:
-        _to_file(table, path, tmp)
+        write_table_file(table, path, tmp)
     return path
 
 
@@ -142,7 +148,7 @@ def write_tables(tables: Mapping[Path, pd.DataFrame]) -> list[Path]:
     paths = [_table_path(p) for p in tables]
     with atomic_paths(paths) as temps:
         for path, tmp in zip(paths, temps, strict=True):
-            _to_file(tables[path], path, tmp)
+            write_table_file(tables[path], path, tmp)
     return paths
 
 
@@ -153,7 +159,9 @@ def _table_path(path: str | Path) -> Path:
     return path
 
 
-def _to_file(table: pd.DataFrame, path: Path, tmp: Path) -> None:
+def write_table_file(table: pd.DataFrame, path: Path, tmp: Path) -> None:
+    """Write ``table`` into ``tmp`` (a temporary path of :func:`atomic_paths`) in the format the
+    suffix of ``path`` names: CSV, or Parquet with page checksums."""
     if path.suffix.lower() == ".csv":
         table.to_csv(tmp, index=False)
     else:
@@ -413,6 +421,33 @@ def discard_damaged(path: str | Path) -> bool:
     else:
         path.unlink()
     checksum_path(path).unlink(missing_ok=True)
+    return True
+
+
+def discard_mixed(paths: Sequence[str | Path]) -> bool:
+    """If ``paths`` (files of one folder that one job writes as a unit, :func:`atomic_paths`)
+    all exist but were not written together (one was replaced, or they were written apart),
+    log a warning naming them, remove them with their checksum files, and return True (the
+    caller recomputes them); False otherwise.
+
+    Used on resume after :func:`discard_damaged`: a cache whose files come from two writes is
+    recomputed, never reused.
+    """
+    files = [Path(p) for p in paths]
+    if len(files) < 2 or not all(p.is_file() and not p.is_symlink() for p in files):
+        return False
+    first = files[0]
+    partners = written.recorded_unit(first, sha256_file(first))
+    together = all(partners.get(p.name) == sha256_file(p) for p in files[1:])
+    if together:
+        return False
+    logger.warning(
+        "fdbench: %s were not written together (a mix of two writes); recomputing them",
+        " and ".join(str(p) for p in files),
+    )
+    for path in files:
+        path.unlink()
+        checksum_path(path).unlink(missing_ok=True)
     return True
 
 

@@ -27,7 +27,9 @@ class Job:
     advertises is ignored (:func:`fdbench.core.resources.usable_resources`).
     With ``verified``, the outputs are files fdbench checksums
     (:func:`fdbench.core.io.atomic_path`, an outputs store): one that fails its checksum is removed
-    with a warning and the job runs again (:func:`fdbench.core.io.discard_damaged`).
+    with a warning and the job runs again (:func:`fdbench.core.io.discard_damaged`); so are
+    several output files written as one unit (:func:`fdbench.core.io.atomic_paths`) that do not
+    belong together (:func:`fdbench.core.io.discard_mixed`).
     """
 
     key: str
@@ -48,12 +50,15 @@ class Job:
         return all(path.exists() for path in self.outputs)
 
     def discard_damaged(self) -> None:
-        """With ``verified``, remove every output that fails its checksum (warning naming it)."""
+        """With ``verified``, remove every output that fails its checksum (warning naming it),
+        and files written as one unit that no longer belong together
+        (:func:`fdbench.core.io.discard_mixed`)."""
         if self.verified:
-            from fdbench.core.io import discard_damaged
+            from fdbench.core.io import discard_damaged, discard_mixed
 
             for path in self.outputs:
                 discard_damaged(path)
+            discard_mixed(self.outputs)
 
 
 #: The dask event topic on which a worker reports the epochs of the job it runs.

@@ -39,6 +39,7 @@ __all__ = [
     "check_results_table",
     "check_unique",
     "first_non_finite",
+    "format_bytes",
     "is_loss_like",
     "loss_table_columns",
     "memory_limit",
@@ -147,7 +148,8 @@ def memory_limit() -> int:
     return int(limit)
 
 
-def _bytes(n: float) -> str:
+def format_bytes(n: float) -> str:
+    """``n`` bytes in the largest binary unit below it (``5.1 TiB``)."""
     for unit in ("bytes", "KiB", "MiB", "GiB", "TiB", "PiB"):
         if n < 1024 or unit == "PiB":
             return f"{n:.0f} {unit}" if unit == "bytes" else f"{n:.1f} {unit}"
@@ -161,8 +163,8 @@ def check_allocation(n_bytes: float, what: str) -> None:
     limit = memory_limit()
     if n_bytes > limit:
         raise ValueError(
-            f"{what} would need {_bytes(n_bytes)} of memory, more than the {_bytes(limit)} "
-            "available; refusing to read it"
+            f"{what} would need {format_bytes(n_bytes)} of memory, more than the "
+            f"{format_bytes(limit)} available; refusing to read it"
         )
 
 
@@ -212,8 +214,9 @@ def npz_headers(
             need = math.prod(shape) * dtype.itemsize
             if offset + need != info.file_size:
                 raise ValueError(
-                    f"{where}: its header states shape {shape} of {dtype} ({_bytes(need)}), but "
-                    f"the archive holds {_bytes(max(info.file_size - offset, 0))} for it"
+                    f"{where}: its header states shape {shape} of {dtype} "
+                    f"({format_bytes(need)}), but the archive holds "
+                    f"{format_bytes(max(info.file_size - offset, 0))} for it"
                 )
             check_allocation(need, where)
             headers[key] = (shape, dtype)

@@ -14,7 +14,14 @@ import numpy as np
 import pandas as pd
 
 from fdbench.analysis.scoring_methods import ensemble_method
-from fdbench.core.io import atomic_path, read_table, write_table, write_text
+from fdbench.core.io import (
+    atomic_path,
+    atomic_paths,
+    read_table,
+    write_table,
+    write_table_file,
+    write_text,
+)
 from fdbench.core.provenance import (
     FINGERPRINT_COLUMN,
     PROVENANCE_FILE,
@@ -28,7 +35,7 @@ from fdbench.core.runner import Job, resolve_workers, run_stage
 from fdbench.data.fingerprints import experiment_fingerprints
 from fdbench.evaluation.confidences import NON_TEST_SPLITS, default_studies, evaluate_confidences
 from fdbench.evaluation.runs import prediction_groups
-from fdbench.jobs.plan import SCORES_FILE, BenchmarkPlan, StudyScores, save_scores
+from fdbench.jobs.plan import SCORES_FILE, BenchmarkPlan, StudyScores, write_scores
 from fdbench.jobs.report_inputs import check_analysis_selection, write_report_inputs
 from fdbench.jobs.run_folder import (
     RESULTS_FILE,
@@ -95,8 +102,9 @@ def evaluate_runs(
     ``logits`` group, their hyper-parameters searched on validation data only
     (:func:`fdbench.csf.posthoc.posthoc_confidences`; its ``val_ood`` splits are no test
     study), and every row records in :data:`CSF_PARAMS_COLUMN` its CSF's chosen values as JSON
-    (empty for the other CSFs). The results file is written last: its presence marks the job
-    as done.
+    (empty for the other CSFs). Both files are committed as one unit
+    (:func:`fdbench.core.io.atomic_paths`): neither is in place unless both were written, and
+    resume recomputes a pair that was not written together.
     """
     from fdbench.outputs import read_outputs
 
@@ -160,8 +168,6 @@ def evaluate_runs(
                 for c in group.confidences[study_splits(study, available)[0]]
             }
             scores.append(StudyScores(study, group.source, es.residuals, conf, es.parts))
-    out_dir.mkdir(parents=True, exist_ok=True)
-    save_scores(out_dir / SCORES_FILE, scores)
     table = pd.concat(tables, ignore_index=True).assign(
         candidate=int(first.meta.get("candidate", 0)),
         params=json.dumps(first.meta.get("params", {}), sort_keys=True),
@@ -178,7 +184,11 @@ def evaluate_runs(
             for study in table["study"].unique()
         }
         table[FINGERPRINT_COLUMN] = table["study"].map(prints)
-    return write_table(table, out_dir / RESULTS_FILE)
+    results = out_dir / RESULTS_FILE
+    with atomic_paths([out_dir / SCORES_FILE, results]) as (scores_tmp, results_tmp):
+        write_scores(scores_tmp, scores)
+        write_table_file(table, results, results_tmp)
+    return results
 
 
 #: The results column of the hyper-parameters a post-hoc score's search chose (JSON).

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from fdbench.config import BenchmarkConfig, read_yaml, validate_config
-from fdbench.core.io import atomic_path, verify_file
+from fdbench.core.io import verify_file
 from fdbench.core.runner import Job
 
 SCORES_FILE = "scores.npz"
@@ -46,8 +46,10 @@ class StudyScores:
     parts: tuple[tuple[str, np.ndarray], ...]
 
 
-def save_scores(path: Path, scores: Sequence[StudyScores]) -> None:
-    """Store the per-sample scores of a run (atomically) for the bootstrap and report stages."""
+def write_scores(path: Path, scores: Sequence[StudyScores]) -> None:
+    """Write the per-sample scores of a run for the bootstrap and report stages into ``path``
+    (a temporary path of :func:`fdbench.core.io.atomic_paths`, which commits it with the
+    results it belongs to)."""
     arrays: dict[str, np.ndarray] = {}
     index = []
     for i, s in enumerate(scores):
@@ -65,7 +67,7 @@ def save_scores(path: Path, scores: Sequence[StudyScores]) -> None:
             }
         )
     arrays["index"] = np.array(json.dumps(index))
-    with atomic_path(path) as tmp, open(tmp, "wb") as fh:
+    with open(path, "wb") as fh:
         np.savez(fh, **arrays)
 
 

@@ -384,16 +384,18 @@ def _attr(node: zarr.Group, key: str, default: Any) -> Any:
 def _load(group: zarr.Group, key: str, split: str, lazy: bool, path: Path) -> Any:
     try:
         array = cast(zarr.Array, group[key])
+        if not lazy:
+            # before counting the chunks: a shape of 10^12 rows would exhaust memory there
+            check_allocation(array.nbytes, f"its shape {array.shape} of {array.dtype}")
         if array.nchunks_initialized != array.nchunks:
             raise ValueError(f"{array.nchunks - array.nchunks_initialized} chunk(s) missing")
         if lazy:
             return array
-        check_allocation(array.nbytes, "the array")
         return array[...]
     except Exception as err:
         raise ValueError(
             f"outputs store {str(path)!r} is corrupted: split {split!r}, array {key!r} cannot be "
-            f"read: {err}"
+            f"read: {err or type(err).__name__}"
         ) from err
 
 

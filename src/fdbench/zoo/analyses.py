@@ -7,6 +7,9 @@ import numpy as np
 import pandas as pd
 from scipy.stats import rankdata
 
+from fdbench.core.validation import check_allocation
+from fdbench.zoo.config import bootstrap_memory
+
 __all__ = [
     "CORRELATED",
     "cood_curves",
@@ -130,7 +133,9 @@ def spearman_table(
 ) -> pd.DataFrame:
     """Spearman's ρ between every pair of member columns, with a percentile interval from
     ``n_bootstrap`` seeded resamples of the members (with replacement; ranks with ties
-    averaged; a resample where a column is constant gives no ρ and is skipped)."""
+    averaged; a resample where a column is constant gives no ρ and is skipped). Resamples
+    whose memory (:func:`fdbench.zoo.config.bootstrap_memory`) exceeds what one allocation may
+    take (:func:`fdbench.core.validation.check_allocation`) are refused before drawing them."""
     present = [c for c in columns if c in members and members[c].notna().sum() >= 3]
     rng = np.random.default_rng(seed)
     rows = []
@@ -140,6 +145,10 @@ def spearman_table(
             n = pair.shape[0]
             if n < 3:
                 continue
+            check_allocation(
+                bootstrap_memory(n_bootstrap, n),
+                f"n_bootstrap: {n_bootstrap} resamples of {n} members",
+            )
             rho = _spearman(pair[None, :, 0], pair[None, :, 1])[0]
             idx = rng.integers(0, n, (n_bootstrap, n))
             boot = _spearman(pair[idx, 0], pair[idx, 1])

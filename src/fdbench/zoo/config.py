@@ -15,7 +15,7 @@ from pydantic import (
 )
 
 from fdbench.core.names import check_path_name
-from fdbench.core.validation import check_config_scalars, first_non_finite
+from fdbench.core.validation import check_config_scalars, first_non_finite, format_bytes
 from fdbench.core.yaml import load_yaml
 
 from .urls import is_url
@@ -36,6 +36,11 @@ __all__ = [
 MAX_GRID = 10_000
 MAX_BOOTSTRAP = 1_000_000
 MAX_CHUNK = 1_000_000
+#: Bytes per member and resample of the member bootstrap (:func:`bootstrap_memory`): the int64
+#: index and, for the two columns of a pair, the gathered values and their ranks (float64).
+BOOTSTRAP_BYTES = 8 + 2 * 8 + 2 * 8
+#: The fewest members the member bootstrap resamples (a Spearman ρ needs three).
+MIN_BOOTSTRAP_MEMBERS = 3
 #: CSFs the zoo evaluates on every member (MCD-* only where a member has MC-dropout logits).
 ZOO_CSFS = ("MSR", "MLS", "PE", "MaxLogit-pNorm", "pNormSoftmax", "MCD-MSR", "MCD-PE")
 
@@ -144,17 +149,36 @@ class ZooConfig(_Strict):
     pnorm: PNormSettings = PNormSettings()
     sac_targets: tuple[Annotated[float, Field(gt=0, lt=1)], ...] = (0.95, 0.99)
     n_bins: int = Field(default=15, ge=1, le=100_000)
-    n_bootstrap: int = Field(default=1000, ge=10, le=MAX_BOOTSTRAP)
+    n_bootstrap: int = Field(default=1000, ge=10)
     chunk_size: int = Field(default=4096, ge=1, le=MAX_CHUNK)
     workers: int = Field(default=0, ge=0)
     sources: SourcesSettings = SourcesSettings()
     authors_code: Literal["stable", "torch"] | None = None
+
+    @field_validator("n_bootstrap")
+    @classmethod
+    def _bootstrap_fits(cls, n_bootstrap: int) -> int:
+        """More than :data:`MAX_BOOTSTRAP` resamples are refused with the memory they would
+        need for the fewest members (the members are known only later)."""
+        if n_bootstrap > MAX_BOOTSTRAP:
+            need = bootstrap_memory(n_bootstrap, MIN_BOOTSTRAP_MEMBERS)
+            raise ValueError(
+                f"{n_bootstrap} resamples would need at least {format_bytes(need)} of memory "
+                f"({MIN_BOOTSTRAP_MEMBERS} members); at most {MAX_BOOTSTRAP} are allowed"
+            )
+        return n_bootstrap
 
     @field_validator("name")
     @classmethod
     def _name_is_a_folder_name(cls, name: str) -> str:
         """``runs/<name>`` is the default run folder: ``..`` would be the working folder."""
         return check_path_name(name, "name")
+
+
+def bootstrap_memory(n_bootstrap: int, n_members: int) -> int:
+    """Bytes the member bootstrap of :func:`fdbench.zoo.analyses.spearman_table` holds for one
+    pair of columns: ``n_bootstrap`` x ``n_members`` values of :data:`BOOTSTRAP_BYTES`."""
+    return n_bootstrap * n_members * BOOTSTRAP_BYTES
 
 
 def quick_config(config: ZooConfig) -> ZooConfig:
@@ -166,7 +190,9 @@ def quick_config(config: ZooConfig) -> ZooConfig:
 
 def _format_errors(error: ValidationError) -> str:
     return "; ".join(
-        f"{'.'.join(str(p) for p in e['loc']) or '<root>'}: {e['msg']}" for e in error.errors()
+        f"{'.'.join(str(p) for p in e['loc']) or '<root>'}: "
+        f"{e['msg'].removeprefix('Value error, ')}"
+        for e in error.errors()
     )
 
 
