@@ -49,3 +49,15 @@ def test_a_mistyped_gallery_csf_is_refused_before_out_is_written(tmp_path):
         result.stderr
     )
     assert not (tmp_path / "run").exists()
+
+
+def test_a_mistyped_method_kind_is_refused_before_out_is_written(tmp_path):
+    from importlib.resources import files
+
+    text = (files("fdbench") / "configs" / "unknown_detection_quick.yaml").read_text()
+    config = tmp_path / "typo.yaml"
+    config.write_text(text.replace("kind: crl", "kind: crll", 1))
+    result = run_cli("benchmark", str(config), "--out", str(tmp_path / "run"))
+    assert result.returncode == 2
+    assert "got 'crll' (did you mean 'crl'?)" in result.stderr
+    assert not (tmp_path / "run").exists()
