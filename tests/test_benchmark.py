@@ -246,13 +246,48 @@ def test_stage_times_keep_the_stages_that_did_no_work(tmp_path):
         tmp_path,
         worked={"analysis_report_s"},
     )
-    assert json.loads(path.read_text()) == {
+    stages = {k: v for k, v in json.loads(path.read_text()).items() if k.endswith("_s")}
+    assert stages == {
         "build_studies_s": 3.0,
         "training_s": 50.0,
         "analysis_report_s": 7.0,
+        "total_s": pytest.approx(60.0 + 10.1),  # the first and the third call
     }
     write_times({"build_studies_s": 4.0}, tmp_path)  # without ``worked``: every time
-    assert json.loads(path.read_text()) == {"build_studies_s": 4.0}
+    record = json.loads(path.read_text())
+    assert record["build_studies_s"] == 4.0 and "training_s" not in record
+
+
+def test_stage_times_accumulate_over_resumed_invocations(tmp_path):
+    """times.json keeps every invocation that did work (a later write of the same invocation
+    replaces its entry) and their total wall time; a no-op invocation adds nothing."""
+    from fdbench.jobs.run_folder import write_times
+
+    path = tmp_path / "times.json"
+    first = {"build_studies_s": 1.0, "training_s": 30.0, "evaluation_s": 0.0}
+    write_times(first, tmp_path, worked={"training_s"}, started="t1")  # interrupted
+    second = {"build_studies_s": 2.0, "training_s": 20.0, "evaluation_s": 5.0}
+    write_times(second, tmp_path, worked={"training_s", "evaluation_s"}, started="t2")
+    # the same invocation writes again when its analysis ends: its entry is replaced
+    done = {**second, "analysis_report_s": 4.0}
+    write_times(done, tmp_path, worked={"evaluation_s", "analysis_report_s"}, started="t2")
+    write_times({**done, "training_s": 0.1}, tmp_path, worked=set(), started="t3")  # no-op
+    record = json.loads(path.read_text())
+    assert record["invocations"] == [{"started": "t1", **first}, {"started": "t2", **done}]
+    assert record["total_s"] == 31.0 + 31.0
+    assert record["training_s"] == 20.0 and record["analysis_report_s"] == 4.0
+
+
+def test_stage_times_of_a_file_from_before_the_invocation_list_count_once(tmp_path):
+    from fdbench.core.io import atomic_path
+    from fdbench.jobs.run_folder import write_times
+
+    with atomic_path(tmp_path / "times.json") as tmp:  # as fdbench wrote it before the list
+        tmp.write_text(json.dumps({"training_s": 10.0, "evaluation_s": 2.0}))
+    write_times({"training_s": 0.5, "evaluation_s": 3.0}, tmp_path, worked={"evaluation_s"})
+    record = json.loads((tmp_path / "times.json").read_text())
+    assert record["invocations"][0] == {"started": None, "training_s": 10.0, "evaluation_s": 2.0}
+    assert record["total_s"] == 15.5
 
 
 def test_ensemble_of_members_on_different_splits_is_refused():

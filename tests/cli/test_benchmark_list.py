@@ -35,3 +35,29 @@ def test_a_mistyped_builder_is_refused_before_out_is_written(tmp_path):
     assert result.returncode == 2
     assert "did you mean 'fashion_mnist_experiments'" in result.stderr
     assert not (tmp_path / "run").exists()  # the corrected config may use the same folder
+
+
+def test_a_mistyped_gallery_csf_is_refused_before_out_is_written(tmp_path):
+    from importlib.resources import files
+
+    text = (files("fdbench") / "configs" / "unknown_detection_quick.yaml").read_text()
+    config = tmp_path / "typo.yaml"
+    config.write_text(text.replace("gallery_csfs: [MSR]", "gallery_csfs: [MSRR]", 1))
+    result = run_cli("benchmark", str(config), "--out", str(tmp_path / "run"))
+    assert result.returncode == 2
+    assert "analysis.gallery_csfs: 'MSRR' is no CSF fdbench knows; did you mean 'MSR'?" in (
+        result.stderr
+    )
+    assert not (tmp_path / "run").exists()
+
+
+def test_a_mistyped_method_kind_is_refused_before_out_is_written(tmp_path):
+    from importlib.resources import files
+
+    text = (files("fdbench") / "configs" / "unknown_detection_quick.yaml").read_text()
+    config = tmp_path / "typo.yaml"
+    config.write_text(text.replace("kind: crl", "kind: crll", 1))
+    result = run_cli("benchmark", str(config), "--out", str(tmp_path / "run"))
+    assert result.returncode == 2
+    assert "got 'crll' (did you mean 'crl'?)" in result.stderr
+    assert not (tmp_path / "run").exists()

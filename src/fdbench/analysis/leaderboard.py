@@ -19,6 +19,7 @@ __all__ = [
     "STUDY_COLUMNS",
     "WEIGHTING",
     "column_bootstrap",
+    "kim_pooled_rows",
     "leaderboard_ranks",
     "leaderboard_significance",
     "paired_delta",
@@ -65,6 +66,28 @@ def study_column(study: str) -> str | None:
     return study
 
 
+def kim_pooled_rows(results: pd.DataFrame) -> pd.Series:
+    """The rows of Kim et al.'s pooled unknown-detection study that the leaderboard shows as a
+    column of its own (named :data:`fdbench.protocol.UNKNOWN_STUDY`).
+
+    Only where the results follow Kim et al.'s protocol (2023, Section 3): they hold
+    unknown-detection rows of the near- or far-OoD views
+    (:data:`~fdbench.protocol.NEAR_OOD_STUDY`, :data:`~fdbench.protocol.FAR_OOD_STUDY`), made
+    only from splits that declare those roles (:func:`fdbench.protocol.unknown_detection_pools`).
+    An FD-Shifts experiment, whose pooled study gathers its new-class studies, gets no such
+    column: its leaderboard is the paper's. A boolean mask aligned with ``results``; all false
+    without a ``protocol`` column.
+    """
+    from fdbench.protocol import FAR_OOD_STUDY, NEAR_OOD_STUDY, UNKNOWN_STUDY, Protocol
+
+    if "protocol" not in results.columns:
+        return pd.Series(False, index=results.index)
+    unknown = results["protocol"] == Protocol.UNKNOWN_DETECTION.value
+    if not results.loc[unknown, "study"].isin([NEAR_OOD_STUDY, FAR_OOD_STUDY]).any():
+        return pd.Series(False, index=results.index)
+    return unknown & (results["study"] == UNKNOWN_STUDY)
+
+
 def _columns(table: pd.DataFrame) -> pd.DataFrame:
     """``table`` with ``study`` replaced by its column (rows without one dropped)."""
     columns = table["study"].map({s: study_column(s) for s in table["study"].unique()})
@@ -82,17 +105,18 @@ def seed_summary(
     """Mean ± standard deviation over seeds of every metric of every scoring method.
 
     ``results`` is the tidy results table (failure-detection rows are used where it has a
-    ``protocol`` column). With ``by_column`` each seed's value of a paper column
-    (:func:`study_column`) is first the mean over the column's studies; otherwise every study
-    with a column keeps its own row (the validation split and the per-type corruption studies
-    are left out). Returns ``dataset, study, scoring_method, metric, mean, std, n_seeds``
-    (``std`` with ddof = 1, NaN for one seed).
+    ``protocol`` column, and under Kim et al.'s protocol the rows of the pooled study
+    ``unknown``, a column of its own: :func:`kim_pooled_rows`). With ``by_column`` each seed's
+    value of a paper column (:func:`study_column`) is first the mean over the column's
+    studies; otherwise every study with a column keeps its own row (the validation split and
+    the per-type corruption studies are left out). Returns ``dataset, study, scoring_method,
+    metric, mean, std, n_seeds`` (``std`` with ddof = 1, NaN for one seed).
     """
     needed = ("dataset", "method", "seed", "csf", "study", "metric", "value")
     require_columns(results, needed, "results")
     rows = results
     if "protocol" in rows.columns:
-        rows = rows[rows["protocol"] == "failure_detection"]
+        rows = rows[(rows["protocol"] == "failure_detection") | kim_pooled_rows(rows)]
     rows = add_scoring_method(rows, kinds)
     if by_column:
         rows = _columns(rows)

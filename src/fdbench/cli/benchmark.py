@@ -165,6 +165,7 @@ def _benchmark(
         from fdbench.data.suites import get_builder
 
         get_builder(settings.data.builder)
+    _check_gallery_csfs(settings.analysis)
     run_dir = out if out is not None else Path("runs") / settings.name
     check_output_folder(run_dir, "--out")
     _check_bootstrap_fits(settings.analysis.n_bootstrap, "analysis.n_bootstrap")
@@ -193,6 +194,25 @@ def _benchmark(
     typer.echo(f"results: {run_dir / 'results.parquet'}")
     if report:
         typer.echo(f"report: {run_dir / 'report.html'}")
+
+
+def _check_gallery_csfs(analysis) -> None:
+    """Before ``--out`` is written: every CSF ``analysis.gallery_csfs`` names must be a CSF
+    fdbench knows (built-in or plug-in), else ``ValueError`` with the closest name. Whether the
+    run computes it is checked after the evaluation, as are ``analysis.report_studies``'s
+    patterns, which need the studies."""
+    import difflib
+
+    from fdbench.core.names import printable
+    from fdbench.csf.specs import csf_specs, find_csf
+
+    for csf in analysis.gallery_csfs:
+        if find_csf(csf) is None:
+            close = difflib.get_close_matches(csf, list(csf_specs()), n=1, cutoff=0.6)
+            hint = f"; did you mean {close[0]!r}?" if close else ""
+            raise ValueError(
+                f"analysis.gallery_csfs: {printable(repr(csf))} is no CSF fdbench knows{hint}"
+            )
 
 
 def _check_config_code(settings) -> None:

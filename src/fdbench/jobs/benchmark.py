@@ -7,6 +7,7 @@ import functools
 import json
 import time
 from collections.abc import Callable, Sequence
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -482,6 +483,7 @@ def run_benchmark(
     workers = resolve_workers(workers, scheduler, config.workers)
     open_run_folder(run_dir, _settings(config))
     times: dict[str, float] = {}
+    started = datetime.now(timezone.utc).isoformat(timespec="seconds")
     start = time.perf_counter()
     with recording_reads() as reads:
         experiments = build_experiments(config)
@@ -510,7 +512,7 @@ def run_benchmark(
 
         def record_times() -> None:  # before the page, which shows the wall time
             so_far = {**times, "analysis_report_s": time.perf_counter() - start}
-            write_times(so_far, run_dir, worked=worked | {"analysis_report_s"})
+            write_times(so_far, run_dir, worked=worked | {"analysis_report_s"}, started=started)
 
         results = _analyse(
             config, experiments, plan, run_dir, report, workers, scheduler, progress, record_times
@@ -518,7 +520,7 @@ def run_benchmark(
         write_text(run_dir / ANALYSIS_FILE, json.dumps({"inputs": key}, indent=2) + "\n")
         worked.add("analysis_report_s")
     times["analysis_report_s"] = time.perf_counter() - start
-    write_times(times, run_dir, worked=worked)
+    write_times(times, run_dir, worked=worked, started=started)
     return results
 
 

@@ -14,6 +14,9 @@ from fdbench.core.io import atomic_path, claim_run_folder, verify_file, write_ta
 CONFIG_FILE = "config.json"
 RESULTS_FILE = "results.parquet"
 TIMES_FILE = "times.json"
+#: The keys of ``times.json`` beside the stage times: every invocation, and their total seconds.
+INVOCATIONS_KEY = "invocations"
+TOTAL_KEY = "total_s"
 #: Per training run and grid candidate: seconds of training and of inference.
 RUN_TIMES_FILE = "run_times.csv"
 
@@ -81,25 +84,68 @@ def write_results(results: pd.DataFrame, run_dir: Path) -> Path:
     return path
 
 
-def write_times(times: dict[str, float], run_dir: Path, *, worked: set[str] | None = None) -> Path:
+def write_times(
+    times: dict[str, float],
+    run_dir: Path,
+    *,
+    worked: set[str] | None = None,
+    started: str | None = None,
+) -> Path:
     """Write the seconds each stage took into ``times.json``.
 
     With ``worked`` (the names of the stages that did work this time) a stage that did none
     keeps the time recorded when it did (the building of the studies counts as work only with
     another stage), and nothing is written when no stage worked: a re-run of a finished job
     never replaces its timings with the no-op's.
+
+    Every invocation that writes is kept: ``invocations`` lists, oldest first, each one's
+    ``started`` (the caller's label of the invocation, e.g. its ISO start time; a later write
+    with the same label replaces that entry) and the seconds of its stages as measured then;
+    ``total_s`` is the sum over them, the wall time of every invocation that did work. A file
+    from before this list counts as one invocation with ``started`` null.
     """
     from fdbench.core.io import damage
 
     path = run_dir / TIMES_FILE
-    recorded: dict[str, float] = {}
-    if worked is not None and damage(path) is None:
+    recorded: dict[str, Any] = {}
+    if damage(path) is None:
         try:
-            recorded = json.loads(path.read_text())
+            loaded = json.loads(path.read_text())
         except ValueError:
-            recorded = {}
-    if recorded and not worked:
+            loaded = None
+        recorded = loaded if isinstance(loaded, dict) else {}
+    stages = {
+        k: float(v)
+        for k, v in recorded.items()
+        if k != TOTAL_KEY and isinstance(v, int | float) and not isinstance(v, bool)
+    }
+    if worked is not None and stages and not worked:
         return path
+    done = {*times} if worked is None else {*worked, "build_studies_s"}
+    merged = {
+        name: value if name in done or name not in stages else stages[name]
+        for name, value in times.items()
+    }
+    history = recorded.get(INVOCATIONS_KEY)
+    if isinstance(history, list):
+        invocations = [i for i in history if isinstance(i, dict)]
+    else:
+        invocations = [{"started": None, **stages}] if stages else []
+    entry = {"started": started, **times}
+    if started is not None and invocations and invocations[-1].get("started") == started:
+        invocations[-1] = entry
+    else:
+        invocations.append(entry)
+    total = sum(
+        float(v)
+        for i in invocations
+        for k, v in i.items()
+        if k != "started" and isinstance(v, int | float) and not isinstance(v, bool)
+    )
+    record = {**merged, INVOCATIONS_KEY: invocations, TOTAL_KEY: total}
+    with atomic_path(path) as tmp:
+        tmp.write_text(json.dumps(record, indent=2))
+    return path
     done = {*times} if worked is None else {*worked, "build_studies_s"}
     merged = {
         name: value if name in done or name not in recorded else recorded[name]

@@ -13,6 +13,7 @@ from fdbench.analysis.leaderboard import ALL_STUDIES, STUDY_COLUMNS, WEIGHTING
 from fdbench.analysis.scoring_methods import BASELINE
 from fdbench.core.io import verify_if_recorded, write_text
 from fdbench.metrics import metric_spec
+from fdbench.protocol import UNKNOWN_STUDY
 from fdbench.report.builder import TABLES_DIR, ReportContext, _Builder
 from fdbench.report.headline import (
     REFERENCES,
@@ -182,6 +183,12 @@ def _note(datasets: list[str], columns: list[str]) -> str:
         if "corruption" in columns
         else ""
     )
+    if UNKNOWN_STUDY in columns:
+        corruption += (
+            f"the {UNKNOWN_STUDY} column is Kim et al.'s pooled unknown-detection study "
+            "(in-distribution test ∪ every near-OoD ∪ every far-OoD set, every OoD sample an "
+            "error); it is shown but enters neither the ranks nor all studies. "
+        )
     return (
         '<p class="note">A scoring method is a (training method, CSF) pair, named as in '
         "FD-Shifts and the AUGRC paper (DG-* of DeepGamblers, DG-Res its reservation score, "

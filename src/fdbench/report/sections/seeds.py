@@ -9,6 +9,7 @@ the box plots here.
 
 from __future__ import annotations
 
+import html
 from collections.abc import Sequence
 
 import numpy as np
@@ -20,7 +21,15 @@ from fdbench.report.tables import (
     plain_table,
 )
 
-__all__ = ["BOX_METRICS", "classification_performance", "score_rows", "seed_boxplot_figure"]
+__all__ = [
+    "BOX_METRICS",
+    "BOX_TOP",
+    "box_selection",
+    "classification_performance",
+    "score_rows",
+    "score_table",
+    "seed_boxplot_figure",
+]
 
 #: The metrics of the box plots: the paper's two, then AURC and AUGRC.
 BOX_METRICS: tuple[str, ...] = ("auroc_f", "fpr@80tpr", "aurc", "augrc")
@@ -30,6 +39,11 @@ _LABELS = {
     "aurc": "AURC ↓",
     "augrc": "AUGRC ↓",
 }
+#: The most boxes a panel draws besides the baseline: more scores than this are a selection
+#: (the best by seed-mean AUGRC and the baseline), every score in :func:`score_table`.
+BOX_TOP = 10
+#: The metric that ranks the scores of a selection (the first of these the rows hold).
+_RANKING = ("augrc", "aurc", "auroc_f", "fpr@80tpr")
 #: The CSF whose rows measure the classifier of each prediction group.
 _CLASSIFIER_CSF = {"network": "MSR", "MC dropout": "MCD-MSR", "ensemble": "ENS-MSR"}
 
@@ -57,6 +71,74 @@ def score_rows(results: pd.DataFrame, *, study: str = "iid") -> pd.DataFrame:
         for csf, method in zip(rows["csf"], rows["method"], strict=True)
     ]
     return rows
+
+
+def _ranking(rows: pd.DataFrame) -> tuple[str, list[str]]:
+    """The metric that ranks the scores of ``rows`` (:data:`_RANKING`) and the scores, best
+    seed mean first (ties in first-seen order)."""
+    from fdbench.metrics import metric_spec
+
+    metric = next((m for m in _RANKING if (rows["metric"] == m).any()), None)
+    if metric is None:
+        raise ValueError("rows: no box-plot metric to rank the scores by")
+    part = rows[rows["metric"] == metric]
+    means = part.groupby("score", sort=False)["value"].mean()
+    if metric_spec(metric).higher_is_better:
+        means = -means
+    return metric, [str(s) for s in means.sort_values(kind="stable").index]
+
+
+def box_selection(
+    rows: pd.DataFrame, *, baseline: str = "MSR", top: int = BOX_TOP
+) -> tuple[list[str], str]:
+    """The scores a box-plot panel draws: all of them when there are at most ``top`` besides
+    the baseline; otherwise the ``top`` best by seed mean of the ranking metric (AUGRC where
+    the rows hold it) and every ``baseline`` score (``baseline`` or ``baseline (<method>)``),
+    in ranking order. Returns the scores and the caption saying which were chosen."""
+    if isinstance(top, bool) or not isinstance(top, int) or top < 1:
+        raise ValueError(f"top: expected a positive integer, got {top!r}")
+    require_columns(rows, ("score", "metric", "value"), "rows")
+    metric, ranked = _ranking(rows)
+    references = [s for s in ranked if s == baseline or s.startswith(f"{baseline} (")]
+    if len([s for s in ranked if s not in references]) <= top:
+        return ranked, f"all {len(ranked)} scores"
+    chosen = ranked[:top] + [s for s in ranked[top:] if s in references]
+    caption = (
+        f"the {top} best of {len(ranked)} scores by seed-mean {_LABELS[metric].split(' ')[0]} "
+        f"and the baseline {baseline}; every score in the table below"
+    )
+    return chosen, caption
+
+
+def score_table(rows: pd.DataFrame) -> pd.DataFrame:
+    """Every score of one data set across methods: mean ± std over seeds of each metric of
+    :data:`BOX_METRICS` (scaled as the metric's spec says: AURC and AUGRC ×1000), best first by
+    the ranking metric (:func:`box_selection`), with the number of seeds."""
+    from fdbench.metrics import metric_spec
+
+    require_columns(rows, ("score", "metric", "value"), "rows")
+    metric, ranked = _ranking(rows)
+    frame = pd.DataFrame(index=pd.Index(ranked, name="score"))
+    for shown in [m for m in BOX_METRICS if (rows["metric"] == m).any()]:
+        scale = metric_spec(shown).scale
+        digits = 2 if scale > 1 else 3
+        stats = rows[rows["metric"] == shown].groupby("score")["value"].agg(["mean", "std"])
+        stats = stats.reindex(ranked)
+        frame[_LABELS[shown]] = [
+            _mean_std(float(m) * scale, float(d) * scale, digits)
+            for m, d in zip(stats["mean"], stats["std"], strict=True)
+        ]
+    seeds = rows[rows["metric"] == metric].groupby("score")["value"].size()
+    frame["seeds"] = seeds.reindex(ranked).to_numpy()
+    return frame.reset_index()
+
+
+def _mean_std(mean: float, std: float, digits: int) -> str:
+    if not np.isfinite(mean):
+        return "–"
+    if not np.isfinite(std):
+        return f"{mean:.{digits}f}"
+    return f"{mean:.{digits}f} ± {std:.{digits}f}"
 
 
 def seed_boxplot_figure(
@@ -135,8 +217,26 @@ def _seed_boxplot_section(b: _Builder, results: pd.DataFrame) -> str:
     )
     body = [note]
     for dataset, rows in score_rows(results).groupby("dataset", sort=False):
+        chosen, caption = box_selection(rows)
         title = f"{dataset}: scores over seeds"
-        body.append(b.figure(seed_boxplot_figure, (rows, title), f"seed_boxplots_{dataset}", title))
+        if len(chosen) < rows["score"].nunique():
+            title += f" (top {BOX_TOP} + baseline)"
+        body.append(f'<p class="note">{html.escape(dataset)}: the box plots draw {caption}.</p>')
+        place = {score: i for i, score in enumerate(chosen)}
+        shown = rows[rows["score"].isin(chosen)]
+        shown = shown.sort_values("score", key=lambda s: s.map(place), kind="stable")
+        body.append(
+            b.figure(seed_boxplot_figure, (shown, title), f"seed_boxplots_{dataset}", title)
+        )
+        body.append(
+            b.table(
+                plain_table(
+                    score_table(rows),
+                    f"scores_{dataset}",
+                    f"{dataset}: every score across methods, best first",
+                )
+            )
+        )
     table = classification_performance(results)
     if not table.empty:
         body.append(

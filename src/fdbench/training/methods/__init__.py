@@ -335,10 +335,15 @@ def method_names() -> tuple[str, ...]:
 
 
 def get_method(name: str) -> type[TrainingMethod]:
-    """The registered method class ``name``; ``ValueError`` listing the registered names."""
+    """The registered method class ``name``; ``ValueError`` listing the registered names and
+    offering the closest."""
+    import difflib
+
     _load_entry_points()
     if name not in _REGISTRY:
-        raise ValueError(f"method kind must be one of {list(method_names())}, got {name!r}")
+        close = difflib.get_close_matches(str(name), method_names(), n=1, cutoff=0.6)
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        raise ValueError(f"method kind must be one of {list(method_names())}, got {name!r}{hint}")
     return _REGISTRY[name]
 
 
