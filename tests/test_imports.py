@@ -79,6 +79,7 @@ def test_the_jobs_modules_are_the_orchestration_of_the_package_root():
         "fdbench.jobs.plan",
         "fdbench.jobs.report_inputs",
         "fdbench.jobs.run_folder",
+        "fdbench.jobs.posthoc_comparison",
         "fdbench.jobs.zoo",
     }
     for old in ("benchmark", "report_inputs", "evaluation", "runner"):

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import typer
 
-from fdbench.cli.app import TABLE_SUFFIXES, _check_bootstrap_fits, _write_table, check_outputs
+from fdbench.cli.app import TABLE_SUFFIXES, _check_bootstrap_fits, check_outputs
 
 #: The leaderboard files ``fdbench evaluate --out FILE --bootstrap N`` writes beside FILE for a
 #: table of several estimators or models (the names ``fdbench report`` reads).
@@ -118,15 +118,24 @@ def evaluate_losses(
         _print_deltas(board["deltas"], board["ranks"])
     if out is None:
         return
-    _write_table(results, out)
-    _write_table(loss_table_curves(table, dataset=dataset), out.with_name("curves.parquet"))
-    typer.echo(f"wrote {out} and {out.with_name('curves.parquet')}")
+    from fdbench.core.io import write_tables
+
+    # one unit (fdbench.core.io.atomic_paths): a reader refuses one evaluation's results beside
+    # another's curves, operating points or leaderboard
+    unit = {
+        out: results,
+        out.with_name("curves.parquet"): loss_table_curves(table, dataset=dataset),
+    }
     if points is not None:
-        _write_table(points, out.with_name("operating_points.csv"))
-        typer.echo(f"wrote {out.with_name('operating_points.csv')}")
+        unit[out.with_name("operating_points.csv")] = points
     if board is not None:
         for key, file in LEADERBOARD_OUTPUTS.items():
-            _write_table(board[key], out.with_name(file))
+            unit[out.with_name(file)] = board[key]
+    write_tables(unit)
+    typer.echo(f"wrote {out} and {out.with_name('curves.parquet')}")
+    if points is not None:
+        typer.echo(f"wrote {out.with_name('operating_points.csv')}")
+    if board is not None:
         typer.echo(
             f"wrote the leaderboard beside {out} ({', '.join(LEADERBOARD_OUTPUTS.values())})"
         )
