@@ -619,3 +619,36 @@ def test_a_fresh_page_shows_the_wall_time_of_its_run(sequential):
     run_dir, _ = sequential
     page = (run_dir / "report.html").read_text(encoding="utf-8")
     assert "<dt>wall time</dt>" in page and "analysis_report" in page
+
+
+def test_the_analysis_files_are_read_only_together(sequential, tmp_path):
+    """#34 principle 4: a run's analysis files (results, bootstrap, curves, leaderboard, ...)
+    are sealed as one unit once the analysis is complete. ``fdbench report`` re-renders the page
+    and still reads them; a bootstrap table of another analysis (one interrupted half-way
+    after its inputs changed) beside these results is refused, never rendered."""
+    import os
+    import shutil
+    import subprocess
+    import sys
+
+    from fdbench.core.io import IntegrityError, read_table, write_table
+    from fdbench.jobs.benchmark import analysis_files
+    from fdbench.report import read_run_inputs
+
+    run_dir, _ = sequential
+    copy = tmp_path / "run"
+    shutil.copytree(run_dir, copy)
+    names = set(analysis_files(copy))
+    assert {"results.parquet", "results.csv", "bootstrap.parquet", "curves.parquet"} <= names
+    assert not names & {"report.html", "analysis.json", "config.json", "times.json"}
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).parents[1] / "src")}
+    done = subprocess.run(
+        [sys.executable, "-m", "fdbench", "report", str(copy)],
+        capture_output=True, text=True, env=env, timeout=900,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert read_run_inputs(copy).bootstrap is not None
+    bootstrap = read_table(copy / "bootstrap.parquet")
+    write_table(bootstrap.iloc[:-1], copy / "bootstrap.parquet")
+    with pytest.raises(IntegrityError, match="not from the same write"):
+        read_run_inputs(copy)

@@ -120,6 +120,24 @@ def _unit_token(digests: Mapping[str, str]) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
+def seal_unit(folder: str | Path, names: Sequence[str]) -> None:
+    """Record the files ``names`` of ``folder``, as they are now, as one unit in the folder's
+    record of written files (:mod:`fdbench.core.written`): files written one by one by one step
+    (a run's analysis files) are then read only together, :func:`check_unit` refusing a file
+    whose partners were replaced since (a later step interrupted half-way). Every file must
+    match its recorded checksum."""
+    folder = Path(folder)
+    paths = [folder / name for name in dict.fromkeys(names)]
+    for path in paths:
+        reason = damage(path)
+        if reason is not None:
+            raise IntegrityError(f"{path} is damaged: {reason}; it cannot be used")
+    if len(paths) < 2:
+        return
+    digests = {path.name: sha256_file(path) for path in paths}
+    written.finish(folder, digests, _unit_token(digests))
+
+
 def write_bytes(path: str | Path, data: bytes) -> Path:
     """Write ``data`` to ``path`` atomically, with its checksum beside it."""
     path = Path(path)
@@ -385,12 +403,25 @@ def check_unit(path: Path) -> None:
     partners = written.recorded_unit(path, sha256_file(path))
     for name, digest in sorted(partners.items()):
         partner = path.with_name(name)
-        if not partner.is_file() or sha256_file(partner) != digest:
+        if not partner.is_file() or _digest_of(partner) != digest:
             raise IntegrityError(
                 f"{path} and {partner} are not from the same write (one was replaced or "
                 "removed after they were written together); refusing to read them together: "
                 "run the command that wrote them again"
             )
+
+
+_DIGESTS: dict[tuple[str, int, int, int], str] = {}
+
+
+def _digest_of(path: Path) -> str:
+    """:func:`sha256_file` of ``path``, kept per (path, inode, size, mtime): a reader of the
+    files of one unit hashes each partner once, not once per file it reads."""
+    stat = path.stat()
+    key = (str(path.resolve()), stat.st_ino, stat.st_size, stat.st_mtime_ns)
+    if key not in _DIGESTS:
+        _DIGESTS[key] = sha256_file(path)
+    return _DIGESTS[key]
 
 
 def verify_if_recorded(path: str | Path, *, required: bool = False) -> Path:

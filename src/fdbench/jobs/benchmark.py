@@ -16,9 +16,12 @@ import pandas as pd
 
 from fdbench.analysis.scoring_methods import ensemble_method
 from fdbench.core.io import (
+    RUN_MARKER,
     atomic_path,
     atomic_paths,
+    checksum_path,
     read_table,
+    seal_unit,
     write_table,
     write_table_file,
     write_text,
@@ -39,8 +42,10 @@ from fdbench.evaluation.runs import prediction_groups
 from fdbench.jobs.plan import SCORES_FILE, BenchmarkPlan, StudyScores, write_scores
 from fdbench.jobs.report_inputs import check_analysis_selection, write_report_inputs
 from fdbench.jobs.run_folder import (
+    CONFIG_FILE,
     RESULTS_FILE,
     RUN_TIMES_FILE,
+    TIMES_FILE,
     check_inputs_unchanged,
     open_run_folder,
     write_results,
@@ -517,6 +522,7 @@ def run_benchmark(
         results = _analyse(
             config, experiments, plan, run_dir, report, workers, scheduler, progress, record_times
         )
+        seal_unit(run_dir, analysis_files(run_dir))
         write_text(run_dir / ANALYSIS_FILE, json.dumps({"inputs": key}, indent=2) + "\n")
         worked.add("analysis_report_s")
     times["analysis_report_s"] = time.perf_counter() - start
@@ -526,6 +532,40 @@ def run_benchmark(
 
 #: The record of the last completed analysis of a run folder: the key of its inputs.
 ANALYSIS_FILE = "analysis.json"
+#: Files of a run folder that are no output of its analysis step (or that ``fdbench report``
+#: rewrites on its own: the page and its manifest).
+NOT_ANALYSIS_FILES = frozenset(
+    {
+        ANALYSIS_FILE,
+        CONFIG_FILE,
+        TIMES_FILE,
+        RUN_TIMES_FILE,
+        PROVENANCE_FILE,
+        RUN_MARKER,
+        "report.html",
+        "report_manifest.json",
+    }
+)
+
+
+def analysis_files(run_dir: Path) -> list[str]:
+    """The files of ``run_dir``'s analysis step (results, analysis tables, gallery): every
+    top-level file fdbench wrote there with its checksum beside it, but
+    :data:`NOT_ANALYSIS_FILES`. The benchmark seals them as one unit
+    (:func:`fdbench.core.io.seal_unit`) once the step is complete, so ``fdbench report`` never
+    reads one analysis's results beside another's bootstrap (an analysis interrupted half-way
+    after its inputs changed)."""
+    return sorted(
+        path.name
+        for path in run_dir.iterdir()
+        if path.is_file()
+        and not path.name.startswith(".")
+        and path.suffix != ".sha256"
+        and path.name not in NOT_ANALYSIS_FILES
+        and checksum_path(path).is_file()
+    )
+
+
 #: The steps of the analysis stage as its progress reports them: results, analysis files,
 #: report page.
 ANALYSIS_STEPS = 3
@@ -540,7 +580,7 @@ def analysis_key(config: BenchmarkConfig, plan: BenchmarkPlan, report: bool) -> 
     import hashlib
 
     from fdbench import __version__
-    from fdbench.core.io import DIRECTORY_CHECKSUMS, checksum_path
+    from fdbench.core.io import DIRECTORY_CHECKSUMS
 
     digest = hashlib.sha256()
     digest.update(config.model_dump_json().encode())

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from fdbench.core.io import read_parquet, write_bytes, write_table, write_text
+from fdbench.core.io import read_parquet, write_bytes, write_table, write_tables, write_text
 from fdbench.core.runner import Job, resolve_workers, run_stage
 from fdbench.jobs.run_folder import RESULTS_FILE, open_run_folder, write_results, write_times
 from fdbench.zoo import analyses as A
@@ -44,11 +44,13 @@ def _stamp(member: Member) -> str:
 
 
 def evaluate_member_job(member: Member, config: ZooConfig, output: Path) -> Path:
-    """Evaluate ``member`` and write its levels then its results (the results file, written
-    last and atomically, marks the member as done)."""
+    """Evaluate ``member`` and write its levels and its results as one unit
+    (:func:`fdbench.core.io.write_tables`: neither is in place unless both were written, and
+    resume recomputes a pair that was not written together)."""
     results, levels = evaluate_member(member, config)
-    write_table(levels, output.with_name(output.name.replace(".results.", ".levels.")))
-    return write_table(results, output)
+    levels_path = output.with_name(output.name.replace(".results.", ".levels."))
+    write_tables({levels_path: levels, output: results})
+    return output
 
 
 def member_jobs(config: ZooConfig, run_dir: Path) -> list[Job]:
