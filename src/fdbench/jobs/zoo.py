@@ -68,7 +68,16 @@ def member_jobs(config: ZooConfig, run_dir: Path) -> list[Job]:
             member = replace(member, path=member.path.absolute())
         args = (member, config, output)
         levels = output.with_name(output.name.replace(".results.", ".levels."))
-        jobs.append(Job(f"zoo:{member.name}", evaluate_member_job, args, output, also=(levels,)))
+        jobs.append(
+            Job(
+                f"zoo:{member.name}",
+                evaluate_member_job,
+                args,
+                output,
+                also=(levels,),
+                verified=True,
+            )
+        )
     return jobs
 
 
