@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import os
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -119,14 +120,20 @@ def local_cluster(workers: int) -> Any:
     ):
         # another cluster on this machine holds the dashboard's port: dask warns and moves on
         warnings.filterwarnings("ignore", message="Port .* is already in use")
-        return LocalCluster(
-            n_workers=workers,
-            threads_per_worker=1,
-            processes=True,
-            dashboard_address=None,
-            silence_logs=logging.CRITICAL,
-            preload=[__name__],
-        )
+        # nor the value an earlier in-process dask worker left in this process's environment
+        inherited = os.environ.pop("MALLOC_TRIM_THRESHOLD_", None)
+        try:
+            return LocalCluster(
+                n_workers=workers,
+                threads_per_worker=1,
+                processes=True,
+                dashboard_address=None,
+                silence_logs=logging.CRITICAL,
+                preload=[__name__],
+            )
+        finally:
+            if inherited is not None:
+                os.environ["MALLOC_TRIM_THRESHOLD_"] = inherited
 
 
 def dask_setup(worker: Any) -> None:
