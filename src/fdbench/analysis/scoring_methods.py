@@ -26,17 +26,6 @@ __all__ = [
 _PREFIXES: dict[str, str] = {}
 
 
-def _prefixes() -> dict[str, str]:
-    """The registered display prefixes, the method registry loaded first: the analysis names
-    scoring methods the same whether or not a caller imported the training methods (their
-    modules import PyTorch only inside their hooks, so this works in the core install). The
-    module is named at run time, the analysis being a stage below training."""
-    import importlib
-
-    importlib.import_module("fdbench.training.methods")
-    return _PREFIXES
-
-
 def register_method_prefix(kind: str, prefix: str) -> None:
     """Record that the scoring methods of training-method ``kind`` are named
     ``<prefix>-<CSF>`` (``""``: the CSF's name alone); called by the method registry."""
@@ -85,7 +74,7 @@ def method_kind(method: str, kinds: Mapping[str, str] | None = None) -> str:
         return method_kind(members, kinds)
     if kinds is not None and method in kinds:
         return kinds[method]
-    known = _prefixes()
+    known = _PREFIXES
     if method in known:
         return method
     head = method.split("_", 1)[0]
@@ -116,7 +105,7 @@ def scoring_method_name(method: str, csf: str, kinds: Mapping[str, str] | None =
     if spec is not None and spec.head is not None:
         return csf
     kind = method_kind(method, kinds)
-    prefix = _prefixes().get(kind, kind)
+    prefix = _PREFIXES.get(kind, kind)
     return f"{prefix}-{csf}" if prefix else csf
 
 

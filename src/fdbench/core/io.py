@@ -96,7 +96,7 @@ def atomic_paths(paths: Sequence[str | Path]) -> Iterator[list[Path]]:
         yield list(temps)
         new = {t.name: sha256_file(tmp) for t, tmp in zip(targets, temps, strict=True)}
         unit = _unit_token(new) if len(targets) > 1 else None
-        written.begin(folder, new, unit)
+        written.begin(folder, new, unit, default_mode())
         for target in targets:
             # until the rename, the checksum file accepts the old and the new content, so a
             # process killed between the two renames leaves a file that still verifies
@@ -106,7 +106,7 @@ def atomic_paths(paths: Sequence[str | Path]) -> Iterator[list[Path]]:
             os.replace(tmp, target)
         for target in targets:
             _write_checksums(target, [new[target.name]])
-        written.finish(folder, new, unit)
+        written.finish(folder, new, unit, default_mode())
     finally:
         for tmp in temps:
             if os.path.exists(tmp):
@@ -135,7 +135,7 @@ def seal_unit(folder: str | Path, names: Sequence[str]) -> None:
     if len(paths) < 2:
         return
     digests = {path.name: sha256_file(path) for path in paths}
-    written.finish(folder, digests, _unit_token(digests))
+    written.finish(folder, digests, _unit_token(digests), default_mode())
 
 
 def write_bytes(path: str | Path, data: bytes) -> Path:

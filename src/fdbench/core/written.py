@@ -63,14 +63,12 @@ def read_record(folder: str | Path) -> _Record:
     return data if valid else {"files": {}, "units": {}}
 
 
-def _write(folder: Path, record: _Record) -> None:
+def _write(folder: Path, record: _Record, mode: int) -> None:
     referenced = {u for digests in record["files"].values() for u in digests.values() if u}
     record["units"] = {u: m for u, m in record["units"].items() if u in referenced}
     fd, tmp = tempfile.mkstemp(prefix=f"{RECORD_NAME}.", suffix=".tmp", dir=folder)
     try:
-        from fdbench.core.io import default_mode
-
-        os.chmod(tmp, default_mode())
+        os.chmod(tmp, mode)
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             json.dump(record, fh, indent=1, sort_keys=True)
         os.replace(tmp, folder / RECORD_NAME)
@@ -79,20 +77,21 @@ def _write(folder: Path, record: _Record) -> None:
             os.unlink(tmp)
 
 
-def begin(folder: Path, digests: dict[str, str], unit: str | None) -> None:
+def begin(folder: Path, digests: dict[str, str], unit: str | None, mode: int) -> None:
     """Before the renames: record the new ``digests`` (file name → SHA-256) beside the ones
     already recorded, so a process killed between the renames leaves files that still count
-    as fdbench's."""
+    as fdbench's. ``mode``: the record file's mode
+    (:func:`fdbench.core.io.default_mode`)."""
     with _locked(folder):
         record = read_record(folder)
         for name, digest in digests.items():
             record["files"].setdefault(name, {})[digest] = unit
         if unit is not None:
             record["units"][unit] = dict(digests)
-        _write(folder, record)
+        _write(folder, record, mode)
 
 
-def finish(folder: Path, digests: dict[str, str], unit: str | None) -> None:
+def finish(folder: Path, digests: dict[str, str], unit: str | None, mode: int) -> None:
     """After the renames: each file name keeps its new digest last, and at most
     :data:`KEPT_DIGESTS` digests in all (a reader that hashed the old content while a
     concurrent writer replaced it still finds it fdbench's)."""
@@ -106,7 +105,7 @@ def finish(folder: Path, digests: dict[str, str], unit: str | None) -> None:
             record["files"][name] = kept
         if unit is not None:
             record["units"][unit] = dict(digests)
-        _write(folder, record)
+        _write(folder, record, mode)
 
 
 def recorded_digests(path: str | Path) -> set[str]:
