@@ -92,6 +92,10 @@ def test_rmds_of_two_one_dimensional_classes():
     np.testing.assert_allclose(fit.means, [[-1.0], [1.0]])
     # h = 1: class 1 distance 0, background 1²/2
     assert rmds(np.array([[1.0]]), fit)[0] == pytest.approx(0.5)
+    # a third class without a training sample has no Gaussian: the same fit
+    absent = fit_rmds(np.array([[-2.0], [0.0], [0.0], [2.0]]), np.array([0, 0, 1, 1]), 3)
+    np.testing.assert_allclose(absent.means, fit.means)
+    assert rmds(np.array([[1.0]]), absent)[0] == pytest.approx(0.5)
 
 
 def test_fdbd_divides_the_boundary_distance_by_the_feature_distance():
