@@ -9,6 +9,7 @@ import json
 import numpy as np
 import pytest
 
+from fdbench.analysis.scoring_methods import ensemble_method
 from fdbench.csf.posthoc import posthoc_scores
 from fdbench.csf.posthoc import search as search_module
 from fdbench.data.types import Experiment, ImageDataset, Study, StudyKind
@@ -61,7 +62,8 @@ def test_mode_ood_in_a_benchmark_run(tmp_path, monkeypatch):
     # the validation OOD split is no study of any evaluation (the seeds' nor the ensemble's)
     assert VAL_OOD not in set(results["study"])
     assert {"iid", "new_class/semantic", "new_class/mnist"} <= set(results["study"])
-    assert "ensemble-ce" in set(results["method"]) or results["method"].str.contains("ce").all()
+    ensemble = results[results["method"] == ensemble_method("ce")]
+    assert len(ensemble) and "iid" in set(ensemble["study"])
     posthoc = results[results["csf"].isin(["GEN", "ReAct", "Relation"])]
     assert set(posthoc["csf"]) == {"GEN", "ReAct", "Relation"}
     assert set(posthoc["seed"]) == {0, 1}
