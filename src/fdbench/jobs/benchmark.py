@@ -106,9 +106,11 @@ def evaluate_runs(
     quantities (:func:`fdbench.evaluation.confidences.evaluate_confidences`). With ``posthoc``
     (one run, no binary protocol) the post-hoc scores of :mod:`fdbench.csf.posthoc` join the
     ``logits`` group, their hyper-parameters searched on validation data only
-    (:func:`fdbench.csf.posthoc.posthoc_confidences`; its ``val_ood`` splits are no test
-    study), and every row records in :data:`CSF_PARAMS_COLUMN` its CSF's chosen values as JSON
-    (empty for the other CSFs). Both files are committed as one unit
+    (:func:`fdbench.csf.posthoc.posthoc_confidences`), and every row records in
+    :data:`CSF_PARAMS_COLUMN` its CSF's chosen values as JSON (empty for the other CSFs). The
+    ``val_ood`` splits of ``posthoc`` are validation data: no evaluation (a single run's, an
+    ensemble's, one under the binary protocol) tests them as a study. Both files are committed
+    as one unit
     (:func:`fdbench.core.io.atomic_paths`): neither is in place unless both were written, and
     resume recomputes a pair that was not written together.
     """
@@ -116,8 +118,8 @@ def evaluate_runs(
 
     runs = [read_outputs(path) for path in stores]
     first = runs[0]
-    posthoc = posthoc if len(runs) == 1 and binary_fpr is None else None
     held_out = set(posthoc.val_ood) if posthoc is not None else set()
+    posthoc = posthoc if len(runs) == 1 and binary_fpr is None else None
     available = [s for s in first.splits if s not in held_out]
     studies = default_studies(available)
     splits = [s for s in available if s not in NON_TEST_SPLITS]
@@ -225,6 +227,18 @@ def _add_posthoc(
     return choices
 
 
+def check_validation_ood(val_ood: Sequence[str], experiment: Experiment) -> None:
+    """Refuse (``ValueError``) a ``posthoc.val_ood`` split that is no study of ``experiment``
+    (the search of mode ``"ood"`` reads it from every run of the experiment)."""
+    names = [s.name for s in experiment.studies]
+    missing = [s for s in val_ood if s not in names]
+    if missing:
+        raise ValueError(
+            f"posthoc.val_ood names {missing}, no study of experiment {experiment.name!r} "
+            f"(its studies: {', '.join(names)}); restrict data.experiments to those that hold it"
+        )
+
+
 def plan_benchmark(
     config: BenchmarkConfig, experiments: Sequence[Experiment], run_dir: Path
 ) -> BenchmarkPlan:
@@ -272,6 +286,8 @@ def plan_benchmark(
         return fingerprints[key]
 
     for experiment in experiments:
+        if config.posthoc is not None:
+            check_validation_ood(config.posthoc.val_ood, experiment)
         for method, seed in plan_jobs(config):
             spec = config.method(method)
             key = f"{experiment.name}/{method}/{seed}"
@@ -329,6 +345,7 @@ def plan_benchmark(
                         fingerprints=shared,
                         threshold_rule=rule,
                         conventions=conventions,
+                        posthoc=config.posthoc,
                     )
                 )
     return BenchmarkPlan(training, evaluation, config.selection.metric, fingerprints)
@@ -365,7 +382,8 @@ def _evaluation_jobs(
     ``openmax`` adds the OpenMax CSF to single runs; ``binary_fpr`` applies the binary
     protocol (:func:`evaluate_runs`) with ``threshold_rule``; ``seed`` overrides the results'
     seed column; ``fingerprints`` (the splits') go into every row; ``conventions`` adds
-    authors'-code quantities; ``posthoc`` adds the post-hoc scores to single runs."""
+    authors'-code quantities; ``posthoc`` adds the post-hoc scores to single runs and keeps
+    its ``val_ood`` splits out of every evaluation's studies."""
     single = evaluate_runs
     if fingerprints is not None:
         single = functools.partial(single, fingerprints=fingerprints)
@@ -377,7 +395,7 @@ def _evaluation_jobs(
             single = functools.partial(single, threshold_rule=threshold_rule)
     if conventions:
         single = functools.partial(single, conventions=conventions)
-    if posthoc is not None and len(candidates[0]) == 1:
+    if posthoc is not None:
         single = functools.partial(single, posthoc=posthoc)
     if seed is not None:
         single = functools.partial(single, seed=seed)

@@ -92,6 +92,10 @@ def test_rmds_of_two_one_dimensional_classes():
     np.testing.assert_allclose(fit.means, [[-1.0], [1.0]])
     # h = 1: class 1 distance 0, background 1²/2
     assert rmds(np.array([[1.0]]), fit)[0] == pytest.approx(0.5)
+    # a third class without a training sample has no Gaussian: the same fit
+    absent = fit_rmds(np.array([[-2.0], [0.0], [0.0], [2.0]]), np.array([0, 0, 1, 1]), 3)
+    np.testing.assert_allclose(absent.means, fit.means)
+    assert rmds(np.array([[1.0]]), absent)[0] == pytest.approx(0.5)
 
 
 def test_fdbd_divides_the_boundary_distance_by_the_feature_distance():
@@ -151,3 +155,22 @@ def test_nnguide_by_hand():
     assert value[0] == pytest.approx(np.log(2) ** 2, rel=1e-9)
     with pytest.raises(ValueError, match="k must"):
         nnguide(np.array([[3.0, 0.0]]), np.zeros((1, 2)), bank, k=3)
+
+
+def test_relation_by_hand():
+    from fdbench.csf.posthoc.relation import relation, relation_bank
+
+    # bank: features (1, 0) and (0, 1), logits (0, 0): p_j = (1/2, 1/2) for both
+    bank = relation_bank(np.eye(2), np.zeros((2, 2)))
+    # query (3, 4): unit (0.6, 0.8); logits (log 3, 0): p = (3/4, 1/4); ⟨p, p_j⟩ = 1/2
+    # edges 0.6 · 1/2 = 0.3 and 0.8 · 1/2 = 0.4
+    query, logits = np.array([[3.0, 4.0]]), np.array([[np.log(3.0), 0.0]])
+    assert relation(query, logits, bank, power=1)[0] == pytest.approx(0.7, rel=1e-9)
+    assert relation(query, logits, bank, power=2)[0] == pytest.approx(0.09 + 0.16, rel=1e-9)
+    # the edge 0.3 falls below a cut-off of 0.35; a negative cosine is clipped to no edge
+    assert relation(query, logits, bank, power=1, threshold=0.35)[0] == pytest.approx(0.4)
+    assert relation(-query, logits, bank, power=1)[0] == 0.0
+    with pytest.raises(ValueError, match="power"):
+        relation(query, logits, bank, power=0)
+    with pytest.raises(ValueError, match="bank"):
+        relation(query, np.zeros((1, 3)), bank, power=1)

@@ -221,3 +221,30 @@ def test_nnguide_matches_openood(k, alpha):
     conf = np.array([np.mean(sorted(row, reverse=True)[:k]) for row in inner])
     expected = conf * logsumexp(Z, axis=-1)
     np.testing.assert_allclose(score("NNGuide", k=k, alpha=alpha), expected, rtol=1e-12)
+
+
+def openood_relation(power):
+    """relation_postprocessor.py: normalise, kernel = clamp(dot, 0) · (prob · prob_t), cut the
+    edges ≤ 0.03, sum sign · |edge|^pow; one query row at a time."""
+
+    def normalise(x):
+        x = torch.from_numpy(x.copy())
+        return x / torch.sqrt((x**2).sum(-1) + 1e-10).reshape(-1, 1)
+
+    feat_train = normalise(TRAIN.features)
+    prob_train = torch.softmax(torch.from_numpy(TRAIN.logits), dim=1)
+    feat, prob = normalise(H), torch.softmax(torch.from_numpy(Z), dim=1)
+    scores = []
+    for i in range(feat.shape[0]):
+        dot = torch.clamp(feat[i : i + 1] @ feat_train.T, min=0.0)
+        rel = dot * (prob[i : i + 1] @ prob_train.T)
+        rel_mask = (rel.abs() > 0.03) * rel
+        scores.append((rel_mask.sign() * rel_mask.abs() ** power).sum(-1).item())
+    return np.array(scores)
+
+
+@pytest.mark.parametrize("power", [1, 2, 8])
+def test_relation_matches_openood(power):
+    expected = openood_relation(power)
+    assert (expected > 0).any()
+    np.testing.assert_allclose(score("Relation", power=power), expected, rtol=1e-12)
