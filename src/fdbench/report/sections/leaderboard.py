@@ -188,7 +188,10 @@ def _note(datasets: list[str], columns: list[str]) -> str:
         corruption += (
             f"the {UNKNOWN_STUDY} column is Kim et al.'s pooled unknown-detection study "
             "(in-distribution test ∪ every near-OoD ∪ every far-OoD set, every OoD sample an "
-            "error); it is shown but enters neither the ranks nor all studies. "
+            "error); it is shown but not ranked and enters neither the ranks nor all studies: "
+            "the ranks resample the per-sample scores each study stores, and the evaluation "
+            "stores none for this pooled study (only its seed values), so it has no exact "
+            "bootstrap ranks. "
         )
     return (
         '<p class="note">A scoring method is a (training method, CSF) pair, named as in '
