@@ -9,9 +9,10 @@ columns and from a pipe (a log): every row name whole, no line wider than the te
 
 The runs keep what shapes the page (the config's methods, CSFs, studies, ensembles, analysis
 and bootstrap) and shrink what does not (the data: the builders' ``tiny`` sizes where they have
-them; one epoch). Cost on 2 quiet CPU cores, each run plus one Chromium load and four console
-prints: unknown detection about 2 min, medical about 2 min (its quick config as it is), the
-default quick benchmark about 3 min, the zoo about 1 min.
+them; one epoch). Cost, not yet timed on the tiny data: bounded by the quick runs in
+benchmarks/RESULTS.md on 2 quiet cores (unknown detection about 3 min, medical 1 min 25 s before
+its 50 bootstrap resamples, the default quick benchmark about 6 min, ``zoo --quick`` 1 min), each
+plus one Chromium load and three console prints.
 """
 
 from __future__ import annotations
