@@ -92,5 +92,7 @@ def test_report_leaderboard_shows_the_unknown_column_and_says_it_is_not_ranked()
     )
     frame = leaderboard_frame(summary, ranks, "d", metric="aurc")
     assert list(frame.columns[:3]) == ["iid", "new-class non-semantic", "unknown"]
-    assert "enters neither the ranks nor all studies" in _note(["d"], list(frame.columns))
+    note = _note(["d"], list(frame.columns))
+    assert "enters neither the ranks nor all studies" in note
+    assert "stores none for this pooled study" in note
     assert "enters neither" not in _note(["d"], ["iid", "new-class non-semantic"])

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from tests._cli import run_cli
 
 
@@ -60,4 +62,26 @@ def test_a_mistyped_method_kind_is_refused_before_out_is_written(tmp_path):
     result = run_cli("benchmark", str(config), "--out", str(tmp_path / "run"))
     assert result.returncode == 2
     assert "got 'crll' (did you mean 'crl'?)" in result.stderr
+    assert not (tmp_path / "run").exists()
+
+
+@pytest.mark.parametrize(
+    ("typo", "message"),
+    [
+        (("ensembles: [ce]", "ensembles: [cee]"), "ensembles: 'cee' must name a method"),
+        (("mc_methods: [ce]", "mc_methods: [cee]"), "inference.mc_methods: ['cee'] name no"),
+        (("{base: ce, epochs: 2", "{base: cee, epochs: 2"), "method 'confidnet': base 'cee'"),
+    ],
+)
+def test_a_mistyped_method_reference_is_refused_before_out_is_written(tmp_path, typo, message):
+    from importlib.resources import files
+
+    text = (files("fdbench") / "configs" / "medical_embedded_quick.yaml").read_text()
+    assert typo[0] in text
+    config = tmp_path / "typo.yaml"
+    config.write_text(text.replace(*typo, 1))
+    result = run_cli("benchmark", str(config), "--out", str(tmp_path / "run"))
+    assert result.returncode == 2
+    assert len(result.stderr.strip().splitlines()) == 1
+    assert message in result.stderr and "did you mean 'ce'?" in result.stderr
     assert not (tmp_path / "run").exists()

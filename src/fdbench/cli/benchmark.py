@@ -201,15 +201,12 @@ def _check_gallery_csfs(analysis) -> None:
     fdbench knows (built-in or plug-in), else ``ValueError`` with the closest name. Whether the
     run computes it is checked after the evaluation, as are ``analysis.report_studies``'s
     patterns, which need the studies."""
-    import difflib
-
-    from fdbench.core.names import printable
+    from fdbench.core.names import did_you_mean, printable
     from fdbench.csf.specs import csf_specs, find_csf
 
     for csf in analysis.gallery_csfs:
         if find_csf(csf) is None:
-            close = difflib.get_close_matches(csf, list(csf_specs()), n=1, cutoff=0.6)
-            hint = f"; did you mean {close[0]!r}?" if close else ""
+            hint = did_you_mean(csf, csf_specs())
             raise ValueError(
                 f"analysis.gallery_csfs: {printable(repr(csf))} is no CSF fdbench knows{hint}"
             )

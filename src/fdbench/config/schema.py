@@ -20,6 +20,7 @@ from pydantic import (
 )
 
 from fdbench.core.callables import FACTORY_PATTERN
+from fdbench.core.names import did_you_mean
 from fdbench.core.validation import check_config_scalars
 
 __all__ = [
@@ -736,14 +737,15 @@ class BenchmarkConfig(_Strict):
             if name not in by_name or len(by_name[name].seeds) < 2:
                 raise ValueError(
                     f"ensembles: {name!r} must name a method of this config with at least two "
-                    f"seeds (the ensemble members); methods: {names}"
+                    f"seeds (the ensemble members); methods: {names}{did_you_mean(name, names)}"
                 )
             if self.ensemble_combinations is not None:
                 self.ensemble_combinations.subsets(by_name[name].seeds)
         unknown = sorted(set(self.inference.mc_methods or ()) - set(names))
         if unknown:
             raise ValueError(
-                f"inference.mc_methods: {unknown} name no method of this config; methods: {names}"
+                f"inference.mc_methods: {unknown} name no method of this config; methods: "
+                f"{names}{did_you_mean(unknown[0], names)}"
             )
         for m in self.methods:
             for dep in m.dependencies():
@@ -753,6 +755,7 @@ class BenchmarkConfig(_Strict):
                         f"method {m.name!r}: base {dep!r} must name a method of this config "
                         "that depends on no other (one of "
                         f"{[n for n in names if n != m.name and not by_name[n].dependencies()]})"
+                        f"{did_you_mean(dep, [n for n in names if n != m.name])}"
                     )
                 missing = sorted(set(m.seeds) - set(base.seeds))
                 if missing:

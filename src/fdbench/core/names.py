@@ -7,7 +7,13 @@ import unicodedata
 from collections.abc import Callable, Iterable
 from typing import Any
 
-__all__ = ["check_distinct_files", "check_path_name", "printable", "terminal_console"]
+__all__ = [
+    "check_distinct_files",
+    "check_path_name",
+    "did_you_mean",
+    "printable",
+    "terminal_console",
+]
 
 #: The longest name that becomes one path component (bytes of UTF-8; most file systems: 255).
 MAX_NAME_BYTES = 200
@@ -25,6 +31,15 @@ def printable(text: object) -> str:
     return "".join(
         ch.encode("unicode_escape").decode("ascii") if _control(ch) else ch for ch in str(text)
     )
+
+
+def did_you_mean(name: object, names: Iterable[str]) -> str:
+    """``"; did you mean 'x'?"`` with ``x`` the name of ``names`` closest to ``name``
+    (:func:`difflib.get_close_matches`, similarity >= 0.6), or ``""`` where none is close."""
+    import difflib
+
+    close = difflib.get_close_matches(str(name), [str(n) for n in names], n=1, cutoff=0.6)
+    return f"; did you mean {printable(repr(close[0]))}?" if close else ""
 
 
 def check_path_name(name: object, what: str) -> str:

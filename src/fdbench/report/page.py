@@ -16,6 +16,7 @@ from fdbench.report.gallery import Gallery
 from fdbench.report.html import details_html, page_html
 from fdbench.report.inputs import RunInputs, read_run_inputs
 from fdbench.report.palette import HEAT_COLORMAP
+from fdbench.report.ranking_filter import with_ranking_script
 from fdbench.report.sections.accepted_calibration import _accepted
 from fdbench.report.sections.calibration import _calibration
 from fdbench.report.sections.curves import _curves
@@ -187,8 +188,9 @@ def write_report(
     dataset × method gets its own tables and figures; curves, reliability, ECE after scaling
     and SGR show its lowest seed. A section whose input is absent is left
     out; an input lacking a required column (``REQUIRED_COLUMNS``) raises ValueError naming
-    it. Images are base64 PNG inside the
-    page (no network, no JavaScript). Every table is also written as CSV and booktabs LaTeX to
+    it. Images are base64 PNG inside the page (no network); the one inline script sorts and
+    filters the full leaderboard tables (:mod:`fdbench.report.ranking_filter`; the page works
+    without it). Every table is also written as CSV and booktabs LaTeX to
     ``run_dir/tables``, every figure as PNG to ``run_dir/figures``; ``report_manifest.json``
     lists them. Figures are drawn by ``processes`` worker processes (default: the usable CPUs;
     1 draws them in this process); the page is the same either way.
@@ -260,6 +262,7 @@ def write_report(
     if len(b.sections) <= 1:
         note += " No report inputs were found."
     page = page_html(title or _default_title(run_dir, inputs.results), b.sections, note)
+    page = with_ranking_script(page)
     path = write_text(run_dir / REPORT_FILE, page)
     manifest = {
         "sections": [a for a, _, _, _ in b.sections],

@@ -24,6 +24,7 @@ from fdbench.report.headline import (
     overall_ranking,
     tied_with_best,
 )
+from fdbench.report.ranking_filter import mark_ranking_table, scoring_method_pairs
 from fdbench.report.tables import ReportTable, _stem
 
 #: The leaderboard's files in a run folder (written by the benchmark's analysis stage).
@@ -187,7 +188,10 @@ def _note(datasets: list[str], columns: list[str]) -> str:
         corruption += (
             f"the {UNKNOWN_STUDY} column is Kim et al.'s pooled unknown-detection study "
             "(in-distribution test ∪ every near-OoD ∪ every far-OoD set, every OoD sample an "
-            "error); it is shown but enters neither the ranks nor all studies. "
+            "error); it is shown but not ranked and enters neither the ranks nor all studies: "
+            "the ranks resample the per-sample scores each study stores, and the evaluation "
+            "stores none for this pooled study (only its seed values), so it has no exact "
+            "bootstrap ranks. "
         )
     return (
         '<p class="note">A scoring method is a (training method, CSF) pair, named as in '
@@ -235,14 +239,18 @@ def _headline_part(builder: Any, summary: pd.DataFrame, ranks: pd.DataFrame, dat
     )
 
 
-def leaderboard_section(builder: Any, run_dir: str | Path) -> str:
+def leaderboard_section(
+    builder: Any, run_dir: str | Path, pairs: dict[str, tuple[str, str]] | None = None
+) -> str:
     """The body of the leaderboard section of the report of ``run_dir`` ("" if it has no
     leaderboard files): per data set first the headline (:func:`fdbench.report.headline.headline`),
     then, collapsed, the leaderboard tables by AUGRC, AURC and AUROC_f (every scoring method; no
     heat colours, a column marking the methods whose rank interval overlaps the best's), the
     column ranks, the forest plot of paired Δ against the baseline and the significance maps by
     AUGRC of the :func:`selection` (rows and columns in the leaderboard's order in every panel).
-    ``builder`` is the report's builder (its ``table``, ``figure``, ``group`` methods)."""
+    ``builder`` is the report's builder (its ``table``, ``figure``, ``group`` methods). The
+    leaderboard tables are sortable and filterable (:mod:`fdbench.report.ranking_filter`;
+    ``pairs``: each scoring method's training method and CSF)."""
     from fdbench.report.plots import significance_figure
 
     tables = read_leaderboard(run_dir)
@@ -263,7 +271,10 @@ def leaderboard_section(builder: Any, run_dir: str | Path) -> str:
                 frame[TIED] = [TIED_TEXT if n in tied else "" for n in frame.index]
             name = _stem("leaderboard", metric, dataset)
             title = f"Leaderboard by {head} — {dataset}"
-            body.append(builder.table(ReportTable(name, title, frame, 2, None)))
+            of = summary[(summary["dataset"] == dataset) & (summary["metric"] == metric)]
+            studies = len(_columns(of))
+            shown = builder.table(ReportTable(name, title, frame, 2, None))
+            body.append(mark_ranking_table(shown, studies, pairs or {}))
             # the CSV beside the page holds the numbers, not the cells' text
             numbers = leaderboard_numbers(summary, ranks, dataset, metric)
             write_text(builder.run_dir / TABLES_DIR / f"{name}.csv", numbers.to_csv())
@@ -323,4 +334,6 @@ def leaderboard_section(builder: Any, run_dir: str | Path) -> str:
 
 
 def _leaderboard(b: _Builder, context: ReportContext) -> str:
-    return leaderboard_section(b, b.run_dir)
+    return leaderboard_section(
+        b, b.run_dir, scoring_method_pairs(context.inputs.results, b.run_dir)
+    )
