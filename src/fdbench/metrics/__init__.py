@@ -47,7 +47,16 @@ from .operating_points import (
 from .population import population_aurc, population_aurc_interval
 from .probabilities import brier_from_probs, check_probs, nll_from_probs
 from .ranking import ap_f_error, ap_f_success, auroc_f, auroc_out, fpr_at_tpr, fpr_at_tpr_out
-from .scoring import accuracy, balanced_accuracy, brier, log_softmax, nll
+from .scoring import (
+    accuracy,
+    balanced_accuracy,
+    balanced_accuracy_of_predictions,
+    brier,
+    brier_per_sample,
+    log_softmax,
+    nll,
+    nll_per_sample,
+)
 from .selective import (
     augrc,
     augrc_ba,
@@ -112,6 +121,7 @@ __all__ = [
     "auroc_f_ordered",
     "auroc_out",
     "balanced_accuracy",
+    "balanced_accuracy_of_predictions",
     "balanced_residuals",
     "binomial_p_value",
     "bootstrap",
@@ -119,6 +129,7 @@ __all__ = [
     "bootstrap_summary",
     "brier",
     "brier_from_probs",
+    "brier_per_sample",
     "calibration_split",
     "certify",
     "check_probs",
@@ -153,6 +164,7 @@ __all__ = [
     "naurc",
     "nll",
     "nll_from_probs",
+    "nll_per_sample",
     "optimal_aurc_augrc",
     "per_class_coverage",
     "population_aurc",

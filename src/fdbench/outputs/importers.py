@@ -201,14 +201,14 @@ def _run_from_arrays(
     kinds = dict(kinds or {})
     splits = {}
     for name in names:
-        mask = groups == name
+        rows = _split_rows(groups == name)
         splits[name] = SplitOutputs(
-            labels=labels[mask],
-            logits=logits[mask],
-            mcd_logits=None if mcd is None else mcd[mask],
-            features=None if features is None else features[mask],
-            heads={h: v[mask] for h, v in heads.items()},
-            kind=kinds.get(name, _default_kind(name, labels[mask])),
+            labels=labels[rows],
+            logits=logits[rows],
+            mcd_logits=None if mcd is None else mcd[rows],
+            features=None if features is None else features[rows],
+            heads={h: v[rows] for h, v in heads.items()},
+            kind=kinds.get(name, _default_kind(name, labels[rows])),
         )
     run_meta = dict(meta or {})
     if "classes" in data and "classes" not in run_meta:
@@ -216,6 +216,15 @@ def _run_from_arrays(
     run = RunOutputs(splits=splits, meta=run_meta)
     validate_run(run)
     return run
+
+
+def _split_rows(mask: np.ndarray) -> slice | np.ndarray:
+    """The rows of one split: a slice when they are consecutive (a file of one split, or of
+    splits stored one after another), whose arrays are views of the file's arrays instead of
+    copies (the logits are held once), else the boolean ``mask``."""
+    where = np.flatnonzero(mask)
+    first, last = int(where[0]), int(where[-1])
+    return slice(first, last + 1) if last - first + 1 == where.size else mask
 
 
 #: Suffixes of files written by ``torch.save`` that :func:`import_torch` reads.
