@@ -75,13 +75,13 @@ def test_wide_and_tall(n, k, rows):
 def test_per_sample_terms_average_to_the_metrics():
     rng = np.random.default_rng(3)
     y, z = _split(rng, 501, 6, ties=False)
-    assert float(np.average(M.nll_per_sample(y, z))) == M.nll(y, z)
-    assert float(np.average(M.brier_per_sample(y, z))) == M.brier(y, z)
+    nll_terms, brier_terms = M.per_sample_scores(y, z)
+    assert float(np.average(nll_terms)) == M.nll(y, z)
+    assert float(np.average(brier_terms)) == M.brier(y, z)
     p = np.exp(M.log_softmax(z))
-    np.testing.assert_allclose(M.nll_per_sample(y, z), -np.log(p[np.arange(501), y]))
-    onehot = np.eye(6)[y]
-    expected = ((p - onehot) ** 2).sum(axis=1)
-    np.testing.assert_allclose(M.brier_per_sample(y, z), expected, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(nll_terms, -np.log(p[np.arange(501), y]))
+    expected = ((p - np.eye(6)[y]) ** 2).sum(axis=1)
+    np.testing.assert_allclose(brier_terms, expected, rtol=1e-12, atol=1e-12)
     predicted = z.argmax(axis=1)
     assert M.balanced_accuracy_of_predictions(y, predicted) == M.balanced_accuracy(y, z)
     with pytest.raises(ValueError, match="predictions"):

@@ -4,8 +4,8 @@
 logits in the study's order copies them (twice: the indexed parts, then their concatenation),
 and the NLL and the Brier score each hold N × K temporaries. :func:`study_logit_scores` instead
 reads the logits of each split in blocks of rows, keeps each sample's NLL and Brier term
-(:func:`fdbench.metrics.nll_per_sample`, :func:`fdbench.metrics.brier_per_sample`) and
-arg-max prediction in vectors of the study's length, and averages those vectors as
+(:func:`fdbench.metrics.per_sample_scores`, from one log-softmax per block) and arg-max
+prediction in vectors of the study's length, and averages those vectors as
 :func:`fdbench.metrics.nll`, :func:`fdbench.metrics.brier` and
 :func:`fdbench.metrics.balanced_accuracy` do. The values are equal bit for bit: every term is
 row-wise (a row's log-softmax and sums do not depend on the rows beside it), the vectors hold
@@ -56,8 +56,7 @@ def study_logit_scores(
                 rows = idx[block]
             out = slice(start + block.start, start + block.stop)
             z_rows, y_rows = z[rows], y[rows]
-            nll_terms[out] = M.nll_per_sample(y_rows, z_rows)
-            brier_terms[out] = M.brier_per_sample(y_rows, z_rows)
+            nll_terms[out], brier_terms[out] = M.per_sample_scores(y_rows, z_rows)
             predicted[out] = z_rows.argmax(axis=1)
             study_labels[out] = y_rows
         start += idx.size

@@ -12,10 +12,9 @@ __all__ = [
     "balanced_accuracy",
     "balanced_accuracy_of_predictions",
     "brier",
-    "brier_per_sample",
     "log_softmax",
     "nll",
-    "nll_per_sample",
+    "per_sample_scores",
 ]
 
 
@@ -60,18 +59,20 @@ def nll(labels: ArrayLike, logits: ArrayLike, *, sample_weight: ArrayLike | None
     classes). Source: Gneiting & Raftery, JASA 2007 (logarithmic score); Jaeger et al., ICLR 2023.
     """
     y, z, w = _check(labels, logits, sample_weight)
-    return float(np.average(_nll_terms(y, z), weights=w))
+    return float(np.average(_nll_terms(y, log_softmax(z)), weights=w))
 
 
-def _nll_terms(y: np.ndarray, z: np.ndarray) -> np.ndarray:
-    return -log_softmax(z)[np.arange(y.size), y]
-
-
-def nll_per_sample(labels: ArrayLike, logits: ArrayLike) -> np.ndarray:
-    """Each sample's term ``-log p_i(y_i)`` of :func:`nll` (whose value is their mean): a
-    row-wise quantity, so it may be computed on blocks of rows of the logits."""
+def per_sample_scores(labels: ArrayLike, logits: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
+    """Each sample's terms of :func:`nll` and :func:`brier` (whose values are their means):
+    ``-log p_i(y_i)`` and ``Σ_c (p_ic - [y_i = c])²``, from one log-softmax. Row-wise
+    quantities, so they may be computed on blocks of rows of the logits."""
     y, z, _ = _check(labels, logits, None)
-    return _nll_terms(y, z)
+    log_probs = log_softmax(z)
+    return _nll_terms(y, log_probs), _brier_terms(y, log_probs)
+
+
+def _nll_terms(y: np.ndarray, log_probs: np.ndarray) -> np.ndarray:
+    return -log_probs[np.arange(y.size), y]
 
 
 def brier(labels: ArrayLike, logits: ArrayLike, *, sample_weight: ArrayLike | None = None) -> float:
@@ -79,19 +80,12 @@ def brier(labels: ArrayLike, logits: ArrayLike, *, sample_weight: ArrayLike | No
     Source: Brier, Monthly Weather Review 1950.
     """
     y, z, w = _check(labels, logits, sample_weight)
-    return float(np.average(_brier_terms(y, z), weights=w))
+    return float(np.average(_brier_terms(y, log_softmax(z)), weights=w))
 
 
-def _brier_terms(y: np.ndarray, z: np.ndarray) -> np.ndarray:
-    p = np.exp(log_softmax(z))
+def _brier_terms(y: np.ndarray, log_probs: np.ndarray) -> np.ndarray:
+    p = np.exp(log_probs)
     return np.einsum("ij,ij->i", p, p) - 2.0 * p[np.arange(y.size), y] + 1.0
-
-
-def brier_per_sample(labels: ArrayLike, logits: ArrayLike) -> np.ndarray:
-    """Each sample's term ``Σ_c (p_ic - [y_i = c])²`` of :func:`brier` (whose value is their
-    mean): a row-wise quantity, so it may be computed on blocks of rows of the logits."""
-    y, z, _ = _check(labels, logits, None)
-    return _brier_terms(y, z)
 
 
 def accuracy(
