@@ -215,6 +215,8 @@ def _openmax(ctx: CSFContext) -> np.ndarray:
 
 
 def _logit_csf(name, function, colour, *, calibration="platt", binary="keep") -> CSFSpec:
+    """One of the row-wise logit CSFs of :data:`fdbench.csf.blocks.SOFTMAX_CSFS`, computed with
+    the others in one pass of row blocks (``function`` is its array-level function)."""
     return CSFSpec(
         name,
         function,
