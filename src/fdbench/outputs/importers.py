@@ -173,14 +173,14 @@ def _run_from_arrays(
     labels = _labels_from_float(data["labels"], f"{str(file)!r}: labels")
     group_key = "study" if "study" in data else ("group" if "group" in data else None)
     n = logits.shape[0]
-    if group_key is None:
-        groups = np.full(n, "iid")
-    else:
+    rows_of: dict[str, slice | np.ndarray] = {"iid": slice(0, n)}
+    if group_key is not None:
         groups = np.asarray(data[group_key]).astype(str)
         if groups.shape != (n,):
             raise ValueError(f"{group_key} must have shape ({n},), got {groups.shape}")
-    _, first = np.unique(groups, return_index=True)
-    names = [str(groups[i]) for i in np.sort(first)]
+        _, first = np.unique(groups, return_index=True)
+        names = [str(groups[i]) for i in np.sort(first)]
+        rows_of = {name: _split_rows(groups == name) for name in names}
     optional = {"mcd_logits": ("N, S, K", 3), "features": ("N, D", 2)}
     optional.update({key: ("N", 1) for key in data if key.startswith("head_")})
     arrays = {key: as_real_array(data[key], f"{where}: {key}") for key in optional if key in data}
@@ -200,8 +200,7 @@ def _run_from_arrays(
     heads = {k.removeprefix("head_"): v for k, v in arrays.items() if k.startswith("head_")}
     kinds = dict(kinds or {})
     splits = {}
-    for name in names:
-        rows = _split_rows(groups == name)
+    for name, rows in rows_of.items():
         splits[name] = SplitOutputs(
             labels=labels[rows],
             logits=logits[rows],
