@@ -11,6 +11,11 @@ the logits, and the wall time of ``fdbench evaluate`` over the script's (best of
 ``--before SRC`` also runs ``fdbench evaluate`` from another checkout's ``src`` folder (e.g.
 the main branch) in the same rounds, for a before/after comparison in one session.
 
+Then, per source, the wall time of ``import fdbench.metrics`` and of the modules ``fdbench
+evaluate`` imports to evaluate a ``.npz`` file (:data:`EVALUATE_IMPORTS`), each in a fresh
+interpreter (best of ``--rounds`` interleaved rounds, the interpreter's own start-up, measured
+by ``python -c pass``, subtracted).
+
     PYTHONPATH=src python benchmarks/evaluate_scale.py [--before /path/to/main/src] \
         [--rounds 2] [--scale 1.0]
 """
@@ -51,6 +56,23 @@ confidence = probs.max(axis=1)
 for _ in range(int(sys.argv[2])):
     np.sort(confidence)
 """
+
+
+#: The modules ``fdbench evaluate FILE.npz --out FILE.parquet`` imports (the command, the
+#: reading, CSF and evaluation path, the console tables and the table writer).
+EVALUATE_IMPORTS = (
+    "fdbench.cli.evaluate",
+    "fdbench.core.io",
+    "fdbench.evaluation.runs",
+    "fdbench.evaluation.tables",
+    "fdbench.evaluation.probabilities",
+    "fdbench.evaluation.loss_tables",
+    "fdbench.outputs.load",
+    "fdbench.csf",
+    "fdbench.metrics.conventions",
+    "fdbench.protocol.binary",
+    "fdbench.report.console",
+)
 
 
 def write_logits(path: Path, n: int, k: int, seed: int = 0) -> int:
@@ -132,6 +154,30 @@ def measure_file(path: Path, nbytes: int, sources: dict[str, str], rounds: int, 
         )
 
 
+def _import_seconds(code: str, env: dict[str, str]) -> float:
+    start = time.perf_counter()
+    subprocess.run([sys.executable, "-c", code], env=env, check=True)
+    return time.perf_counter() - start
+
+
+def measure_imports(sources: dict[str, str], rounds: int) -> None:
+    """Best-of-``rounds`` import times per source, the interpreter's start-up subtracted."""
+    codes = {
+        "import fdbench.metrics": "import fdbench.metrics",
+        "the evaluate path's imports": "import " + ", ".join(EVALUATE_IMPORTS),
+    }
+    best: dict[tuple[str, str], float] = {}
+    for _ in range(rounds):
+        for label, src in sources.items():
+            env = _env(src)
+            bare = _import_seconds("pass", env)
+            for what, code in codes.items():
+                seconds = _import_seconds(code, env) - bare
+                best[label, what] = min(seconds, best.get((label, what), seconds))
+    for (label, what), seconds in best.items():
+        print(f"  {what} ({label}): {seconds:.2f} s")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--before", help="src folder of another checkout to compare with")
@@ -154,6 +200,8 @@ def main() -> None:
             print(f"wrote {path.name} in {time.perf_counter() - start:.1f} s")
             measure_file(path, nbytes, sources, args.rounds, work)
             path.unlink()
+    print(f"imports (best of {max(args.rounds, 5)} rounds):")
+    measure_imports(sources, max(args.rounds, 5))
 
 
 if __name__ == "__main__":

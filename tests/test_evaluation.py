@@ -37,13 +37,13 @@ def test_run_table_matches_direct_metrics():
 
 
 def test_logit_scores_once_per_study_equal_per_csf_scores(monkeypatch):
-    """NLL, Brier and balanced accuracy, computed once per study, are the values (and the rows,
-    in order) that evaluate_all gives each CSF from the logits."""
+    """NLL, Brier and balanced accuracy, computed once per study in row blocks, are the values
+    (and the rows, in order) that evaluate_all gives each CSF from the gathered logits."""
     import fdbench.evaluation.confidences as confidences
 
     run = make_run(2)
     shared = evaluate_run(run)
-    monkeypatch.setattr(confidences, "_logit_scores", lambda labels, logits: None)
+    monkeypatch.setattr(confidences, "_logit_scores", lambda es, labels, logits: None)
     per_csf = evaluate_run(run)
     assert shared.equals(per_csf)
     assert {"nll", "brier", "balanced_accuracy"} <= set(shared["metric"])

@@ -582,3 +582,22 @@ def test_evaluate_table_writes_curves_and_refuses_foreign_curves_file(tmp_path):
     assert "curves.parquet" in refused.stderr and not (other / "results.csv").exists()
     named = run_cli("evaluate", str(path), "--out", str(other / "curves.csv"))
     assert named.returncode == 2 and "curves" in named.stderr
+
+
+def test_evaluate_path_imports_no_analysis_optimizer_or_store(tmp_path):
+    """``fdbench evaluate FILE.npz`` imports neither the analyses (scipy.stats), scipy.optimize,
+    scipy.spatial nor zarr: they load where a function needs them (#37: imports <= 0.4 s)."""
+    rng = np.random.default_rng(0)
+    labels = rng.integers(0, 3, 60)
+    np.savez(tmp_path / "outputs.npz", logits=rng.standard_normal((60, 3)), labels=labels)
+    heavy = ("scipy.stats", "scipy.optimize", "scipy.spatial", "zarr", "fdbench.analysis")
+    code = (
+        "import sys\n"
+        "from fdbench.cli.command import main\n"
+        f"sys.argv = ['fdbench', 'evaluate', {str(tmp_path / 'outputs.npz')!r}, '--out', "
+        f"{str(tmp_path / 'results.parquet')!r}]\n"
+        "try:\n    main()\nexcept SystemExit as stop:\n    assert not stop.code, stop.code\n"
+        f"print(sorted(m for m in {heavy!r} if m in sys.modules))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip().splitlines()[-1] == "[]"

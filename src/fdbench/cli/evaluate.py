@@ -205,7 +205,6 @@ def _evaluate(
     losses: tuple[str | None, str | None, str | None] = (None, None, None),
 ) -> None:
     from fdbench.core.io import check_output_file, check_output_folder, verify_if_recorded
-    from fdbench.evaluation.operating_points import parse_operating_point
     from fdbench.evaluation.runs import evaluate_run
     from fdbench.evaluation.tables import evaluate_table, read_confidence_table
     from fdbench.metrics.conventions import OOD_CONVENTION_KEYS, check_convention_keys
@@ -239,7 +238,11 @@ def _evaluate(
             quality=losses[2], bootstrap=bootstrap, seed=seed, name=name,
             operating_point=operating_point, refused=refused,
         )  # fmt: skip
-    request = parse_operating_point(operating_point, seed=seed) if operating_point else None
+    request = None
+    if operating_point:
+        from fdbench.evaluation.operating_points import parse_operating_point
+
+        request = parse_operating_point(operating_point, seed=seed)
     curves_out = points_out = sets_out = None
     if out is not None:
         check_output_file(out, "--out", TABLE_SUFFIXES)

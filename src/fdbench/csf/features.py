@@ -7,7 +7,6 @@ from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import ArrayLike
-from scipy.spatial import cKDTree
 from scipy.special import logsumexp
 
 from ._validation import as_float_array, as_label_array
@@ -166,6 +165,8 @@ class TrustScoreFit:
 
 def _high_density(x: np.ndarray, alpha: float, k: int) -> np.ndarray:
     """Mask of the α-high-density set: points whose k-NN radius is within the (1-α) quantile."""
+    from scipy.spatial import cKDTree
+
     radii = cKDTree(x).query(x, k=min(k, x.shape[0]))[0]
     radii = radii.reshape(x.shape[0], -1)[:, -1]
     return radii <= np.percentile(radii, (1.0 - alpha) * 100.0)

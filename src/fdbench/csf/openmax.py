@@ -7,7 +7,6 @@ from typing import Literal
 
 import numpy as np
 from numpy.typing import ArrayLike
-from scipy.optimize import brentq
 from scipy.special import log_softmax, logsumexp
 
 from ._validation import as_float_array, as_label_array
@@ -107,6 +106,8 @@ def _weibull_mle(x: np.ndarray) -> tuple[float, float]:
     equation), the scale is (mean xᵏ)^(1/k); computed on x / max(x), which leaves k unchanged
     and keeps xᵏ finite for the large shapes a translated tail gives.
     """
+    from scipy.optimize import brentq
+
     top = float(x.max())
     log_y = np.log(x / top)
     mean_log = float(log_y.mean())

@@ -16,6 +16,7 @@ import numpy as np
 
 from fdbench.outputs.schema import RunOutputs, SplitOutputs
 
+from . import blocks
 from . import ensemble as ens
 from . import evidential as edl
 from . import features as feat
@@ -121,6 +122,15 @@ def _logits(ctx: CSFContext) -> np.ndarray:
     )
 
 
+def _softmax_scores(ctx: CSFContext) -> dict[str, np.ndarray]:
+    """The logit CSFs of the split (TEMP-MLS where a temperature is fitted), all computed in one
+    pass of row blocks (:func:`fdbench.csf.blocks.softmax_csfs`) on the first request."""
+    return ctx.once(
+        "softmax_csfs",
+        lambda: blocks.softmax_csfs(_logits(ctx), temperature=_temperature(ctx.run)),
+    )
+
+
 def _has_val_labels(ctx: CSFContext) -> bool:
     val = ctx.run.splits.get("val")
     return val is not None and bool(_labelled(val).any())
@@ -205,12 +215,14 @@ def _openmax(ctx: CSFContext) -> np.ndarray:
 
 
 def _logit_csf(name, function, colour, *, calibration="platt", binary="keep") -> CSFSpec:
+    """One of the row-wise logit CSFs of :data:`fdbench.csf.blocks.SOFTMAX_CSFS`, computed with
+    the others in one pass of row blocks (``function`` is its array-level function)."""
     return CSFSpec(
         name,
         function,
         "logits",
         "logits",
-        lambda ctx: function(_logits(ctx)),
+        lambda ctx: _softmax_scores(ctx)[name],
         calibration=calibration,
         binary=binary,
         colour=colour,
@@ -287,7 +299,7 @@ _BUILTINS = (
         temp.temp_mls,
         "logits; temperature fitted on split 'val' (FD-Shifts)",
         "logits",
-        lambda ctx: temp.temp_mls(_logits(ctx), cast(float, _temperature(ctx.run))),
+        lambda ctx: _softmax_scores(ctx)["TEMP-MLS"],
         _has_val_labels,
         fit="val",
         calibration="temperature",

@@ -6,7 +6,6 @@ from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import ArrayLike
-from scipy.optimize import minimize
 from scipy.special import expit
 
 from ._validation import as_float_array, as_real_array
@@ -65,6 +64,8 @@ def fit_platt(confidence: ArrayLike, correct: ArrayLike) -> PlattScaling:
     values cannot overflow) with L-BFGS and mapped back to ``a``, ``b``.
     A constant confidence gets ``a = 0``.
     """
+    from scipy.optimize import minimize
+
     c = as_float_array(confidence, "confidence", 1)
     y = np.asarray(correct)
     if y.shape != c.shape:

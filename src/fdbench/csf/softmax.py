@@ -9,7 +9,16 @@ from scipy.special import logsumexp
 
 from ._validation import as_float_array, as_real_array
 
-__all__ = ["doctor", "energy", "entropy_from_log_probs", "log_softmax", "mls", "msr", "pe"]
+__all__ = [
+    "doctor",
+    "energy",
+    "entropy_from_log_probs",
+    "log_softmax",
+    "mls",
+    "msr",
+    "msr_from_log_probs",
+    "pe",
+]
 
 
 def log_softmax(logits: ArrayLike, axis: int = -1) -> np.ndarray:
@@ -22,14 +31,18 @@ def entropy_from_log_probs(log_probs: np.ndarray, axis: int = -1) -> np.ndarray:
     return -np.sum(np.exp(log_probs) * log_probs, axis=axis)
 
 
+def msr_from_log_probs(log_probs: np.ndarray) -> np.ndarray:
+    """``max_c p_c`` of N × K log-probabilities, ``exp(max_c log p_c)``."""
+    return np.exp(np.max(log_probs, axis=1))
+
+
 def msr(logits: ArrayLike) -> np.ndarray:
     """Maximum softmax response, ``max_c softmax(z)_c`` in (0, 1].
 
     Hendrycks & Gimpel, "A baseline for detecting misclassified and out-of-distribution
     examples", ICLR 2017.
     """
-    z = as_float_array(logits, "logits", 2)
-    return np.exp(np.max(log_softmax(z), axis=1))
+    return msr_from_log_probs(log_softmax(as_float_array(logits, "logits", 2)))
 
 
 def mls(logits: ArrayLike) -> np.ndarray:

@@ -7,7 +7,6 @@ from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike
-from scipy.optimize import minimize
 from scipy.special import logsumexp
 
 from ._validation import as_float_array, as_label_array
@@ -49,6 +48,8 @@ def _nll_and_grad_in_t(t: float, z: np.ndarray, z_true: np.ndarray) -> tuple[flo
 
 
 def _fit_exact(z: np.ndarray, z_true: np.ndarray) -> float:
+    from scipy.optimize import minimize
+
     result = minimize(
         _nll_and_grad,
         x0=np.zeros(1),

@@ -138,8 +138,10 @@ def evaluate_confidences(
         in_distribution_only = not es.is_new_class.any()
         with_ood = unknown_detection and not in_distribution_only
         study_labels = es.gather(labels) if in_distribution_only else None
-        study_logits = es.gather(logits) if in_distribution_only and logits else None
-        scores = _logit_scores(study_labels, study_logits)
+        with_logits = in_distribution_only and bool(logits)
+        scores = _logit_scores(es, labels, logits) if with_logits else None
+        gathered = with_logits and (scores is None or binary_protocol)
+        study_logits = es.gather(logits) if gathered else None
         for csf, conf in study_confidences.items():
             if scores is None:
                 values = M.evaluate_all(
@@ -175,20 +177,19 @@ def evaluate_confidences(
     return table[ordered + [c for c in table.columns if c not in ordered]]
 
 
-def _logit_scores(labels: np.ndarray | None, logits: np.ndarray | None) -> dict[str, float] | None:
+def _logit_scores(
+    es: EvaluationSet, labels: Mapping[str, np.ndarray], logits: Mapping[str, np.ndarray]
+) -> dict[str, float] | None:
     """The entries of :func:`fdbench.metrics.evaluate_all` that depend on the logits only
-    (``LOGIT_KEYS``: NLL, Brier, balanced accuracy), computed once for every CSF of a study;
-    ``None`` without logits, or when a plug-in metric needs them (then each CSF's
-    ``evaluate_all`` gets the logits)."""
-    if labels is None or logits is None:
-        return None
+    (``LOGIT_KEYS``: NLL, Brier, balanced accuracy), computed once for every CSF of a study,
+    in row blocks of the splits' logits
+    (:func:`fdbench.evaluation.logit_scores.study_logit_scores`); ``None`` when a plug-in
+    metric needs the logits (then each CSF's ``evaluate_all`` gets the study's logits)."""
+    from fdbench.evaluation.logit_scores import study_logit_scores
+
     if any(s.plugin and s.needs_logits for s in M.metric_specs().values()):
         return None
-    return {
-        "nll": M.nll(labels, logits),
-        "brier": M.brier(labels, logits),
-        "balanced_accuracy": M.balanced_accuracy(labels, logits),
-    }
+    return study_logit_scores(es, labels, logits)
 
 
 def _with_scores(values: dict[str, float], scores: dict[str, float]) -> dict[str, float]:

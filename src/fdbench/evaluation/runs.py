@@ -11,7 +11,6 @@ import numpy as np
 import pandas as pd
 
 from fdbench import metrics as M
-from fdbench.analysis.scoring_methods import ensemble_method
 from fdbench.evaluation.confidences import (
     NON_TEST_SPLITS,
     confidence_curves,
@@ -205,7 +204,11 @@ def _group(source, labels, logits, confidences, runs, binary_fpr, rule) -> Predi
 def _run_info(first: RunOutputs, ensemble: bool) -> dict[str, object]:
     info = {k: first.meta[k] for k in ("dataset", "seed") if k in first.meta}
     method = first.meta.get("method", "")
-    info["method"] = ensemble_method(method) if ensemble else method
+    if ensemble:
+        from fdbench.analysis.scoring_methods import ensemble_method
+
+        method = ensemble_method(method)
+    info["method"] = method
     return info
 
 

@@ -47,7 +47,15 @@ from .operating_points import (
 from .population import population_aurc, population_aurc_interval
 from .probabilities import brier_from_probs, check_probs, nll_from_probs
 from .ranking import ap_f_error, ap_f_success, auroc_f, auroc_out, fpr_at_tpr, fpr_at_tpr_out
-from .scoring import accuracy, balanced_accuracy, brier, log_softmax, nll
+from .scoring import (
+    accuracy,
+    balanced_accuracy,
+    balanced_accuracy_of_predictions,
+    brier,
+    log_softmax,
+    nll,
+    per_sample_scores,
+)
 from .selective import (
     augrc,
     augrc_ba,
@@ -112,6 +120,7 @@ __all__ = [
     "auroc_f_ordered",
     "auroc_out",
     "balanced_accuracy",
+    "balanced_accuracy_of_predictions",
     "balanced_residuals",
     "binomial_p_value",
     "bootstrap",
@@ -155,6 +164,7 @@ __all__ = [
     "nll_from_probs",
     "optimal_aurc_augrc",
     "per_class_coverage",
+    "per_sample_scores",
     "population_aurc",
     "population_aurc_interval",
     "register_metric",

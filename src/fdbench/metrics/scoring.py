@@ -7,7 +7,15 @@ from numpy.typing import ArrayLike
 
 from ._validation import as_real_array, rescale_weights
 
-__all__ = ["accuracy", "balanced_accuracy", "brier", "log_softmax", "nll"]
+__all__ = [
+    "accuracy",
+    "balanced_accuracy",
+    "balanced_accuracy_of_predictions",
+    "brier",
+    "log_softmax",
+    "nll",
+    "per_sample_scores",
+]
 
 
 def _check(labels: ArrayLike, logits: ArrayLike, sample_weight: ArrayLike | None):
@@ -51,8 +59,20 @@ def nll(labels: ArrayLike, logits: ArrayLike, *, sample_weight: ArrayLike | None
     classes). Source: Gneiting & Raftery, JASA 2007 (logarithmic score); Jaeger et al., ICLR 2023.
     """
     y, z, w = _check(labels, logits, sample_weight)
-    logp = log_softmax(z)[np.arange(y.size), y]
-    return float(-np.average(logp, weights=w))
+    return float(np.average(_nll_terms(y, log_softmax(z)), weights=w))
+
+
+def per_sample_scores(labels: ArrayLike, logits: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
+    """Each sample's terms of :func:`nll` and :func:`brier` (whose values are their means):
+    ``-log p_i(y_i)`` and ``Σ_c (p_ic - [y_i = c])²``, from one log-softmax. Row-wise
+    quantities, so they may be computed on blocks of rows of the logits."""
+    y, z, _ = _check(labels, logits, None)
+    log_probs = log_softmax(z)
+    return _nll_terms(y, log_probs), _brier_terms(y, log_probs)
+
+
+def _nll_terms(y: np.ndarray, log_probs: np.ndarray) -> np.ndarray:
+    return -log_probs[np.arange(y.size), y]
 
 
 def brier(labels: ArrayLike, logits: ArrayLike, *, sample_weight: ArrayLike | None = None) -> float:
@@ -60,9 +80,12 @@ def brier(labels: ArrayLike, logits: ArrayLike, *, sample_weight: ArrayLike | No
     Source: Brier, Monthly Weather Review 1950.
     """
     y, z, w = _check(labels, logits, sample_weight)
-    p = np.exp(log_softmax(z))
-    per_sample = np.einsum("ij,ij->i", p, p) - 2.0 * p[np.arange(y.size), y] + 1.0
-    return float(np.average(per_sample, weights=w))
+    return float(np.average(_brier_terms(y, log_softmax(z)), weights=w))
+
+
+def _brier_terms(y: np.ndarray, log_probs: np.ndarray) -> np.ndarray:
+    p = np.exp(log_probs)
+    return np.einsum("ij,ij->i", p, p) - 2.0 * p[np.arange(y.size), y] + 1.0
 
 
 def accuracy(
@@ -80,7 +103,24 @@ def balanced_accuracy(
     prediction (scikit-learn's ``balanced_accuracy_score``). Source: Brodersen et al., ICPR 2010.
     """
     y, z, w = _check(labels, logits, sample_weight)
-    correct = (z.argmax(axis=1) == y).astype(np.float64)
+    return _balanced_accuracy(y, z.argmax(axis=1), w)
+
+
+def balanced_accuracy_of_predictions(labels: ArrayLike, predictions: ArrayLike) -> float:
+    """:func:`balanced_accuracy` of given class ``predictions`` (e.g. the arg-max of the logits
+    computed beforehand), unweighted: the mean over the classes present in ``labels`` of the
+    fraction of their samples predicted as their class."""
+    y = np.asarray(labels)
+    pred = np.asarray(predictions)
+    if y.ndim != 1 or y.size == 0 or y.dtype.kind not in "iu" or y.min() < 0:
+        raise ValueError("labels: expected a non-empty vector of class indices >= 0")
+    if pred.shape != y.shape or pred.dtype.kind not in "iu":
+        raise ValueError(f"predictions: expected {y.size} class indices, got {pred.shape}")
+    return _balanced_accuracy(y.astype(np.int64), pred, None)
+
+
+def _balanced_accuracy(y: np.ndarray, predicted: np.ndarray, w: np.ndarray | None) -> float:
+    correct = (predicted == y).astype(np.float64)
     weights = np.ones(y.size) if w is None else w
     per_class = np.bincount(y, weights=weights)
     hit = np.bincount(y, weights=weights * correct)

@@ -1,4 +1,12 @@
-"""The outputs store: schema, readers, writers and importers of other tools' formats."""
+"""The outputs store: schema, readers, writers and importers of other tools' formats.
+
+The store's names are imported from :mod:`fdbench.outputs.store` on first use (module
+``__getattr__``): the store imports zarr, which reading a ``.npz`` file does not need."""
+
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
 
 from .importers import (
     FD_SHIFTS_CORRUPTIONS,
@@ -18,7 +26,19 @@ from .importers import (
 )
 from .load import load_outputs
 from .schema import RunOutputs, SplitOutputs, validate_run, validate_split
-from .store import FORMAT_VERSION, iter_sample_chunks, read_outputs, write_outputs
+
+if TYPE_CHECKING:
+    from .store import FORMAT_VERSION, iter_sample_chunks, read_outputs, write_outputs
+
+#: The names of :mod:`fdbench.outputs.store` this package exports.
+_STORE_NAMES = frozenset({"FORMAT_VERSION", "iter_sample_chunks", "read_outputs", "write_outputs"})
+
+
+def __getattr__(name: str) -> Any:
+    if name in _STORE_NAMES:
+        return getattr(import_module("fdbench.outputs.store"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "FD_SHIFTS_CORRUPTIONS",

@@ -173,14 +173,14 @@ def _run_from_arrays(
     labels = _labels_from_float(data["labels"], f"{str(file)!r}: labels")
     group_key = "study" if "study" in data else ("group" if "group" in data else None)
     n = logits.shape[0]
-    if group_key is None:
-        groups = np.full(n, "iid")
-    else:
+    rows_of: dict[str, slice | np.ndarray] = {"iid": slice(0, n)}
+    if group_key is not None:
         groups = np.asarray(data[group_key]).astype(str)
         if groups.shape != (n,):
             raise ValueError(f"{group_key} must have shape ({n},), got {groups.shape}")
-    _, first = np.unique(groups, return_index=True)
-    names = [str(groups[i]) for i in np.sort(first)]
+        _, first = np.unique(groups, return_index=True)
+        names = [str(groups[i]) for i in np.sort(first)]
+        rows_of = {name: _split_rows(groups == name) for name in names}
     optional = {"mcd_logits": ("N, S, K", 3), "features": ("N, D", 2)}
     optional.update({key: ("N", 1) for key in data if key.startswith("head_")})
     arrays = {key: as_real_array(data[key], f"{where}: {key}") for key in optional if key in data}
@@ -200,15 +200,14 @@ def _run_from_arrays(
     heads = {k.removeprefix("head_"): v for k, v in arrays.items() if k.startswith("head_")}
     kinds = dict(kinds or {})
     splits = {}
-    for name in names:
-        mask = groups == name
+    for name, rows in rows_of.items():
         splits[name] = SplitOutputs(
-            labels=labels[mask],
-            logits=logits[mask],
-            mcd_logits=None if mcd is None else mcd[mask],
-            features=None if features is None else features[mask],
-            heads={h: v[mask] for h, v in heads.items()},
-            kind=kinds.get(name, _default_kind(name, labels[mask])),
+            labels=labels[rows],
+            logits=logits[rows],
+            mcd_logits=None if mcd is None else mcd[rows],
+            features=None if features is None else features[rows],
+            heads={h: v[rows] for h, v in heads.items()},
+            kind=kinds.get(name, _default_kind(name, labels[rows])),
         )
     run_meta = dict(meta or {})
     if "classes" in data and "classes" not in run_meta:
@@ -216,6 +215,15 @@ def _run_from_arrays(
     run = RunOutputs(splits=splits, meta=run_meta)
     validate_run(run)
     return run
+
+
+def _split_rows(mask: np.ndarray) -> slice | np.ndarray:
+    """The rows of one split: a slice when they are consecutive (a file of one split, or of
+    splits stored one after another), whose arrays are views of the file's arrays instead of
+    copies (the logits are held once), else the boolean ``mask``."""
+    where = np.flatnonzero(mask)
+    first, last = int(where[0]), int(where[-1])
+    return slice(first, last + 1) if last - first + 1 == where.size else mask
 
 
 #: Suffixes of files written by ``torch.save`` that :func:`import_torch` reads.

@@ -13,7 +13,6 @@ from .importers import (
     import_torch,
 )
 from .schema import RunOutputs
-from .store import read_outputs
 
 
 def load_outputs(path: str | os.PathLike[str]) -> RunOutputs:
@@ -39,6 +38,8 @@ def load_outputs(path: str | os.PathLike[str]) -> RunOutputs:
                 f"FD-Shifts test_results folder (expected raw_logits.npz, optionally "
                 f"{', '.join(FD_SHIFTS_OPTIONAL_FILES)}); it holds {shown}"
             )
+        from .store import read_outputs
+
         return read_outputs(path)
     if path.suffix.lower() == ".npz":
         return import_npz(path)

@@ -250,6 +250,10 @@ def _study_table_stem(protocol: str, study: object) -> str:
 def print_unknown_detection(results: pd.DataFrame, *, iid_study: str = "iid") -> None:
     """Print Kim et al.'s Table 5 layout when the results hold the pooled unknown-detection
     study (:func:`fdbench.report.unknown_detection_summary`); nothing otherwise."""
+    from fdbench.protocol import UNKNOWN_STUDY
+
+    if "study" in results.columns and not (results["study"] == UNKNOWN_STUDY).any():
+        return  # no pooled study: the summary (and its analyses' imports) is not needed
     from rich.table import Table
 
     from fdbench.report import unknown_detection_display, unknown_detection_summary
