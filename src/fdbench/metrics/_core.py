@@ -434,14 +434,14 @@ def optimal_from_counts(
 class FailureIndex:
     """Where the failures of 0/1 residuals sit in a :class:`Ranking`, for bulk weighting."""
 
-    columns: np.ndarray
-    """Sample indices of the failures, in descending-confidence order."""
     per_group: np.ndarray
     """Number of failures up to the end of each tie group (T,)."""
     groups: np.ndarray
     """Indices of the tie groups holding at least one failure."""
     tie_free: bool
     """Every tie group is one sample (a failure's group holds that failure only)."""
+    positions: np.ndarray
+    """Positions of the failures in the ranking's order (ascending)."""
 
 
 def failure_index(ranking: Ranking, residuals: np.ndarray) -> FailureIndex:
@@ -450,8 +450,8 @@ def failure_index(ranking: Ranking, residuals: np.ndarray) -> FailureIndex:
     per_sample = np.cumsum(r_sorted).astype(np.intp)
     per_group = ranking.at_ends(per_sample)
     groups = np.flatnonzero(np.diff(per_group, prepend=0) > 0)
-    columns = ranking.order[np.flatnonzero(r_sorted)]
-    return FailureIndex(columns, per_group, groups, ranking.ends is None)
+    positions = np.flatnonzero(r_sorted)
+    return FailureIndex(per_group, groups, ranking.ends is None, positions)
 
 
 class Workspace:
@@ -507,8 +507,8 @@ def binary_cumulative(
 ) -> tuple[np.ndarray, np.ndarray]:
     """W and L (float64) at the tie-group ends for each row of ``weights``, 0/1 residuals.
 
-    ``weights`` (B, M) may cover more samples than the ranking's N: ``ranking.order`` and
-    ``failures.columns`` index its columns.
+    ``weights`` (B, M) may cover more samples than the ranking's N: ``ranking.order`` indexes
+    its columns.
 
     One cumulative sum over all samples (W) and one over the failures only (L), in the dtype
     of ``weights``: integer weights (bootstrap counts) are summed in integer arithmetic, which
@@ -522,14 +522,15 @@ def binary_cumulative(
     W = work.big(0, rows, t)
     ws = work.weights(0, rows, n)
     np.take(weights, ranking.order, axis=1, out=ws, mode="clip")
+    # the failures' weights from the rows just gathered (in cache, read in order)
+    fail = work.fail(rows, failures.positions.size)
+    np.take(ws, failures.positions, axis=1, out=fail, mode="clip")
     np.cumsum(ws, axis=1, out=ws)
     if ranking.ends is not None:
         ends = work.weights(1, rows, t)
         np.take(ws, ranking.ends, axis=1, out=ends, mode="clip")
         ws = ends
     np.copyto(W, ws)
-    fail = work.fail(rows, failures.columns.size)
-    np.take(weights, failures.columns, axis=1, out=fail, mode="clip")
     lf = work.fail_cum[:rows]
     np.cumsum(fail, axis=1, out=lf[:, 1:])
     lf_float = work.fail_cum_float[:rows]
