@@ -9,8 +9,11 @@ unfiltered set, shared by every run), the per-column tables, rank-then-aggregate
 over all columns, the Wilcoxon/Holm maps over all scoring methods and the paired Δ intervals of
 every ordered pair, each for the three metrics.
 
+``--wide`` times instead the paired bootstrap of one run with 23 scores (the CSFs of the default
+benchmark) over 10,000 resamples of 10,000 samples, the three metrics (issue #37's second size).
+
     OMP_NUM_THREADS=1 PYTHONPATH=src taskset -c 0 python benchmarks/leaderboard_scale.py \
-        [--studies 20 --seeds 5 --samples 10000 --resamples 500]
+        [--studies 20 --seeds 5 --samples 10000 --resamples 500] [--wide]
 """
 
 from __future__ import annotations
@@ -72,13 +75,34 @@ def timed(stages: dict[str, tuple[float, float]], name: str, fn, *args, **kwargs
     return out
 
 
+def wide(n_scores: int, n: int, n_resamples: int) -> None:
+    """Time the paired bootstrap of one run with ``n_scores`` CSFs on ``n`` samples."""
+    rng = np.random.default_rng(0)
+    residuals = (rng.uniform(size=n) < 0.1).astype(np.float64)
+    confidences = {
+        f"csf{k:02d}": rng.normal(size=n) - (0.4 + 0.05 * k) * residuals for k in range(n_scores)
+    }
+    task = PairedSamples("synthetic", "ce", 0, "iid", residuals, confidences)
+    stages: dict[str, tuple[float, float]] = {}
+    timed(stages, "paired bootstrap", paired_bootstrap, [task], n_resamples=n_resamples, seed=0)
+    wall, cpu = stages["paired bootstrap"]
+    print(
+        f"{n_scores} scores x {n_resamples} paired resamples of {n} samples: "
+        f"wall {wall:.2f} s, CPU {cpu:.2f} s"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--studies", type=int, default=20)
     parser.add_argument("--seeds", type=int, default=5)
     parser.add_argument("--samples", type=int, default=10_000)
     parser.add_argument("--resamples", type=int, default=500)
+    parser.add_argument("--wide", action="store_true", help="23 scores x 10,000 resamples")
     args = parser.parse_args()
+    if args.wide:
+        wide(23, args.samples, 10_000)
+        return
     tasks = synthetic_tasks(args.studies, args.seeds, args.samples)
     n_scoring = sum(len(csfs) for _, csfs, _ in METHODS)
     print(

@@ -1,5 +1,7 @@
 """Bootstrap: seeded counts, stratification, pairing, and equality with explicit resampling."""
 
+from dataclasses import replace
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -160,23 +162,36 @@ def test_working_points_equal_explicit_resampling(data):
     ).all()
 
 
-@pytest.mark.parametrize("n", [7, 100, 4095, 4096, 4099, 6001])
-@pytest.mark.parametrize("dtype", [np.float64, np.int32])
-def test_gathered_cumsum_equals_cumsum_of_the_gathered_weights(n, dtype):
-    from fdbench.metrics._core import gathered_cumsum, scan_index
+@pytest.mark.parametrize("n", [1, 7, 100, 6001])
+@pytest.mark.parametrize("ties", [True, False])
+def test_integer_counts_give_the_cumulative_sums_of_their_gathered_values(n, ties):
+    """binary_cumulative over int32 counts of a wider set (columns picked by the order) equals
+    the float64 cumulative sums of the gathered counts, at every tie-group end."""
+    from fdbench.metrics._core import Workspace, binary_cumulative, failure_index, rank
 
     rng = np.random.default_rng(n)
-    weights = rng.integers(0, 5, size=(3, n + 11), dtype=np.int32)
-    index = rng.permutation(n + 11)[:n]
-    out = np.empty((3, n), dtype=dtype)
-    buffer = np.empty(3 * n + 5, dtype=np.int32)
-    gathered_cumsum(weights, scan_index(index), out, buffer)
-    np.testing.assert_array_equal(out, np.cumsum(weights[:, index], axis=1))
+    counts = rng.integers(0, 5, size=(3, n + 11), dtype=np.int32)
+    picked = rng.permutation(n + 11)[:n]
+    r = (rng.random(n) < 0.4).astype(float)
+    c = np.round(rng.random(n), 1) if ties else rng.random(n)
+    ranking = rank(c)
+    failures = failure_index(ranking, r)
+    ranking = replace(ranking, order=picked[ranking.order])
+    work = Workspace(3, n, int(r.sum()), np.int32)
+    W, L = binary_cumulative(ranking, failures, counts, work)
+    gathered = counts[:, ranking.order].astype(np.float64)
+    every_w = np.cumsum(gathered, axis=1)
+    every_l = np.cumsum(gathered * r[rank(c).order], axis=1)
+    ends = slice(None) if ranking.ends is None else ranking.ends
+    np.testing.assert_array_equal(W, every_w[:, ends])
+    np.testing.assert_array_equal(L, every_l[:, ends])
+    fail_cum = np.cumsum(counts[:, ranking.order[failures.positions]], axis=1)
+    np.testing.assert_array_equal(work.fail_cum_float[:3, 1:], fail_cum)
 
 
 @pytest.mark.parametrize("ties", [True, False])
 def test_large_bootstrap_equals_explicit_resampling(ties):
-    """Sets large enough for the segmented prefix sums, of all samples and of the failures."""
+    """Thousands of samples and of failures, each block of resamples holding several rows."""
     rng = np.random.default_rng(5)
     n = 9000
     r = (rng.random(n) < 0.55).astype(float)

@@ -133,7 +133,7 @@ def _filtered_metrics(
     ``n`` unfiltered samples) at the run's ``positions``, each CSF sorted once and evaluated on
     every resample in blocks, as :func:`fdbench.metrics.bootstrap` does (its sample-weight path
     would turn the counts into floating-point weights, about a quarter slower). Each CSF's
-    order and failure columns are mapped to the unfiltered set once, so that every block
+    order is mapped to the unfiltered set once, so that every block
     gathers its sorted weights from the counts directly."""
     from fdbench.metrics._core import Workspace
     from fdbench.metrics._validation import check_inputs
@@ -148,11 +148,7 @@ def _filtered_metrics(
     for csf, conf in confidences.items():
         r, c, _, _ = check_inputs(residuals, conf)
         s = _prepare_csf(r, c, False, True)
-        placed = replace(
-            s,
-            ranking=replace(s.ranking, order=positions[s.ranking.order]),
-            failures=replace(s.failures, columns=positions[s.failures.columns]),
-        )
+        placed = replace(s, ranking=replace(s.ranking, order=positions[s.ranking.order]))
         prepared[csf] = (placed, c)
     chunk = max(1, _CHUNK_ELEMENTS // max(residuals.size, 1))
     work = Workspace(min(chunk, n_resamples), residuals.size, int(residuals.sum()), np.int32)

@@ -8,7 +8,6 @@ occur in bootstrap resamples) and contribute nothing.
 
 from __future__ import annotations
 
-import functools
 import math
 import struct
 import threading
@@ -35,11 +34,6 @@ class Ranking:
     def n_groups(self) -> int:
         return self.thresholds.size
 
-    @functools.cached_property
-    def scan_order(self) -> np.ndarray:
-        """:func:`scan_index` of ``order``, for :func:`gathered_cumsum`."""
-        return scan_index(self.order)
-
     def at_ends(self, cumulative: np.ndarray) -> np.ndarray:
         """Select the tie-group ends of a cumulative array (last axis in sorted order)."""
         return cumulative if self.ends is None else cumulative[..., self.ends]
@@ -57,69 +51,6 @@ class Ranking:
         else:
             np.take(values, self.order, out=out)
         return self.at_ends(np.cumsum(out, out=out))
-
-
-#: Rows of an integer prefix sum are scanned as this many contiguous segments side by side.
-SCAN_SEGMENTS = 4
-#: Shortest segment worth the extra calls that join the segments (a few microseconds each).
-_MIN_SEGMENT = 1024
-
-
-def _segment_length(n: int) -> int:
-    """The length of each of the :data:`SCAN_SEGMENTS` segments of a row of ``n`` (0: the row
-    is scanned as it is)."""
-    m = n // SCAN_SEGMENTS
-    return m if m >= _MIN_SEGMENT else 0
-
-
-def scan_index(index: np.ndarray) -> np.ndarray:
-    """``index`` reordered so that a gather with it lays out each row for
-    :func:`gathered_cumsum`: its first ``S·m`` entries (S = :data:`SCAN_SEGMENTS` segments of
-    m) interleaved segment by segment, position ``i·S + s`` holding entry ``s·m + i``; the
-    remaining tail as it is."""
-    index = np.asarray(index)
-    m = _segment_length(index.size)
-    if not m:
-        return np.ascontiguousarray(index)
-    main = m * SCAN_SEGMENTS
-    head = index[:main].reshape(SCAN_SEGMENTS, m).T.ravel()
-    return np.concatenate([head, index[main:]])
-
-
-def gathered_cumsum(
-    weights: np.ndarray, scan: np.ndarray, out: np.ndarray, buffer: np.ndarray
-) -> np.ndarray:
-    """Inclusive prefix sums of integer ``weights`` (B, M) gathered along a row order:
-    ``out[:, j] = sum_{i <= j} weights[:, index[i]]``, with ``scan = scan_index(index)``.
-
-    Integer sums are exact in any order, so the result equals ``np.cumsum`` of the gathered
-    weights (cast to ``out``'s dtype, e.g. float64). It is computed faster: NumPy's cumulative
-    sum along a row runs one dependent addition per element (about 2.6 ns here), whereas the
-    interleaved layout lets it add S independent segments at once (about 0.6 ns per element);
-    one pass then adds to each segment the totals of the segments before it and writes the
-    row in order. ``buffer`` is a contiguous scratch array of the weights' dtype with at least
-    B·N elements (N = ``scan.size``); the sums must fit in it.
-    """
-    rows, n = weights.shape[0], scan.size
-    gathered = buffer.reshape(-1)[: rows * n].reshape(rows, n)
-    np.take(weights, scan, axis=1, out=gathered, mode="clip")
-    m = _segment_length(n)
-    if not m:
-        np.cumsum(gathered, axis=1, out=gathered)
-        np.copyto(out, gathered)
-        return out
-    main = m * SCAN_SEGMENTS
-    blocks = gathered[:, :main].reshape(rows, m, SCAN_SEGMENTS)
-    np.cumsum(blocks, axis=1, out=blocks)
-    ends = np.cumsum(blocks[:, -1, :], axis=1, dtype=blocks.dtype)
-    segments = out[:, :main].reshape(rows, SCAN_SEGMENTS, m)
-    np.copyto(segments[:, 0, :], blocks[:, :, 0])
-    np.add(blocks[:, :, 1:].transpose(0, 2, 1), ends[:, :-1, None], out=segments[:, 1:, :])
-    if main < n:
-        tail = gathered[:, main:]
-        np.cumsum(tail, axis=1, out=tail)
-        np.add(tail, ends[:, -1:], out=out[:, main:])
-    return out
 
 
 class ScratchPool(threading.local):
@@ -503,19 +434,14 @@ def optimal_from_counts(
 class FailureIndex:
     """Where the failures of 0/1 residuals sit in a :class:`Ranking`, for bulk weighting."""
 
-    columns: np.ndarray
-    """Sample indices of the failures, in descending-confidence order."""
     per_group: np.ndarray
     """Number of failures up to the end of each tie group (T,)."""
     groups: np.ndarray
     """Indices of the tie groups holding at least one failure."""
     tie_free: bool
     """Every tie group is one sample (a failure's group holds that failure only)."""
-
-    @functools.cached_property
-    def scan_columns(self) -> np.ndarray:
-        """:func:`scan_index` of ``columns``, for :func:`gathered_cumsum`."""
-        return scan_index(self.columns)
+    positions: np.ndarray
+    """Positions of the failures in the ranking's order (ascending)."""
 
 
 def failure_index(ranking: Ranking, residuals: np.ndarray) -> FailureIndex:
@@ -524,8 +450,8 @@ def failure_index(ranking: Ranking, residuals: np.ndarray) -> FailureIndex:
     per_sample = np.cumsum(r_sorted).astype(np.intp)
     per_group = ranking.at_ends(per_sample)
     groups = np.flatnonzero(np.diff(per_group, prepend=0) > 0)
-    columns = ranking.order[np.flatnonzero(r_sorted)]
-    return FailureIndex(columns, per_group, groups, ranking.ends is None)
+    positions = np.flatnonzero(r_sorted)
+    return FailureIndex(per_group, groups, ranking.ends is None, positions)
 
 
 class Workspace:
@@ -581,42 +507,34 @@ def binary_cumulative(
 ) -> tuple[np.ndarray, np.ndarray]:
     """W and L (float64) at the tie-group ends for each row of ``weights``, 0/1 residuals.
 
-    ``weights`` (B, M) may cover more samples than the ranking's N: ``ranking.order`` and
-    ``failures.columns`` index its columns.
+    ``weights`` (B, M) may cover more samples than the ranking's N: ``ranking.order`` indexes
+    its columns.
 
     One cumulative sum over all samples (W) and one over the failures only (L), in the dtype
-    of ``weights`` (integer weights with :func:`gathered_cumsum`). The results are views into
-    ``work`` (big scratch arrays 0 and 1), valid until its next use; ``work`` also keeps the
-    failures' cumulative weight (``fail_cum_float``, a leading 0) and, for float weights,
-    their weights, for :func:`augrc_auroc_binary`.
+    of ``weights``: integer weights (bootstrap counts) are summed in integer arithmetic, which
+    is exact in any order and several times faster than a floating-point cumulative sum. The
+    results are views into ``work`` (big scratch arrays 0 and 1), valid until its next use;
+    ``work`` also keeps the failures' cumulative weight (``fail_cum_float``, a leading 0) and,
+    for float weights, their weights, for :func:`augrc_auroc_binary`.
     """
     rows, n = weights.shape[0], ranking.order.size
     t = ranking.n_groups
     W = work.big(0, rows, t)
+    ws = work.weights(0, rows, n)
+    np.take(weights, ranking.order, axis=1, out=ws, mode="clip")
+    # the failures' weights from the rows just gathered (in cache, read in order)
+    fail = work.fail(rows, failures.positions.size)
+    np.take(ws, failures.positions, axis=1, out=fail, mode="clip")
+    np.cumsum(ws, axis=1, out=ws)
+    if ranking.ends is not None:
+        ends = work.weights(1, rows, t)
+        np.take(ws, ranking.ends, axis=1, out=ends, mode="clip")
+        ws = ends
+    np.copyto(W, ws)
+    lf = work.fail_cum[:rows]
+    np.cumsum(fail, axis=1, out=lf[:, 1:])
     lf_float = work.fail_cum_float[:rows]
-    if work.integer:
-        gathered = work.weights(0, rows, n)
-        if ranking.ends is None:
-            gathered_cumsum(weights, ranking.scan_order, W, gathered)
-        else:
-            every = gathered_cumsum(weights, ranking.scan_order, work.big(2, rows, n), gathered)
-            np.take(every, ranking.ends, axis=1, out=W, mode="clip")
-        k = failures.columns.size
-        gathered_cumsum(weights, failures.scan_columns, lf_float[:, 1:], work.fail(rows, k))
-    else:
-        ws = work.weights(0, rows, n)
-        np.take(weights, ranking.order, axis=1, out=ws, mode="clip")
-        np.cumsum(ws, axis=1, out=ws)
-        if ranking.ends is not None:
-            ends = work.weights(1, rows, t)
-            np.take(ws, ranking.ends, axis=1, out=ends, mode="clip")
-            ws = ends
-        np.copyto(W, ws)
-        fail = work.fail(rows, failures.columns.size)
-        np.take(weights, failures.columns, axis=1, out=fail, mode="clip")
-        lf = work.fail_cum[:rows]
-        np.cumsum(fail, axis=1, out=lf[:, 1:])
-        np.copyto(lf_float, lf)
+    np.copyto(lf_float, lf)
     L = work.big(1, rows, t)
     np.take(lf_float, failures.per_group, axis=1, out=L, mode="clip")
     return W, L
