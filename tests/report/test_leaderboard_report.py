@@ -12,7 +12,6 @@ from fdbench import metrics as M
 from fdbench.analysis import leaderboard as lb
 from fdbench.analysis.paired import PairedSamples, paired_bootstrap
 from fdbench.report.sections.leaderboard import leaderboard_frame, read_leaderboard
-from fdbench.training.methods import method_names
 
 from .conftest import METHODS, SEEDS, _study_data, build_inputs, write_run_folder
 
@@ -21,11 +20,7 @@ KINDS = {"ce": "ce", "dg": "deepgamblers"}
 
 
 def _leaderboard_files(folder) -> pd.DataFrame:
-    """The analysis stage's leaderboard files for synthetic runs of two methods, named as the
-    benchmark names them: its training methods hand their display prefixes to the analysis
-    when they register (``ce`` -> MSR, ``deepgamblers`` -> DG-MSR), as ``write_report`` and
-    the benchmark do before they analyse."""
-    method_names()
+    """The analysis stage's leaderboard files for synthetic runs of two methods."""
     rows, tasks = [], []
     for m, method in enumerate(METHODS):
         for seed in SEEDS:
