@@ -102,8 +102,8 @@ WORKER_CONFIG = {"distributed.worker.profile.enabled": False}
 """Dask configuration of local worker processes: no statistical profiler. It samples every
 worker's stack each 10 ms and keeps the source lines and call trees of the last 1 000 seconds,
 for a dashboard that :func:`local_cluster` does not start; in a worker evaluating zoo members
-(N = 10 000, K = 100: 12.2 MiB of logits each) it grew the resident memory by ~0.7 MiB per
-member, to +29 MiB after 25 members instead of +14 MiB (benchmarks/RESULTS.md)."""
+(N = 10 000, K = 100: 12.2 MiB of logits each) it grew the resident memory by ~0.4 MiB per
+member, to +29 MiB after 30 members instead of +14 MiB (benchmarks/RESULTS.md)."""
 
 
 def local_cluster(workers: int) -> Any:
