@@ -116,8 +116,7 @@ def local_cluster(workers: int) -> Any:
     act on SIGINT: they start with it blocked (:func:`_sigint_blocked`) and ignore it once they
     are up (:func:`dask_setup`, preloaded), so a Ctrl-C at the terminal, even while they still
     import, interrupts this process only, which stops the cluster, instead of printing a
-    traceback from every worker. A Ctrl-C while the cluster starts is raised here once it is
-    up, after closing it.
+    traceback from every worker.
     """
     import logging
     import warnings
@@ -154,9 +153,10 @@ def local_cluster(workers: int) -> Any:
 def _sigint_blocked() -> Iterator[list[Any]]:
     """Block SIGINT in this thread while the block runs; the threads it starts (dask's event
     loop, which spawns the worker processes) and the processes they start inherit the mask,
-    so a worker receives no SIGINT while it imports. A SIGINT that arrived meanwhile is raised
-    as ``KeyboardInterrupt`` when the block ends, after closing the clusters the block appended
-    to the list it was given.
+    so a worker receives no SIGINT while it imports. This process still gets it: through
+    another of its threads right away, or, where no other thread can take it, as
+    ``KeyboardInterrupt`` when the block ends, after closing the clusters the block appended to
+    the list it was given.
 
     The resource tracker of ``multiprocessing`` is started first: starting it unblocks SIGINT
     in the thread that starts it (CPython's ``resource_tracker.ensure_running``), which would
