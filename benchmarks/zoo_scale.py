@@ -6,7 +6,10 @@ stored validation split so the job declares its 1 000/9 000 split, an OOD pool o
 every analysis (evaluation, tables, figures, report), reporting the peak resident memory of the
 process (in this process with ``--workers 0``; with ``--workers N``, on a local cluster of N worker
 processes, the peak of this process and, per worker, how far its peak resident memory rose
-above what it held once fdbench was imported, against the size of one member's logits).
+against the size of one member's logits: from what it held once fdbench was imported ("raw")
+and from what it held once it had also evaluated and written a tiny member ("warm": the code
+and buffers loaded on first use are then in place, so the rise is what the members' data
+costs).
 
 Part 2 writes one member with N = 50 000, K = 1 000 float64 test logits and a 50 000-sample OOD
 pool (250 classes × 200), in a child process, then evaluates it in a fresh child process and
@@ -45,21 +48,25 @@ def _status_mib(field: str) -> float:
     raise RuntimeError(f"/proc/self/status has no {field}")
 
 
-def _worker_baseline(warm: bool) -> float:
-    """In a worker: import what evaluating a member needs (with ``warm``, evaluate a tiny
-    member too, so that the modules loaded on first use are loaded), reset the peak resident
-    memory to the current one (``/proc/self/clear_refs``) and return it (MiB)."""
-    import fdbench.jobs.zoo  # noqa: F401
+def _worker_baseline() -> tuple[float, float]:
+    """In a worker: the resident memory (MiB) once what evaluating a member needs is imported
+    ("raw"), and once a tiny member was also evaluated and written by the member job
+    (:func:`fdbench.jobs.zoo.member_jobs`), so that the code and buffers loaded on first use
+    (Parquet writer, lazily imported modules) are in place ("warm"). The peak resident memory
+    is then reset to the current one (``/proc/self/clear_refs``)."""
+    from fdbench.jobs.zoo import member_jobs
+    from fdbench.zoo import parse_zoo_config
+    from fdbench.zoo.synthetic import make_synthetic_zoo
 
-    if warm:
-        from fdbench.zoo import discover_members, evaluate_member, parse_zoo_config
-        from fdbench.zoo.synthetic import make_synthetic_zoo
-
-        with tempfile.TemporaryDirectory() as tmp:
-            make_synthetic_zoo(tmp, n_members=1, n_test=300, n_ood_classes=30, mcd_members=1)
-            evaluate_member(discover_members(tmp)[0], parse_zoo_config({"name": "w", "zoo": tmp}))
+    raw = _status_mib("VmRSS")
+    with tempfile.TemporaryDirectory() as tmp:
+        make_synthetic_zoo(Path(tmp, "zoo"), n_members=1, n_test=300, n_ood_classes=30)
+        config = parse_zoo_config({"name": "w", "zoo": str(Path(tmp, "zoo"))})
+        (job,) = member_jobs(config, Path(tmp, "run"))
+        job.output.parent.mkdir(parents=True)
+        job.fn(*job.args)
     Path("/proc/self/clear_refs").write_text("5")
-    return _status_mib("VmRSS")
+    return raw, _status_mib("VmRSS")
 
 
 def _worker_peak() -> float:
@@ -78,9 +85,7 @@ def _logits_mib(folder: Path) -> tuple[float, float]:
     return min(sizes) / 2**20, max(sizes) / 2**20
 
 
-def part_zoo(
-    folder: Path, members: int, workers: int, mcd_members: int = 5, warm: bool = False
-) -> None:
+def part_zoo(folder: Path, members: int, workers: int, mcd_members: int = 5) -> None:
     from fdbench.jobs.zoo import run_zoo
     from fdbench.zoo import parse_zoo_config
     from fdbench.zoo.synthetic import make_synthetic_zoo
@@ -111,18 +116,20 @@ def part_zoo(
         from fdbench.core.runner import local_cluster
 
         with local_cluster(workers) as cluster, Client(cluster) as client:
-            baseline = client.run(_worker_baseline, warm)
+            baseline = client.run(_worker_baseline)
             start, cpu = time.perf_counter(), time.process_time()
             run_zoo(config, folder / "run", scheduler=cluster.scheduler_address)
             wall = time.perf_counter() - start
             peaks = client.run(_worker_peak)
-        for address, rss in sorted(baseline.items()):
-            rise = peaks[address] - rss
+        for address, (raw, warm) in sorted(baseline.items()):
+            peak = peaks[address]
             print(
-                f"worker {address}: {rss:.0f} MiB after imports, peak {peaks[address]:.0f} "
-                f"MiB: +{rise:.0f} MiB = {rise / smallest:.2f} × a plain member's logits "
-                f"({smallest:.1f} MiB), {rise / largest:.2f} × the largest member's "
-                f"({largest:.1f} MiB, MC-dropout passes)"
+                f"worker {address}: {raw:.0f} MiB after imports, {warm:.0f} MiB warm, peak "
+                f"{peak:.0f} MiB; rise from warm +{peak - warm:.0f} MiB = "
+                f"{(peak - warm) / smallest:.2f} × a plain member's logits ({smallest:.1f} MiB), "
+                f"{(peak - warm) / largest:.2f} × the largest member's ({largest:.1f} MiB); "
+                f"raw rise +{peak - raw:.0f} MiB = {(peak - raw) / smallest:.2f} × / "
+                f"{(peak - raw) / largest:.2f} ×"
             )
     print(
         f"zoo of {members} members, all analyses: {wall:.1f} s wall, "
@@ -178,17 +185,12 @@ def main() -> None:
     parser.add_argument("--members", type=int, default=100)
     parser.add_argument("--workers", type=int, default=0)
     parser.add_argument("--mcd-members", type=int, default=5)
-    parser.add_argument(
-        "--warm-workers",
-        action="store_true",
-        help="measure each worker's memory from after it evaluated a tiny member",
-    )
     parser.add_argument("--skip-imagenet", action="store_true")
     parser.add_argument("--skip-zoo", action="store_true")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="fdbench-zoo-scale-") as tmp:
         if not args.skip_zoo:
-            part_zoo(Path(tmp), args.members, args.workers, args.mcd_members, args.warm_workers)
+            part_zoo(Path(tmp), args.members, args.workers, args.mcd_members)
         if not args.skip_imagenet:
             part_imagenet(Path(tmp))
 

@@ -621,6 +621,50 @@ def test_a_fresh_page_shows_the_wall_time_of_its_run(sequential):
     assert "<dt>wall time</dt>" in page and "analysis_report" in page
 
 
+def test_files_the_step_did_not_write_again_are_removed(tmp_path):
+    from fdbench.core.io import checksum_path, write_table, write_text
+    from fdbench.jobs.benchmark import analysis_files, file_identities, remove_unwritten
+
+    table = pd.DataFrame({"a": [1, 2]})
+    for name in ("results.parquet", "leaderboard.csv", "bootstrap.parquet"):
+        write_table(table, tmp_path / name)
+    write_text(tmp_path / "config.json", "{}")
+    earlier = file_identities(tmp_path, analysis_files(tmp_path))
+    assert set(earlier) == {"results.parquet", "leaderboard.csv", "bootstrap.parquet"}
+    write_table(table, tmp_path / "results.parquet")  # the same content, written again
+    write_table(table, tmp_path / "curves.parquet")  # new
+    assert remove_unwritten(tmp_path, earlier) == ["bootstrap.parquet", "leaderboard.csv"]
+    assert analysis_files(tmp_path) == ["curves.parquet", "results.parquet"]
+    assert not checksum_path(tmp_path / "leaderboard.csv").exists()
+    assert (tmp_path / "config.json").is_file()
+    assert remove_unwritten(tmp_path, file_identities(tmp_path, ["results.parquet"])) == [
+        "results.parquet"
+    ]
+
+
+def test_an_analysis_of_other_settings_leaves_no_stale_files(config, sequential, tmp_path):
+    """Resumed with ``n_bootstrap: 0``, the analysis writes no bootstrap or leaderboard tables;
+    those of the earlier analysis are removed instead of being sealed with the new results."""
+    import shutil
+
+    from fdbench.jobs.benchmark import analysis_files
+    from fdbench.report import read_run_inputs
+
+    run_dir, _ = sequential
+    copy = tmp_path / "run"
+    shutil.copytree(run_dir, copy)
+    before = set(analysis_files(copy))
+    assert {"bootstrap.parquet", "leaderboard.csv", "leaderboard_ranks.csv"} <= before
+    other = config.model_copy(
+        update={"analysis": config.analysis.model_copy(update={"n_bootstrap": 0})}
+    )
+    run_benchmark(other, copy)
+    after = set(analysis_files(copy))
+    assert not after & {"bootstrap.parquet", "leaderboard.csv", "leaderboard_ranks.csv"}
+    assert {"results.parquet", "results.csv", "curves.parquet"} <= after < before
+    assert read_run_inputs(copy).bootstrap is None
+
+
 def test_the_analysis_files_are_read_only_together(sequential, tmp_path):
     """#34 principle 4: a run's analysis files (results, bootstrap, curves, leaderboard, ...)
     are sealed as one unit once the analysis is complete. ``fdbench report`` re-renders the page

@@ -107,6 +107,77 @@ def test_local_workers_have_one_thread_and_no_malloc_trim():
     }
 
 
+def _profiling(dask_worker) -> bool:
+    return "profile" in dask_worker.periodic_callbacks
+
+
+def test_local_workers_run_no_statistical_profiler():
+    """Its samples grew a zoo worker by ~0.7 MiB per member (core.runner.WORKER_CONFIG)."""
+    from dask.distributed import Client
+
+    from fdbench.core.runner import local_cluster
+
+    with local_cluster(1) as cluster, Client(cluster) as client:
+        assert list(client.run(_profiling).values()) == [False]
+
+
+SIGINT_WHILE_STARTING = """
+import os, signal, sys, threading, psutil
+from dask.distributed import Client
+from fdbench.core.runner import local_cluster
+
+up = threading.Event()
+hit = set()
+
+def interrupt_workers():
+    # SIGINT to every spawned worker process from the moment it exists (still importing)
+    while not up.is_set():
+        for child in psutil.Process().children(recursive=True):
+            try:
+                if "spawn_main" in " ".join(child.cmdline()):
+                    os.kill(child.pid, signal.SIGINT)
+                    hit.add(child.pid)
+            except (psutil.Error, ProcessLookupError):
+                pass
+        up.wait(0.002)
+
+def main():
+    thread = threading.Thread(target=interrupt_workers)
+    thread.start()
+    try:
+        with local_cluster(2) as cluster, Client(cluster) as client:
+            client.wait_for_workers(2)
+            assert client.submit(sum, [1, 2], pure=False).result() == 3
+            workers = set(client.run(os.getpid).values())
+    finally:
+        up.set()
+        thread.join()
+    print(len(hit & workers))
+
+
+if __name__ == "__main__":  # the workers are spawned: they import this file too
+    main()
+"""
+
+
+def test_local_workers_survive_sigint_while_they_start(tmp_path):
+    """Ctrl-C at a terminal reaches the whole process group, workers still importing included:
+    they neither die nor print a traceback (core.runner.local_cluster)."""
+    import os
+    import subprocess
+    import sys
+
+    script = tmp_path / "starting.py"
+    script.write_text(SIGINT_WHILE_STARTING)
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).parents[1] / "src")}
+    done = subprocess.run(
+        [sys.executable, str(script)], capture_output=True, text=True, env=env, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "2"  # both workers were signalled while they started
+    assert "KeyboardInterrupt" not in done.stderr
+
+
 def train_three_epochs(path: Path) -> None:
     from fdbench.core.runner import report_epoch
 

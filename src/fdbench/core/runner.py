@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -97,16 +98,25 @@ dask's ``MALLOC_TRIM_THRESHOLD_=65536``, which makes glibc return memory on near
 and doubled the time of a training job (79 s instead of 39 s) in a worker."""
 
 
+WORKER_CONFIG = {"distributed.worker.profile.enabled": False}
+"""Dask configuration of local worker processes: no statistical profiler. It samples every
+worker's stack each 10 ms and keeps the source lines and call trees of the last 1 000 seconds,
+for a dashboard that :func:`local_cluster` does not start; in a worker evaluating zoo members
+(N = 10 000, K = 100: 12.2 MiB of logits each) it grew the resident memory by ~0.4 MiB per
+member, to +29 MiB after 30 members instead of +14 MiB (benchmarks/RESULTS.md)."""
+
+
 def local_cluster(workers: int) -> Any:
     """A dask ``LocalCluster`` of ``workers`` single-threaded worker processes (``WORKER_ENVIRON``,
-    no dashboard).
+    ``WORKER_CONFIG``, no dashboard).
 
     Its processes log only critical events: a job's exception reaches the caller through its
     future (and the ``fdbench`` command prints it as one line), so the workers' own "Compute
-    Failed" records with the remote traceback would only repeat it. The worker processes
-    ignore SIGINT once started (:func:`dask_setup`, preloaded): a Ctrl-C at the terminal
-    interrupts this process only, which stops the cluster, instead of printing a traceback
-    from every worker.
+    Failed" records with the remote traceback would only repeat it. The worker processes never
+    act on SIGINT: they start with it blocked (:func:`_sigint_blocked`) and ignore it once they
+    are up (:func:`dask_setup`, preloaded), so a Ctrl-C at the terminal, even while they still
+    import, interrupts this process only, which stops the cluster, instead of printing a
+    traceback from every worker.
     """
     import logging
     import warnings
@@ -115,15 +125,16 @@ def local_cluster(workers: int) -> Any:
     from dask.distributed import LocalCluster
 
     with (
-        dask.config.set({"distributed.nanny.pre-spawn-environ": WORKER_ENVIRON}),
+        dask.config.set({"distributed.nanny.pre-spawn-environ": WORKER_ENVIRON, **WORKER_CONFIG}),
         warnings.catch_warnings(),
+        _sigint_blocked() as started,
     ):
         # another cluster on this machine holds the dashboard's port: dask warns and moves on
         warnings.filterwarnings("ignore", message="Port .* is already in use")
         # nor the value an earlier in-process dask worker left in this process's environment
         inherited = os.environ.pop("MALLOC_TRIM_THRESHOLD_", None)
         try:
-            return LocalCluster(
+            cluster = LocalCluster(
                 n_workers=workers,
                 threads_per_worker=1,
                 processes=True,
@@ -134,16 +145,55 @@ def local_cluster(workers: int) -> Any:
         finally:
             if inherited is not None:
                 os.environ["MALLOC_TRIM_THRESHOLD_"] = inherited
+        started.append(cluster)
+    return cluster
+
+
+@contextlib.contextmanager
+def _sigint_blocked() -> Iterator[list[Any]]:
+    """Block SIGINT in this thread while the block runs; the threads it starts (dask's event
+    loop, which spawns the worker processes) and the processes they start inherit the mask,
+    so a worker receives no SIGINT while it imports. This process still gets it: through
+    another of its threads right away, or, where no other thread can take it, as
+    ``KeyboardInterrupt`` when the block ends, after closing the clusters the block appended to
+    the list it was given.
+
+    The resource tracker of ``multiprocessing`` is started first: starting it unblocks SIGINT
+    in the thread that starts it (CPython's ``resource_tracker.ensure_running``), which would
+    otherwise be dask's event loop, spawning the workers next."""
+    import signal
+    from multiprocessing import resource_tracker
+
+    if not hasattr(signal, "pthread_sigmask"):
+        yield []
+        return
+    resource_tracker.ensure_running()
+    started: list[Any] = []
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        yield started
+    finally:
+        try:
+            signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+        except KeyboardInterrupt:
+            _quiet_shutdown()
+            for cluster in started:
+                cluster.close()
+            raise
 
 
 def dask_setup(worker: Any) -> None:
     """Preload hook of :func:`local_cluster`'s worker processes: ignore SIGINT, which the
-    terminal sends to the whole process group on Ctrl-C; the parent process stops them."""
+    terminal sends to the whole process group on Ctrl-C (the parent process stops them), then
+    unblock it (the worker process started with it blocked, :func:`_sigint_blocked`; one that
+    arrived meanwhile is discarded)."""
     import signal
     import threading
 
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGINT, signal.SIG_IGN)
+        if hasattr(signal, "pthread_sigmask"):
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
 
 
 def _call_after(

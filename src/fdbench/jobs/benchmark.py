@@ -537,9 +537,11 @@ def run_benchmark(
             so_far = {**times, "analysis_report_s": time.perf_counter() - start}
             write_times(so_far, run_dir, worked=worked | {"analysis_report_s"}, started=started)
 
+        earlier = file_identities(run_dir, analysis_files(run_dir))
         results = _analyse(
             config, experiments, plan, run_dir, report, workers, scheduler, progress, record_times
         )
+        remove_unwritten(run_dir, earlier)
         seal_unit(run_dir, analysis_files(run_dir))
         write_text(run_dir / ANALYSIS_FILE, json.dumps({"inputs": key}, indent=2) + "\n")
         worked.add("analysis_report_s")
@@ -582,6 +584,36 @@ def analysis_files(run_dir: Path) -> list[str]:
         and path.name not in NOT_ANALYSIS_FILES
         and checksum_path(path).is_file()
     )
+
+
+def file_identities(folder: Path, names: Sequence[str]) -> dict[str, tuple[int, int, int]]:
+    """The identity of each file ``names`` of ``folder`` (inode, size, modification time in
+    ns): a file written again (atomically: a new file renamed over it) gets another."""
+    identities = {}
+    for name in names:
+        info = (folder / name).stat()
+        identities[name] = (info.st_ino, info.st_size, info.st_mtime_ns)
+    return identities
+
+
+def remove_unwritten(folder: Path, earlier: dict[str, tuple[int, int, int]]) -> list[str]:
+    """Remove (with their checksum files) the files of ``earlier`` (:func:`file_identities`
+    taken before a step) that the step did not write again, and return their names.
+
+    The analysis step writes the files its settings produce; those an earlier analysis of other
+    settings wrote (the leaderboard and bootstrap tables after ``n_bootstrap`` became 0, the
+    report inputs after ``--no-report``) would otherwise stay beside them and be sealed with
+    them (:func:`fdbench.core.io.seal_unit`), so ``fdbench report`` would render one
+    analysis's tables beside another's results."""
+    stale = sorted(
+        name
+        for name, identity in earlier.items()
+        if (folder / name).is_file() and file_identities(folder, [name])[name] == identity
+    )
+    for name in stale:
+        (folder / name).unlink()
+        checksum_path(folder / name).unlink(missing_ok=True)
+    return stale
 
 
 #: The steps of the analysis stage as its progress reports them: results, analysis files,
