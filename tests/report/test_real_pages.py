@@ -43,8 +43,10 @@ pytestmark = pytest.mark.slow
 
 SRC = Path(__file__).resolve().parents[2] / "src"
 SGR = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
-#: The builders that take ``tiny`` (1,500 training images; their tests of the whole pipeline).
-TINY_BUILDERS = {"fashion_mnist_experiments", "fashion_mnist_unknown_detection"}
+#: The builders run on ``tiny`` data (1,500 training images) and one epoch. Unknown detection
+#: runs as configured: OpenMax needs a correctly classified training sample of every class,
+#: which one epoch on tiny data does not always give.
+TINY_BUILDERS = {"fashion_mnist_experiments"}
 CONFIGS = ["unknown_detection_quick", "medical_embedded_quick", "fashion_mnist_quick"]
 
 
