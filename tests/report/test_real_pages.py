@@ -39,7 +39,14 @@ from .page_measure import assert_at_a_glance, measure
 pytest.importorskip("torch")
 pytest.importorskip("lightning")
 
-pytestmark = pytest.mark.slow
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(
+        os.environ.get("FDBENCH_REAL_PAGES") != "1",
+        reason="three real benchmark runs and the quick zoo (about 20 min on 2 busy cores); "
+        "set FDBENCH_REAL_PAGES=1 to run them",
+    ),
+]
 
 SRC = Path(__file__).resolve().parents[2] / "src"
 SGR = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
