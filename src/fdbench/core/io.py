@@ -11,10 +11,12 @@ import tempfile
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-
-import pandas as pd
+from typing import TYPE_CHECKING
 
 from fdbench.core import written
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 #: Suffix of the checksum file written beside every file fdbench writes, in the format of
 #: ``sha256sum`` (``<hex digest>  <file name>``), so ``sha256sum -c results.parquet.sha256``
@@ -237,6 +239,8 @@ def check_output_folder(path: str | Path, option: str) -> Path:
 def read_table(path: str | Path, **kwargs) -> pd.DataFrame:
     """Read a CSV or Parquet table fdbench wrote, after verifying its checksum
     (:func:`verify_file`); ``kwargs`` go to ``pandas.read_parquet``/``read_csv``."""
+    import pandas as pd
+
     path = verify_file(path)
     if path.suffix.lower() == ".csv":
         return pd.read_csv(path, **kwargs)
@@ -247,6 +251,8 @@ def read_parquet(path: str | Path, **kwargs) -> pd.DataFrame:
     """Read a Parquet file, verifying the CRC32 of every page that has one (fdbench writes them,
     :func:`write_table`; pyarrow checks them only when asked); a damaged page is one
     ``IntegrityError`` naming the file. ``kwargs`` go to ``pandas.read_parquet``."""
+    import pandas as pd
+
     try:
         return pd.read_parquet(path, page_checksum_verification=True, **kwargs)
     except OSError as error:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterator
-from importlib.metadata import entry_points
 from typing import Any
 
 __all__ = ["load_entry_points"]
@@ -22,6 +21,8 @@ def load_entry_points(group: str, register: Callable[[str, Any], None]) -> Itera
     skipped with one warning naming it, its group and the reason: the other plug-ins and every
     built-in keep working.
     """
+    from importlib.metadata import entry_points
+
     try:
         found = list(entry_points(group=group))
     except Exception as error:

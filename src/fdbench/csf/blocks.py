@@ -11,6 +11,11 @@ of logits, 0.4 MiB per CSF). Each value is the one the array-level function of
 bit: the same NumPy operations run on each row, and every reduction runs along a row (a row's
 sum does not depend on the rows beside it; ``tests/csf/test_blocks.py`` checks odd block
 sizes, one block and N = 1).
+
+The block's operations are NumPy's, in the order SciPy 1.17's ``log_softmax`` and ``logsumexp``
+and :func:`fdbench.csf.doctor` run them on real finite input (:func:`_block_csfs` says which
+step is whose), sharing what they have in common: the shifted logits ``u = z - max z`` and
+``exp(u)``. No SciPy is imported, and each array-level pass runs once instead of once per CSF.
 """
 
 from __future__ import annotations
@@ -18,7 +23,6 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import numpy as np
-from scipy.special import logsumexp
 
 from . import softmax as sm
 from .temperature import temp_mls
@@ -72,13 +76,49 @@ def softmax_csfs(
         if not np.all(np.isfinite(block)):
             bad = int((~np.isfinite(z)).sum())
             raise ValueError(f"logits must be finite, found {bad} NaN/inf")
-        log_probs = sm.log_softmax(block)
-        out["MSR"][rows] = sm.msr_from_log_probs(log_probs)
-        out["PE"][rows] = -sm.entropy_from_log_probs(log_probs, axis=1)
-        del log_probs
-        out["MLS"][rows] = np.max(block, axis=1)
-        out["energy"][rows] = logsumexp(block, axis=1)
-        out["DOCTOR"][rows] = sm.doctor(block)
+        for name, values in _block_csfs(block).items():
+            out[name][rows] = values
         if temperature is not None:
             out["TEMP-MLS"][rows] = temp_mls(block, temperature)
     return out
+
+
+def _block_csfs(z: np.ndarray) -> dict[str, np.ndarray]:
+    """MSR, MLS, PE, energy and DOCTOR of one float64 block ``z`` (n × K, finite).
+
+    With ``top = max z`` (per row), ``u = z - top`` and ``e = exp(u)``:
+
+    - SciPy's ``log_softmax``: ``log p = u - log(Σ e)`` (``x_max`` is finite, so it is not
+      replaced); MSR is ``exp(max log p)``, and ``max log p = 0 - log(Σ e)`` exactly because
+      ``max u = 0`` and rounded subtraction is monotone;
+    - SciPy's ``logsumexp``: the maxima are left out of the sum and counted (``m``), then
+      ``log1p(s / m) + log(m) + top`` with ``s`` the sum of the other terms (``s / m`` is 0
+      where ``s`` is 0 since ``m >= 1``; the sign and the non-finite fallback never apply to
+      finite rows); ``s`` is DOCTOR's ``S1 - 1`` (the first maximum left out) unless a row has
+      tied maxima, when the block sums again without any maximum (the arrays keep the layout
+      of ``z``, as SciPy's do, so each row sums in the same order);
+    - :func:`fdbench.csf.doctor` as written there.
+    """
+    top = np.max(z, axis=1, keepdims=True)
+    u = z - top
+    e = np.exp(u)
+    log_sum = np.log(np.sum(e, axis=1, keepdims=True))
+    log_probs = u - log_sum
+    pe = -sm.entropy_from_log_probs(log_probs, axis=1)
+    del log_probs
+    msr = np.exp(0.0 - log_sum[:, 0])
+    first_top = np.argmax(z, axis=1)[:, None]
+    np.put_along_axis(e, first_top, 0.0, axis=1)
+    rest = np.sum(e, axis=1)
+    maxima = u == 0.0
+    count = np.count_nonzero(maxima, axis=1)
+    others = rest
+    if np.any(count > 1):
+        others = np.sum(np.where(maxima, 0.0, e), axis=1)
+    count_f = count.astype(np.float64)
+    energy = np.log1p(others / count_f) + np.log(count_f) + top[:, 0]
+    e2 = np.exp(2.0 * u)
+    np.put_along_axis(e2, first_top, 0.0, axis=1)
+    log_sum_sq = np.log1p(np.sum(e2, axis=1)) - 2.0 * np.log1p(rest)
+    doctor = np.minimum(-np.expm1(-log_sum_sq), 0.0)
+    return {"MSR": msr, "MLS": top[:, 0], "PE": pe, "energy": energy, "DOCTOR": doctor}

@@ -7,7 +7,6 @@ from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import ArrayLike
-from scipy.special import logsumexp
 
 from ._validation import as_float_array, as_label_array
 
@@ -291,6 +290,8 @@ def vim_score(features: ArrayLike, logits: ArrayLike, fit: ViMFit) -> np.ndarray
 
     Wang et al., CVPR 2022 (as in their reference code ``-vlogit + energy``).
     """
+    from scipy.special import logsumexp
+
     x = _check_dim(features, fit.origin.shape[0])
     z = as_float_array(logits, "logits", 2)
     if z.shape[0] != x.shape[0]:

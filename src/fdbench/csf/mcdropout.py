@@ -7,7 +7,6 @@ from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike
-from scipy.special import entr
 
 from fdbench.core.validation import REAL_KINDS
 
@@ -33,6 +32,8 @@ class MCDSummary:
     @property
     def predictive_entropy(self) -> np.ndarray:
         """H(p̄) = -Σ_c p̄_c log p̄_c (nats)."""
+        from scipy.special import entr
+
         return entr(self.mean_probs).sum(axis=1)
 
 

@@ -7,7 +7,6 @@ from typing import Literal
 
 import numpy as np
 from numpy.typing import ArrayLike
-from scipy.special import log_softmax, logsumexp
 
 from ._validation import as_float_array, as_label_array
 
@@ -240,6 +239,8 @@ def _rank_weights(logits: np.ndarray, alpha: int, kind: RankWeights) -> np.ndarr
 
 
 def _openmax_log_probabilities(logits: ArrayLike, fit: OpenMaxFit) -> np.ndarray:
+    from scipy.special import log_softmax
+
     z = as_float_array(logits, "logits", 2)
     if z.shape[1] != fit.mavs.shape[0]:
         raise ValueError(f"logits must have {fit.mavs.shape[0]} columns; got {z.shape[1]}")
@@ -279,5 +280,7 @@ def openmax_score(logits: ArrayLike, fit: OpenMaxFit) -> np.ndarray:
     where P(unknown) underflows, the rounded sum can exceed 1 by an ulp, which is no
     probability (the calibration metrics refuse it).
     """
+    from scipy.special import logsumexp
+
     log_p = _openmax_log_probabilities(logits, fit)
     return np.minimum(np.exp(logsumexp(log_p[:, :-1], axis=1)), 1.0)

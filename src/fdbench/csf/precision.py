@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 from numpy.typing import ArrayLike
 
 from fdbench import metrics
 
 from ._validation import as_float_array, as_label_array
 from .softmax import log_softmax
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = ["PRECISIONS", "precision_diagnostics", "softmax_in_precision"]
 
@@ -76,6 +79,8 @@ def precision_diagnostics(
     values), ``accuracy``, ``aurc`` and ``auroc_f`` (``fdbench.metrics``, residual = prediction
     != label; label -1 is always a failure).
     """
+    import pandas as pd
+
     z = as_float_array(logits, "logits", 2)
     y = np.asarray(labels)
     y = as_label_array(y, "labels", z.shape[0])

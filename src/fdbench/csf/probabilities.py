@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import numpy as np
 from numpy.typing import ArrayLike
-from scipy.special import xlogy
 
 from fdbench.metrics.probabilities import check_probs
 
@@ -34,6 +33,8 @@ def probability_csfs(probs: ArrayLike) -> dict[str, np.ndarray]:
     The same formulas as :func:`fdbench.csf.softmax.msr`, ``pe`` and ``doctor`` apply to the
     softmax of logits; here no softmax is taken.
     """
+    from scipy.special import xlogy
+
     p = check_probs(probs)
     return {
         "MSR": p.max(axis=1),

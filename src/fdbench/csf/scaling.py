@@ -6,7 +6,6 @@ from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import ArrayLike
-from scipy.special import expit
 
 from ._validation import as_float_array, as_real_array
 
@@ -26,6 +25,8 @@ def safe_sigmoid(z: ArrayLike) -> np.ndarray:
     [``nextafter(0, 1)``, ``nextafter(1, 0)``], so no input, however large, maps to exactly 1.0
     (or 0.0). The map is non-decreasing, so order is kept wherever float64 keeps outputs apart.
     """
+    from scipy.special import expit
+
     values = as_real_array(z, "z")
     if np.isnan(values).any():
         raise ValueError("z must not contain NaN")
@@ -49,6 +50,8 @@ class PlattScaling:
 
 
 def _loss(params: np.ndarray, c: np.ndarray, t: np.ndarray) -> tuple[float, np.ndarray]:
+    from scipy.special import expit
+
     z = params[0] * c + params[1]
     loss = np.mean(t * np.logaddexp(0.0, -z) + (1.0 - t) * np.logaddexp(0.0, z))
     residual = expit(z) - t

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import numpy as np
 from numpy.typing import ArrayLike
-from scipy.special import log_softmax as _log_softmax
-from scipy.special import logsumexp
 
 from ._validation import as_float_array, as_real_array
 
@@ -23,6 +21,8 @@ __all__ = [
 
 def log_softmax(logits: ArrayLike, axis: int = -1) -> np.ndarray:
     """Stable float64 log-softmax, ``z - logsumexp(z)`` along ``axis``."""
+    from scipy.special import log_softmax as _log_softmax
+
     return _log_softmax(as_real_array(logits, "logits"), axis=axis)
 
 
@@ -68,6 +68,8 @@ def energy(logits: ArrayLike) -> np.ndarray:
 
     Liu et al., "Energy-based out-of-distribution detection", NeurIPS 2020 (score = -E(x)).
     """
+    from scipy.special import logsumexp
+
     return logsumexp(as_float_array(logits, "logits", 2), axis=1)
 
 

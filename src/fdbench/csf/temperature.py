@@ -7,7 +7,6 @@ from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike
-from scipy.special import logsumexp
 
 from ._validation import as_float_array, as_label_array
 from .softmax import log_softmax
@@ -30,6 +29,8 @@ FD_SHIFTS_LBFGS: dict[str, Any] = {
 
 
 def _nll_and_grad(log_t: np.ndarray, z: np.ndarray, z_true: np.ndarray) -> tuple[float, np.ndarray]:
+    from scipy.special import logsumexp
+
     t = float(np.exp(log_t[0]))
     scaled = z / t
     lse = logsumexp(scaled, axis=1)
@@ -41,6 +42,8 @@ def _nll_and_grad(log_t: np.ndarray, z: np.ndarray, z_true: np.ndarray) -> tuple
 
 def _nll_and_grad_in_t(t: float, z: np.ndarray, z_true: np.ndarray) -> tuple[float, float]:
     """Mean NLL of softmax(z / T) and its derivative in T (not log T), for any T != 0."""
+    from scipy.special import logsumexp
+
     scaled = z / t
     lse = logsumexp(scaled, axis=1)
     expected = np.sum(np.exp(scaled - lse[:, None]) * z, axis=1)

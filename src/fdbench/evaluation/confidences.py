@@ -6,7 +6,6 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 
 from fdbench import metrics as M
 from fdbench.metrics.conventions import check_convention_keys
@@ -20,6 +19,8 @@ from fdbench.protocol import (
 )
 
 if TYPE_CHECKING:
+    import pandas as pd
+
     pass
 
 
@@ -121,6 +122,8 @@ def evaluate_confidences(
 
     Returns the tidy results table (columns ``RESULT_COLUMNS`` plus ``n_samples``).
     """
+    import pandas as pd
+
     conventions = check_convention_keys(tuple(conventions))
     if n_bootstrap < 0:
         raise ValueError(f"n_bootstrap must be >= 0; got {n_bootstrap}")
@@ -246,6 +249,8 @@ def confidence_curves(
     Returns columns ``CURVE_COLUMNS`` plus ``dataset``, ``method`` and ``seed``: the
     ``curves.parquet`` the report draws.
     """
+    import pandas as pd
+
     from fdbench.evaluation.curves import curve_table
 
     info = {"dataset": "", "method": "", "seed": 0, **(run_info or {})}

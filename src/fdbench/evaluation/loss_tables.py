@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 
 from fdbench import metrics as M
 from fdbench.core.validation import (
@@ -20,6 +20,9 @@ from fdbench.core.validation import (
     real_column,
 )
 from fdbench.evaluation.confidences import RESULT_COLUMNS, SUBGROUP_COLUMN
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = [
     "JSON_LINES_SUFFIXES",
@@ -46,6 +49,8 @@ LOSS_TABLE_META = ("model", "study", "sample_id", "weight", SUBGROUP_COLUMN, "re
 def read_table_file(path: str | Path) -> pd.DataFrame:
     """Read a CSV, Parquet or JSON Lines (``.jsonl``/``.ndjson``: one JSON object per line)
     table; an unreadable file is one ``ValueError`` naming it."""
+    import pandas as pd
+
     from fdbench.evaluation.tables import _check_header
 
     path = Path(path)
@@ -160,6 +165,8 @@ def loss_table(
     Nothing is coerced: a cell that is not a number, a non-finite confidence, a ``correct``
     that is not 0/1 or a negative residual is a ``ValueError`` naming the column and row.
     """
+    import pandas as pd
+
     from fdbench.evaluation.tables import _is_annotation
 
     if not isinstance(frame, pd.DataFrame) and hasattr(frame, "to_pandas"):
@@ -297,6 +304,8 @@ def evaluate_loss_table(
     Returns the tidy results table: ``RESULT_COLUMNS`` (``method`` holds the model) plus
     ``n_samples``.
     """
+    import pandas as pd
+
     if not isinstance(n_bootstrap, int) or n_bootstrap < 0:
         raise ValueError(f"n_bootstrap must be an int >= 0; got {n_bootstrap!r}")
     csfs = _confidence_names(table)
@@ -362,6 +371,8 @@ def loss_table_curves(
     :func:`loss_table`, per model and study (:func:`fdbench.evaluation.curves.curve_table`,
     weighted by ``weight`` where the table has one); the ``method`` column holds the model.
     The ``curves.parquet`` that ``fdbench report`` draws."""
+    import pandas as pd
+
     from fdbench.evaluation.curves import curve_table
 
     csfs = _confidence_names(table)

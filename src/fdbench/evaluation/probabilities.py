@@ -15,12 +15,15 @@ import re
 import warnings
 import zipfile
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 from numpy.typing import ArrayLike
 
 from fdbench.csf.probabilities import probability_csfs, skipped_note
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = [
     "PROBS_KEY",
@@ -65,6 +68,8 @@ def probability_table(
     ``iid``), ``prediction`` optional N class indices (default: the arg-max of ``probs``, the
     first of tied maxima). Warns once that the logit CSFs are skipped.
     """
+    import pandas as pd
+
     confidences = probability_csfs(probs)
     n = next(iter(confidences.values())).size
     y = np.asarray(labels)
@@ -122,6 +127,8 @@ def table_from_probability_columns(table: pd.DataFrame) -> pd.DataFrame:
     """A confidence table whose ``prob_<k>`` columns are replaced by the CSFs of those
     probabilities as given (its ``study``, ``label``, ``prediction`` and other confidence
     columns kept); the table unchanged when it has no such columns."""
+    import pandas as pd
+
     columns = probability_columns(table)
     if not columns:
         return table

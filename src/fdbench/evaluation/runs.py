@@ -8,7 +8,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 
 from fdbench import metrics as M
 from fdbench.evaluation.confidences import (
@@ -29,6 +28,8 @@ from fdbench.protocol.binary import (
 )
 
 if TYPE_CHECKING:
+    import pandas as pd
+
     from fdbench.csf.openmax import OpenMaxParams
     from fdbench.outputs import RunOutputs
 
@@ -244,6 +245,8 @@ def evaluate_run(
     of every prediction group (each CSF with its own classifier's failures) on the same
     studies.
     """
+    import pandas as pd
+
     runs = [run] if not isinstance(run, Sequence) else list(run)
     if isinstance(run, Sequence) and len(runs) < 2:
         raise ValueError(f"an ensemble needs at least 2 members; got {len(runs)}")

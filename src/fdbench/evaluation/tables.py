@@ -8,7 +8,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 
 from fdbench.core.io import read_parquet
 from fdbench.core.validation import real_column
@@ -27,6 +26,8 @@ from fdbench.protocol import (
 )
 
 if TYPE_CHECKING:
+    import pandas as pd
+
     pass
 
 
@@ -45,6 +46,8 @@ def read_confidence_table(
     a ``ValueError`` naming the column and row; a complex, date or duration column a
     ``TypeError`` naming the column.
     """
+    import pandas as pd
+
     path = Path(path)
     if not path.exists():
         raise FileNotFoundError(f"outputs file not found: {path}")
@@ -123,6 +126,8 @@ def _check_header(path: Path) -> None:
 
 def _is_annotation(column: pd.Series) -> bool:
     """A column of text in which no cell is a number (e.g. file names): not a CSF."""
+    import pandas as pd
+
     if column.dtype.kind not in "OSU":
         return False
     present = column.dropna()

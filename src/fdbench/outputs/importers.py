@@ -13,7 +13,6 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from fdbench.core.validation import as_real_array, npz_headers
-from fdbench.core.yaml import load_yaml
 
 from .schema import RunOutputs, SplitOutputs, validate_run
 
@@ -467,6 +466,8 @@ def _split_noise_study(name: str, split: SplitOutputs, file: Path) -> dict[str, 
 
 def _read_eval_section(file: Path) -> tuple[Mapping, Mapping]:
     """The parsed Hydra ``config.yaml`` of an FD-Shifts run and its ``eval`` section."""
+    from fdbench.core.yaml import load_yaml
+
     config = load_yaml(file, what="FD-Shifts config")
     evaluation = config.get("eval") if isinstance(config, Mapping) else None
     if not isinstance(evaluation, Mapping):

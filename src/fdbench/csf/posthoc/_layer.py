@@ -6,7 +6,6 @@ from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike
-from scipy.special import logsumexp
 
 from .._validation import as_float_array
 
@@ -27,6 +26,8 @@ def check_last_layer(
 
 def energy_of_layer(features: np.ndarray, weight: np.ndarray, bias: np.ndarray) -> np.ndarray:
     """``logsumexp_c (W h + b)_c`` for every row ``h`` of ``features``."""
+    from scipy.special import logsumexp
+
     return logsumexp(features @ weight.T + bias, axis=1)
 
 

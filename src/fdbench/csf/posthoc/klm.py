@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import numpy as np
 from numpy.typing import ArrayLike
-from scipy.special import rel_entr
 
 from .._validation import as_float_array
 from ..softmax import log_softmax
@@ -37,6 +36,8 @@ def klm(logits: ArrayLike, templates: ArrayLike) -> np.ndarray:
     (``pairwise_distances_argmin_min(softmax, mean_softmax_val, metric=scipy.stats.entropy)``,
     templates from the ID *validation* split).
     """
+    from scipy.special import rel_entr
+
     z = as_float_array(logits, "logits", 2)
     d = as_float_array(templates, "templates", 2)
     if d.shape[1] != z.shape[1]:

@@ -7,7 +7,6 @@ import math
 
 import numpy as np
 from numpy.typing import ArrayLike
-from scipy.special import logsumexp
 
 from .._validation import as_float_array
 from ._base import PostHocInputs, register_posthoc
@@ -23,6 +22,8 @@ def unit_rows(features: np.ndarray) -> np.ndarray:
 def nnguide_bank(features: ArrayLike, logits: ArrayLike) -> np.ndarray:
     """The guide bank: every bank feature normalised (:func:`unit_rows`) times its energy
     ``logsumexp(z)``."""
+    from scipy.special import logsumexp
+
     x = as_float_array(features, "features", 2)
     z = as_float_array(logits, "logits", 2)
     return unit_rows(x) * logsumexp(z, axis=1)[:, None]
@@ -36,6 +37,8 @@ def nnguide(features: ArrayLike, logits: ArrayLike, bank: ArrayLike, k: int) -> 
     2023, Sec. 3 (Eq. 5-6); OpenOOD ``openood/postprocessors/nnguide_postprocessor.py``
     (``knn_score`` with ``faiss.IndexFlatIP``: the k largest inner products, their mean).
     """
+    from scipy.special import logsumexp
+
     h = as_float_array(features, "features", 2)
     z = as_float_array(logits, "logits", 2)
     g = as_float_array(bank, "bank", 2)

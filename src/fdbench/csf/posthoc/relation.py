@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import numpy as np
 from numpy.typing import ArrayLike
-from scipy.special import softmax
 
 from .._validation import as_float_array
 from ._base import PostHocInputs, register_posthoc
@@ -29,6 +28,8 @@ def relation_unit_rows(features: np.ndarray) -> np.ndarray:
 def relation_bank(features: ArrayLike, logits: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
     """The graph's training nodes: their normalised features (:func:`relation_unit_rows`) and
     softmax probabilities."""
+    from scipy.special import softmax
+
     x = as_float_array(features, "features", 2)
     z = as_float_array(logits, "logits", 2)
     if x.shape[0] != z.shape[0]:
@@ -59,6 +60,8 @@ def relation(
     ``detect_ood.py`` ranks outliers by ``1 / (score + 1e-6)``; OpenOOD returns the score
     itself as the confidence, as here (the same ranking: the score is ≥ 0).
     """
+    from scipy.special import softmax
+
     h = as_float_array(features, "features", 2)
     z = as_float_array(logits, "logits", 2)
     bank_h = as_float_array(bank[0], "bank[0]", 2)

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import numpy as np
 from numpy.typing import ArrayLike
-from scipy.special import logsumexp
 
 from .._validation import as_float_array
 from ._base import PostHocInputs, register_posthoc
@@ -17,6 +16,8 @@ __all__ = ["log_one_minus_msr", "sirc", "sirc_parameters"]
 def log_one_minus_msr(logits: ArrayLike) -> np.ndarray:
     """``log(1 − max_c softmax(z)_c)``, computed as ``logsumexp_{c ≠ ĉ} z_c − logsumexp_c z_c``
     (finite where the softmax response rounds to 1)."""
+    from scipy.special import logsumexp
+
     z = as_float_array(logits, "logits", 2)
     if z.shape[1] < 2:
         raise ValueError("logits must have at least two classes")
