@@ -28,26 +28,73 @@ def curve_table(
 
     Returns columns ``CURVE_COLUMNS``; stored in a run folder as ``curves.parquet``.
     """
-    from fdbench import metrics as M
 
     if not isinstance(max_points, int) or max_points < 2:
         raise ValueError(f"max_points must be an int >= 2; got {max_points!r}")
     frames = []
     for csf, conf in confidences.items():
-        curve = M.risk_coverage_curve(residuals, conf, sample_weight=sample_weight)
-        size = curve.coverages.size
+        points = _curve_points(residuals, conf, sample_weight)
+        size = points[0].size
         keep = np.unique(np.linspace(0, size - 1, min(size, max_points)).round().astype(int))
         frames.append(
             pd.DataFrame(
                 {
                     "study": study,
                     "csf": csf,
-                    "coverage": curve.coverages[keep],
-                    "selective_risk": curve.selective_risks[keep],
-                    "generalized_risk": curve.generalized_risks[keep],
+                    "coverage": points[0][keep],
+                    "selective_risk": points[1][keep],
+                    "generalized_risk": points[2][keep],
                 }
             )
         )
     if not frames:
         raise ValueError("confidences holds no CSF")
     return pd.concat(frames, ignore_index=True)
+
+
+def _curve_points(
+    residuals: ArrayLike, confidence: ArrayLike, sample_weight: ArrayLike | None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Coverages, selective and generalized risks of ``fdbench.metrics.risk_coverage_curve``.
+
+    For 0/1 residuals without weights they come from value sorts (:func:`binary_unit_curve`),
+    the same values bit for bit; otherwise from the curve itself."""
+    from fdbench import metrics as M
+    from fdbench.metrics._validation import check_inputs
+
+    if sample_weight is None:
+        r, c, _, _ = check_inputs(residuals, confidence)
+        if np.all((r == 0) | (r == 1)):
+            return binary_unit_curve(r, c)
+    curve = M.risk_coverage_curve(residuals, confidence, sample_weight=sample_weight)
+    return curve.coverages, curve.selective_risks, curve.generalized_risks
+
+
+def binary_unit_curve(
+    residuals: np.ndarray, confidence: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Coverages, selective and generalized risks of the risk-coverage curve of 0/1
+    ``residuals`` without weights (validated float64 vectors), from ``np.sort`` of the
+    confidences and of the failures' confidences: no argsort, no gather, no cumulative sum.
+
+    ``fdbench.metrics.risk_coverage_curve`` accumulates, over the distinct confidences ``tau``
+    from the highest, ``W = #{c_i >= tau}`` and ``L = Σ r_i [c_i >= tau]`` as float64 sums of
+    0/1 values: whole numbers, exact at any order below 2**53 samples. Here ``W = N - #{c_i <
+    tau}`` (the start of ``tau``'s run in the sorted confidences) and ``L = F - #{failures with
+    c_i < tau}`` (``searchsorted`` among the F failures' sorted confidences), the same whole
+    numbers, so every ratio of the curve is the same float64 bit for bit
+    (``tests/evaluation/test_curves_valuesort.py``).
+    """
+    ordered = np.sort(confidence)
+    n = ordered.size
+    starts = np.flatnonzero(np.concatenate(([True], ordered[1:] != ordered[:-1])))
+    failures = np.sort(confidence[residuals == 1])
+    W = (n - starts).astype(np.float64)
+    L = (failures.size - np.searchsorted(failures, ordered[starts], side="left")).astype(np.float64)
+    total = W[0]
+    selective = L / W
+    return (
+        np.append(W / total, 0.0),
+        np.append(selective, selective[-1]),
+        np.append(L / total, 0.0),
+    )
