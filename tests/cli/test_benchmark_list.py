@@ -85,3 +85,21 @@ def test_a_mistyped_method_reference_is_refused_before_out_is_written(tmp_path, 
     assert len(result.stderr.strip().splitlines()) == 1
     assert message in result.stderr and "did you mean 'ce'?" in result.stderr
     assert not (tmp_path / "run").exists()
+
+
+def test_a_mistyped_report_studies_pattern_is_refused_before_out_is_written(tmp_path):
+    from importlib.resources import files
+
+    text = (files("fdbench") / "configs" / "fashion_mnist_quick.yaml").read_text()
+    assert "corruption/5]" in text and "quick: true}" in text
+    config = tmp_path / "typo.yaml"  # tiny data: the studies are known once the data are built
+    text = text.replace("quick: true}", "tiny: true}", 1)
+    config.write_text(text.replace("corruption/5]", "corruptoin/5]", 1))
+    result = run_cli("benchmark", str(config), "--out", str(tmp_path / "run"))
+    assert result.returncode == 2
+    assert len(result.stderr.strip().splitlines()) == 1
+    assert "analysis.report_studies: 'corruptoin/5' matches no study of the experiments" in (
+        result.stderr
+    )
+    assert "did you mean 'corruption/5'?" in result.stderr
+    assert not (tmp_path / "run").exists()  # the corrected config may use the same folder

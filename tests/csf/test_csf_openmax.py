@@ -91,8 +91,43 @@ def test_fit_uses_correctly_classified_training_samples_only():
     fit = fit_openmax(logits, labels, OpenMaxParams(tail_size=3, distance="euclidean"))
     np.testing.assert_allclose(fit.mavs, [[3.0, 1 / 3], [0.0, 3.0]])
     assert fit.tails[1].small_score == 1.0  # distances 2, 1, 3 to (0, 3)
-    with pytest.raises(ValueError, match="class 1 has no correctly classified"):
-        fit_openmax(logits[[0, 1, 6, 2]], np.array([0, 0, 0, 1]))
+
+
+def test_a_class_without_a_correct_training_sample_is_left_unrevised():
+    # class 1's only sample (3, 1) is predicted 0: class 1 gets no MAV and no Weibull, and a
+    # warning names it; class 0 keeps its model
+    logits = np.array([[2.0, 0.0], [4.0, 0.0], [5.0, 0.0], [3.0, 1.0]])
+    params = OpenMaxParams(tail_size=3, alpha=2, distance="euclidean")
+    with pytest.warns(RuntimeWarning, match="class 1 has no correctly classified"):
+        fit = fit_openmax(logits, np.array([0, 0, 0, 1]), params)
+    assert fit.unmodelled == (1,)
+    assert np.isnan(fit.mavs[1]).all() and fit.tails[1] is None
+    np.testing.assert_allclose(fit.mavs[0], [11 / 3, 0.0])
+    # class 1's activation is kept (w_1 = 0); class 0's is revised with its rank weight,
+    # 1/2 in the first row (ranked second of α = 2), 1 in the second (ranked first)
+    v = np.array([[1.0, 2.0], [6.0, 0.0]])
+    w0 = fit.tails[0].cdf(np.linalg.norm(v - fit.mavs[0], axis=1))
+    assert np.all(w0 > 0)
+    scaled = np.column_stack([v[:, 0] * (1 - np.array([0.5, 1.0]) * w0), v[:, 1]])
+    unknown = v[:, 0] - scaled[:, 0]
+    expected = np.exp(np.column_stack([scaled, unknown]))
+    expected /= expected.sum(axis=1, keepdims=True)
+    np.testing.assert_allclose(openmax_probabilities(v, fit), expected, rtol=1e-13)
+
+
+def test_a_class_with_one_correct_training_sample_has_no_weibull():
+    # one correct sample: its distance to its own MAV is 0, no Weibull fits; the MAV is kept
+    logits = np.array([[2.0, 0.0], [4.0, 0.0], [5.0, 0.0], [0.0, 1.0]])
+    params = OpenMaxParams(tail_size=3, distance="euclidean")
+    with pytest.warns(RuntimeWarning, match="class 1 has 1 correctly classified"):
+        fit = fit_openmax(logits, np.array([0, 0, 0, 1]), params)
+    np.testing.assert_array_equal(fit.mavs[1], [0.0, 1.0])
+    assert fit.unmodelled == (1,)
+
+
+def test_fit_refuses_when_no_class_has_a_model():
+    with pytest.raises(ValueError, match="no class to model: class 0 has no correctly"):
+        fit_openmax(np.array([[0.0, 1.0], [1.0, 0.0]]), np.array([0, 1]))
 
 
 def test_distances():

@@ -50,10 +50,9 @@ pytestmark = [
 
 SRC = Path(__file__).resolve().parents[2] / "src"
 SGR = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
-#: The builders run on ``tiny`` data (1,500 training images) and one epoch. Unknown detection
-#: runs as configured: OpenMax needs a correctly classified training sample of every class,
-#: which one epoch on tiny data does not always give.
-TINY_BUILDERS = {"fashion_mnist_experiments"}
+#: The builders run on ``tiny`` data (1,500 training images) and one epoch. A class that such a
+#: network never classifies correctly gets no OpenMax model (a warning), no longer an error.
+TINY_BUILDERS = {"fashion_mnist_experiments", "fashion_mnist_unknown_detection"}
 CONFIGS = ["unknown_detection_quick", "medical_embedded_quick", "fashion_mnist_quick"]
 
 
@@ -142,11 +141,14 @@ def test_every_console_table_keeps_its_names(run, columns):
 
 
 def test_the_quick_zoo_page_reads_at_a_glance(tmp_path):
-    from typer.testing import CliRunner
-
-    from fdbench import cli
-
+    # in a process of its own: training in the process that ran three benchmarks before once
+    # died in libtorch (a stack-segment trap)
     run = tmp_path / "run"
-    done = CliRunner().invoke(cli.app, ["zoo", "--quick", "--workers", "0", "--out", str(run)])
-    assert done.exit_code == 0, done.output
+    done = subprocess.run(
+        [sys.executable, "-m", "fdbench", "zoo", "--quick", "--workers", "0", "--out", str(run)],
+        capture_output=True,
+        text=True,
+        env=dict(os.environ, PYTHONPATH=str(SRC)),
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
     assert_at_a_glance(measure(run / "zoo_report.html", tmp_path), "table-members")

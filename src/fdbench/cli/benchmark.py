@@ -199,8 +199,9 @@ def _benchmark(
 def _check_gallery_csfs(analysis) -> None:
     """Before ``--out`` is written: every CSF ``analysis.gallery_csfs`` names must be a CSF
     fdbench knows (built-in or plug-in), else ``ValueError`` with the closest name. Whether the
-    run computes it is checked after the evaluation, as are ``analysis.report_studies``'s
-    patterns, which need the studies."""
+    run computes it is checked after the evaluation; ``analysis.report_studies``'s patterns,
+    which need the studies, are checked once the data are built, still before ``--out`` is
+    written (:func:`fdbench.jobs.benchmark.run_benchmark`)."""
     from fdbench.core.names import did_you_mean, printable
     from fdbench.csf.specs import csf_specs, find_csf
 

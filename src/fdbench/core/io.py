@@ -533,6 +533,24 @@ def check_replaceable(path: str | Path) -> None:
         )
 
 
+def check_run_folder_claim(run_dir: str | Path) -> Path:
+    """Raise what :func:`claim_run_folder` would raise for ``run_dir``, writing nothing: a file
+    there (``NotADirectoryError``), or a non-empty folder without an intact :data:`RUN_MARKER`
+    (``ForeignFileError``, unless :func:`overwrite_foreign` is active)."""
+    run_dir = Path(run_dir)
+    if run_dir.exists() and not run_dir.is_dir():
+        raise NotADirectoryError(f"run folder {run_dir} exists and is not a directory")
+    marker = run_dir / RUN_MARKER
+    if marker.exists() and owned(marker):
+        return run_dir
+    if run_dir.is_dir() and any(run_dir.iterdir()) and not _FORCE.get():
+        raise ForeignFileError(
+            f"{run_dir} is not empty and is not a run folder of fdbench (no intact "
+            f"{RUN_MARKER}); refusing to write into it: choose another --out or pass --force"
+        )
+    return run_dir
+
+
 def claim_run_folder(run_dir: str | Path) -> Path:
     """Make ``run_dir`` a run folder of fdbench, or check that it is one.
 
@@ -545,17 +563,10 @@ def claim_run_folder(run_dir: str | Path) -> Path:
 
     from fdbench import __version__
 
-    run_dir = Path(run_dir)
-    if run_dir.exists() and not run_dir.is_dir():
-        raise NotADirectoryError(f"run folder {run_dir} exists and is not a directory")
+    run_dir = check_run_folder_claim(run_dir)
     marker = run_dir / RUN_MARKER
     if marker.exists() and owned(marker):
         return run_dir
-    if run_dir.is_dir() and any(run_dir.iterdir()) and not _FORCE.get():
-        raise ForeignFileError(
-            f"{run_dir} is not empty and is not a run folder of fdbench (no intact "
-            f"{RUN_MARKER}); refusing to write into it: choose another --out or pass --force"
-        )
     run_dir.mkdir(parents=True, exist_ok=True)
     with overwrite_foreign(), atomic_path(marker) as tmp:
         tmp.write_text(json.dumps({"written_by": "fdbench", "version": __version__}) + "\n")

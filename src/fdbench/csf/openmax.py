@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 from typing import Literal
 
@@ -187,11 +188,40 @@ def openmax_distances(
 @dataclass(frozen=True)
 class OpenMaxFit:
     """Per-class mean activation vectors (K × K, logits as activation vectors) and Weibull
-    tails, with the parameters they were fitted and are applied with."""
+    tails, with the parameters they were fitted and are applied with.
+
+    A class without a model (see :func:`fit_openmax`) has a NaN row in ``mavs`` when it has
+    no correctly classified training sample, and ``None`` in ``tails``; its activation is not
+    revised (its W-score counts as 0).
+    """
 
     mavs: np.ndarray
-    tails: tuple[WeibullTail, ...]
+    tails: tuple[WeibullTail | None, ...]
     params: OpenMaxParams
+
+    @property
+    def unmodelled(self) -> tuple[int, ...]:
+        """The classes without a Weibull model, whose activations OpenMax leaves as they are."""
+        return tuple(c for c, tail in enumerate(self.tails) if tail is None)
+
+
+def _class_model(
+    rows: np.ndarray, params: OpenMaxParams
+) -> tuple[np.ndarray | None, WeibullTail | None, str]:
+    """One class's MAV and Weibull tail from its correctly classified rows, or None and why
+    there is none."""
+    if rows.shape[0] == 0:
+        return None, None, "has no correctly classified training sample"
+    mav = rows.mean(axis=0)
+    d = openmax_distances(rows, mav, distance=params.distance, eu_weight=params.eu_weight)
+    tail = np.sort(d)[-params.tail_size :]
+    if np.unique(tail).size < 2:
+        why = (
+            f"has {rows.shape[0]} correctly classified training sample(s) whose distances to "
+            "its mean activation vector hold fewer than two distinct values"
+        )
+        return mav, None, why
+    return mav, fit_weibull_high(d, params.tail_size, translate=params.translate), ""
 
 
 def fit_openmax(
@@ -204,8 +234,18 @@ def fit_openmax(
     (:func:`fit_weibull_high`) is fitted to the ``params.tail_size`` largest distances
     (:func:`openmax_distances`) of those samples to μ_c. As Kim et al.'s
     ``compute_train_score_and_mavs_and_dists`` (``methods/openmax/openmax.py``), the
-    activation vectors are the logits. Raises ValueError when a class has no correctly
-    classified training sample.
+    activation vectors are the logits.
+
+    A class with no correctly classified training sample has no μ_c, and one whose distances
+    hold fewer than two distinct values (a single correct sample) has no Weibull: such a class
+    gets no model, its activation is not revised (w_c = 0, so v̂_c = v_c and it adds nothing
+    to the unknown class), and a RuntimeWarning names it. Neither paper covers the case, and
+    neither authors' code handles it: Bendale & Boult's ``preprocessing/MAV_Compute.py``
+    indexes ``correct_features[0]`` (an IndexError) and Kim et al.'s
+    ``compute_train_score_and_mavs_and_dists`` calls ``torch.cat`` on an empty list (a
+    RuntimeError). It happens to briefly trained networks (e.g. a quick run's few epochs);
+    the other classes keep the authors' recalibration. Raises ValueError when no class at
+    all has a model.
     """
     params = OpenMaxParams() if params is None else params
     if not isinstance(params, OpenMaxParams):
@@ -214,15 +254,22 @@ def fit_openmax(
     n_classes = z.shape[1]
     y = as_label_array(train_labels, "train_labels", z.shape[0], n_classes)
     correct = np.argmax(z, axis=1) == y
-    mavs, tails = [], []
+    mavs, tails, missing = [], [], []
     for c in range(n_classes):
-        rows = z[correct & (y == c)]
-        if rows.shape[0] == 0:
-            raise ValueError(f"class {c} has no correctly classified training sample")
-        mav = rows.mean(axis=0)
-        d = openmax_distances(rows, mav, distance=params.distance, eu_weight=params.eu_weight)
-        mavs.append(mav)
-        tails.append(fit_weibull_high(d, params.tail_size, translate=params.translate))
+        mav, tail, why = _class_model(z[correct & (y == c)], params)
+        mavs.append(np.full(n_classes, np.nan) if mav is None else mav)
+        tails.append(tail)
+        if tail is None:
+            missing.append(f"class {c} {why}")
+    if len(missing) == n_classes:
+        raise ValueError(f"OpenMax has no class to model: {'; '.join(missing)}")
+    if missing:
+        warnings.warn(
+            f"OpenMax fits no Weibull model for {len(missing)} of {n_classes} classes, whose "
+            f"activations it leaves unrevised: {'; '.join(missing)}",
+            RuntimeWarning,
+            stacklevel=2,
+        )
     return OpenMaxFit(mavs=np.stack(mavs), tails=tuple(tails), params=params)
 
 
@@ -247,7 +294,9 @@ def _openmax_log_probabilities(logits: ArrayLike, fit: OpenMaxFit) -> np.ndarray
     p = fit.params
     w = np.column_stack(
         [
-            tail.cdf(openmax_distances(z, mav, distance=p.distance, eu_weight=p.eu_weight))
+            np.zeros(z.shape[0])
+            if tail is None
+            else tail.cdf(openmax_distances(z, mav, distance=p.distance, eu_weight=p.eu_weight))
             for mav, tail in zip(fit.mavs, fit.tails, strict=True)
         ]
     )
@@ -264,7 +313,7 @@ def openmax_probabilities(logits: ArrayLike, fit: OpenMaxFit) -> np.ndarray:
     v̂_c = v_c (1 − ω_c w_c), v̂_0 = Σ_c (v_c − v̂_c), and the probabilities are the softmax of
     (v̂_1, …, v̂_K, v̂_0) (Bendale & Boult's released code, as Kim et al.'s
     ``compute_openmax_prob``; the paper's Alg. 2 prints the weight with exp(−·), the code's
-    CDF is what is used).
+    CDF is what is used). A class without a model (:func:`fit_openmax`) has w_c = 0.
     """
     return np.exp(_openmax_log_probabilities(logits, fit))
 

@@ -40,13 +40,19 @@ from fdbench.data.fingerprints import experiment_fingerprints
 from fdbench.evaluation.confidences import NON_TEST_SPLITS, default_studies, evaluate_confidences
 from fdbench.evaluation.runs import prediction_groups
 from fdbench.jobs.plan import SCORES_FILE, BenchmarkPlan, StudyScores, write_scores
-from fdbench.jobs.report_inputs import check_analysis_selection, write_report_inputs
+from fdbench.jobs.report_inputs import (
+    check_analysis_selection,
+    check_report_studies,
+    planned_studies,
+    write_report_inputs,
+)
 from fdbench.jobs.run_folder import (
     CONFIG_FILE,
     RESULTS_FILE,
     RUN_TIMES_FILE,
     TIMES_FILE,
     check_inputs_unchanged,
+    check_run_folder,
     open_run_folder,
     write_results,
     write_times,
@@ -499,12 +505,16 @@ def run_benchmark(
     ``run_dir`` must be new, empty or a run folder fdbench made (its marker file,
     :func:`fdbench.jobs.run_folder.open_run_folder`). Every file a job left is checked against its
     recorded SHA-256 before it is reused; a damaged one is recomputed with a warning naming it.
+    Nothing is written to ``run_dir`` before the whole config holds: the folder is checked
+    first, then the experiments are built and every job planned (which checks the methods
+    against the data), and ``analysis.report_studies`` must match the studies they will have
+    (:func:`fdbench.jobs.report_inputs.planned_studies`).
     """
     from fdbench.training.experiments import build_experiments
     from fdbench.training.jobs import collect_timings
 
     workers = resolve_workers(workers, scheduler, config.workers)
-    open_run_folder(run_dir, _settings(config))
+    check_run_folder(run_dir, _settings(config))
     times: dict[str, float] = {}
     started = datetime.now(timezone.utc).isoformat(timespec="seconds")
     start = time.perf_counter()
@@ -513,6 +523,11 @@ def run_benchmark(
         times["build_studies_s"] = time.perf_counter() - start
         # the jobs get absolute paths: workers of a cluster run in other working directories
         plan = plan_benchmark(config, experiments, run_dir.absolute())
+    held_out = config.posthoc.val_ood if config.posthoc is not None else ()
+    studies = planned_studies(_run_experiments(config, experiments), held_out)
+    check_report_studies(config.analysis.report_studies, studies, "the experiments")
+    # nothing is written before the whole config (builder, experiments, methods, patterns) holds
+    open_run_folder(run_dir, _settings(config))
     check_inputs_unchanged(run_dir, plan.fingerprints)
     record = provenance_record(config.model_dump(mode="json"), reads, plan.fingerprints)
     with atomic_path(run_dir / PROVENANCE_FILE) as tmp:
@@ -548,6 +563,21 @@ def run_benchmark(
     times["analysis_report_s"] = time.perf_counter() - start
     write_times(times, run_dir, worked=worked, started=started)
     return results
+
+
+def _run_experiments(
+    config: BenchmarkConfig, experiments: Sequence[Experiment]
+) -> list[Experiment]:
+    """The experiments the runs are tested on: ``experiments``, or where
+    ``config.data.per_run`` draws them per run, each run's (built once, by
+    :func:`plan_benchmark`)."""
+    from fdbench.training.experiments import experiment_for_run
+    from fdbench.training.jobs import plan_jobs
+
+    if not config.data.per_run:
+        return list(experiments)
+    seeds = sorted({seed for _, seed in plan_jobs(config)})
+    return [experiment_for_run(config, e, seed) for e in experiments for seed in seeds]
 
 
 #: The record of the last completed analysis of a run folder: the key of its inputs.

@@ -28,6 +28,38 @@ def _selected(study: str, patterns: Sequence[str]) -> bool:
     return any(fnmatch.fnmatchcase(study, p) for p in patterns)
 
 
+def planned_studies(experiments: Sequence[Experiment], held_out: Sequence[str] = ()) -> list[str]:
+    """The studies a benchmark's results will hold for ``experiments``, known before any
+    training: per experiment its test splits (its studies but the ``held_out`` ones, a
+    post-hoc search's validation OoD sets) with the pooled corruption studies
+    (:func:`fdbench.evaluation.confidences.default_studies`) and Kim et al.'s pooled
+    unknown-detection studies (:func:`fdbench.protocol.unknown_detection_pools`), as
+    :func:`fdbench.jobs.benchmark.evaluate_runs` evaluates them; each name once, in order."""
+    from fdbench.evaluation.confidences import default_studies
+    from fdbench.protocol import unknown_detection_pools
+
+    names: list[str] = []
+    for experiment in experiments:
+        tested = [s for s in experiment.studies if s.name not in held_out]
+        names += default_studies([s.name for s in tested])
+        names += unknown_detection_pools({s.name: s.kind.value for s in tested})
+    return list(dict.fromkeys(names))
+
+
+def check_report_studies(patterns: Sequence[str], studies: Sequence[str], where: str) -> None:
+    """``ValueError`` naming ``analysis.report_studies`` if one of its ``patterns`` matches
+    none of ``studies`` (those of ``where``), with the closest study name."""
+    from fdbench.core.names import did_you_mean, printable
+
+    for pattern in patterns:
+        if not any(fnmatch.fnmatchcase(s, pattern) for s in studies):
+            raise ValueError(
+                f"analysis.report_studies: {printable(repr(pattern))} matches no study of "
+                f"{where} ({', '.join(studies[:12])}{', ...' if len(studies) > 12 else ''})"
+                f"{did_you_mean(pattern, studies)}"
+            )
+
+
 def check_analysis_selection(settings: AnalysisConfig, results: pd.DataFrame) -> None:
     """``ValueError`` naming the setting if a pattern of ``analysis.report_studies`` matches no
     study of ``results`` or a name the config gives in ``analysis.gallery_csfs`` is no CSF of
@@ -36,12 +68,7 @@ def check_analysis_selection(settings: AnalysisConfig, results: pd.DataFrame) ->
     from fdbench.core.names import printable
 
     studies = sorted(results["study"].astype(str).unique())
-    for pattern in settings.report_studies:
-        if not any(fnmatch.fnmatchcase(s, pattern) for s in studies):
-            raise ValueError(
-                f"analysis.report_studies: {printable(repr(pattern))} matches no study of the "
-                f"results ({', '.join(studies[:12])}{', ...' if len(studies) > 12 else ''})"
-            )
+    check_report_studies(settings.report_studies, studies, "the results")
     csfs = set(results["csf"].astype(str))
     chosen = settings.gallery_csfs if "gallery_csfs" in settings.model_fields_set else []
     for csf in chosen:

@@ -9,7 +9,13 @@ from typing import Any
 
 import pandas as pd
 
-from fdbench.core.io import atomic_path, claim_run_folder, verify_file, write_tables
+from fdbench.core.io import (
+    atomic_path,
+    check_run_folder_claim,
+    claim_run_folder,
+    verify_file,
+    write_tables,
+)
 
 CONFIG_FILE = "config.json"
 RESULTS_FILE = "results.parquet"
@@ -21,11 +27,10 @@ TOTAL_KEY = "total_s"
 RUN_TIMES_FILE = "run_times.csv"
 
 
-def pin_config(settings: dict[str, Any], run_dir: Path) -> Path:
-    """Write ``settings`` (the resolved configuration, as JSON) into ``run_dir/config.json``;
-    ``ValueError`` when the folder holds a run of other settings (a changed config must not
-    resume another run's files). The existing file is checked against its checksum first
-    (:func:`fdbench.core.io.verify_file`)."""
+def _config_text(settings: dict[str, Any], run_dir: Path) -> str:
+    """``settings`` as ``config.json`` holds them; ``ValueError`` when ``run_dir`` holds a run
+    of other settings (its file checked against its checksum first,
+    :func:`fdbench.core.io.verify_file`)."""
     text = json.dumps(settings, indent=2, sort_keys=True)
     path = run_dir / CONFIG_FILE
     if path.exists() and verify_file(path).read_text() != text:
@@ -33,9 +38,26 @@ def pin_config(settings: dict[str, Any], run_dir: Path) -> Path:
             f"{run_dir} holds a run of another configuration (config.json differs); "
             "choose another --out folder or remove it"
         )
+    return text
+
+
+def pin_config(settings: dict[str, Any], run_dir: Path) -> Path:
+    """Write ``settings`` (the resolved configuration, as JSON) into ``run_dir/config.json``;
+    ``ValueError`` when the folder holds a run of other settings (a changed config must not
+    resume another run's files)."""
+    text = _config_text(settings, run_dir)
+    path = run_dir / CONFIG_FILE
     with atomic_path(path) as tmp:
         tmp.write_text(text)
     return path
+
+
+def check_run_folder(run_dir: Path, settings: dict[str, Any]) -> None:
+    """Raise what :func:`open_run_folder` would raise for ``run_dir`` and ``settings``, writing
+    nothing: a folder that is not fdbench's (:func:`fdbench.core.io.check_run_folder_claim`)
+    or that holds a run of other settings."""
+    check_run_folder_claim(run_dir)
+    _config_text(settings, run_dir)
 
 
 def check_inputs_unchanged(run_dir: Path, fingerprints: dict[str, dict[str, str]]) -> None:
