@@ -59,9 +59,9 @@ def binary_curve_pass(
 
     - ``coef[b, g]`` = W_{g+1} - W_{g-1} (W_T = W_{T-1}; W_0 when T = 1),
     - ``risks[b, g]`` = L_g / W_g, 0 where W_g = 0,
-    - ``sums[b]`` = (W_tot, L_tot, L at the first group of positive weight, that group (-1
-      when the row has no weight), sum_g l_g W_{g-1}, sum_g l_g n_g, sum_g l_g L_{g-1},
-      sum_g l_g^2), as float64.
+    - ``sums[b]`` = (W_tot, L_tot, L at the first group of positive weight (0 when the row
+      has no weight), sum_g l_g W_{g-1}, sum_g l_g n_g, sum_g l_g L_{g-1}, sum_g l_g^2), as
+      float64.
     """
     rows = counts.shape[0]
     n = order.shape[0]
@@ -109,11 +109,10 @@ def binary_curve_pass(
         sums[b, 0] = W[t - 1]
         sums[b, 1] = L[t - 1]
         sums[b, 2] = L[first] if first < t else 0.0
-        sums[b, 3] = first if first < t else -1
-        sums[b, 4] = d_lw
-        sums[b, 5] = d_ln
-        sums[b, 6] = d_lp
-        sums[b, 7] = d_ll
+        sums[b, 3] = d_lw
+        sums[b, 4] = d_ln
+        sums[b, 5] = d_lp
+        sums[b, 6] = d_ll
         _divide(L[first:], W[first:])
         before = 0.0
         for g in range(t - 1):

@@ -306,28 +306,24 @@ def _binary_curves(
 
     rows, t = weights.shape[0], s.ranking.n_groups
     risks, coef = work.big(1, rows, t), work.big(3, rows, t)
-    sums = np.empty((rows, 8))
+    sums = np.empty((rows, 7))
     binary_curve_pass(
         weights, s.ranking.order, s.group_ends, s.failed, s.failures.groups, coef, risks, sums
     )
-    total, fail, head, first = sums[:, 0], sums[:, 1], sums[:, 2], sums[:, 3]
+    total, fail, head = sums[:, 0], sums[:, 1], sums[:, 2]
     if total.max() > MAX_TOTAL:
         return None
     out: dict[str, np.ndarray] = {}
     if {"augrc", "eaugrc", "auroc_f"}.intersection(metrics):
-        w_prev_dot, n_dot, loss_prev_dot, loss_dot = sums[:, 4], sums[:, 5], sums[:, 6], sums[:, 7]
+        w_prev_dot, n_dot, loss_prev_dot, loss_dot = sums[:, 3], sums[:, 4], sums[:, 5], sums[:, 6]
         out["augrc"] = (total * fail - w_prev_dot - 0.5 * n_dot) / total**2
         ordered = w_prev_dot - (loss_prev_dot + 0.5 * loss_dot) + 0.5 * n_dot
         out["auroc_f"] = _safe_ratio(ordered, (total - fail) * fail)
     if "aurc" in metrics or _OPTIMUM_KEYS.intersection(metrics):
-        empty = np.flatnonzero(first < 0)
-        if empty.size:
-            # a resample of no weight: 0/0 from the lead column on, as selective_risks_from_cum
-            lead = int(first.max(initial=0))
-            zero = np.zeros((empty.size, t - lead))
-            with np.errstate(invalid="ignore"):
-                risks[empty, lead:] = np.divide(zero, zero)
-        out["aurc"] = 0.5 * (_rowdot(coef, risks) + head) / total
+        # a resample of no weight: 0 / 0 here; NumPy's path divides 0 by 0 in its risks (the
+        # same default NaN, carried through the sum)
+        with np.errstate(invalid="ignore"):
+            out["aurc"] = 0.5 * (_rowdot(coef, risks) + head) / total
     return out
 
 
