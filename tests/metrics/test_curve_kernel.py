@@ -14,7 +14,7 @@ from fdbench.metrics._core import (
     aurc_from_cum,
     binary_cumulative,
 )
-from fdbench.metrics._curve_kernel import MAX_TOTAL, binary_curve_pass
+from fdbench.metrics._curve_kernel import MAX_TOTAL, compiled_pass
 from fdbench.metrics.bootstrap import _binary_curves, _prepare_csf
 
 from .strategies import confidences, residuals
@@ -78,7 +78,7 @@ def test_compiled_pass_writes_the_cumulative_sums(data):
     order = picked[s.ranking.order]
     rows, t = counts.shape[0], s.ranking.n_groups
     coef, risks, sums = np.empty((rows, t)), np.empty((rows, t)), np.empty((rows, 7))
-    binary_curve_pass(counts, order, s.group_ends, s.failed, s.failures.groups, coef, risks, sums)
+    compiled_pass()(counts, order, s.group_ends, s.failed, s.failures.groups, coef, risks, sums)
     gathered = counts[:, order].astype(np.float64)
     ends = np.arange(r.size) if s.ranking.ends is None else s.ranking.ends
     W = np.cumsum(gathered, axis=1)[:, ends]

@@ -302,12 +302,12 @@ def _binary_curves(
     integer sums to be exact in float64)."""
     if s.failed is None or s.group_ends is None or s.failures is None:
         return None
-    from ._curve_kernel import MAX_TOTAL, binary_curve_pass  # lazy: numba costs ~0.3 s
+    from ._curve_kernel import MAX_TOTAL, compiled_pass
 
     rows, t = weights.shape[0], s.ranking.n_groups
     risks, coef = work.big(1, rows, t), work.big(3, rows, t)
     sums = np.empty((rows, 7))
-    binary_curve_pass(
+    compiled_pass()(
         weights, s.ranking.order, s.group_ends, s.failed, s.failures.groups, coef, risks, sums
     )
     total, fail, head = sums[:, 0], sums[:, 1], sums[:, 2]
