@@ -15,6 +15,8 @@ from ._core import (
     FailureIndex,
     Ranking,
     Workspace,
+    _rowdot,
+    _safe_ratio,
     ap_error_from_cum,
     ap_success_from_cum,
     augrc_auroc_binary,
@@ -208,6 +210,10 @@ class _Sorted:
     failures: FailureIndex | None
     bin_order: np.ndarray | None
     bin_starts: np.ndarray | None
+    group_ends: np.ndarray | None = None
+    """The tie-group ends of ``ranking`` (empty without ties), for the compiled pass."""
+    failed: np.ndarray | None = None
+    """The failures (uint8 0/1) in the order of ``ranking``, for the compiled pass."""
 
 
 def _prepare_csf(r: np.ndarray, c: np.ndarray, want_bins: bool, binary: bool) -> _Sorted:
@@ -221,7 +227,12 @@ def _prepare_csf(r: np.ndarray, c: np.ndarray, want_bins: bool, binary: bool) ->
         sorted_idx = idx[bin_order]
         bin_starts = np.flatnonzero(np.r_[True, sorted_idx[1:] != sorted_idx[:-1]])
     failures = failure_index(ranking, r) if binary else None
-    return _Sorted(ranking, r[ranking.order], failures, bin_order, bin_starts)
+    r_sorted = r[ranking.order]
+    if not binary:
+        return _Sorted(ranking, r_sorted, failures, bin_order, bin_starts)
+    ends = np.empty(0, np.intp) if ranking.ends is None else ranking.ends
+    failed = (r_sorted > 0).astype(np.uint8)
+    return _Sorted(ranking, r_sorted, failures, bin_order, bin_starts, ends, failed)
 
 
 def _csf_metrics(
@@ -234,6 +245,10 @@ def _csf_metrics(
     binary: bool,
     work: Workspace,
 ) -> dict[str, np.ndarray]:
+    if _WITHOUT_L.issuperset(metrics) and weights.dtype.kind in "iu":
+        curves = _binary_curves(s, weights, metrics, work)
+        if curves is not None:
+            return _other_metrics(curves, s, weights, r, c, metrics, shared, binary)
     scratch = None
     if s.failures is not None:
         W, L = binary_cumulative(s.ranking, s.failures, weights, work)
@@ -246,7 +261,6 @@ def _csf_metrics(
         del ws
     out: dict[str, np.ndarray] = {}
     tp = None
-    nan = np.full(weights.shape[0], np.nan)
     if {"augrc", "eaugrc", "auroc_f"}.intersection(metrics):
         if s.failures is not None:
             out["augrc"], out["auroc_f"] = augrc_auroc_binary(W, L, s.failures, work)
@@ -257,20 +271,9 @@ def _csf_metrics(
         out["aurc"] = aurc_from_cum(W, L, scratch, overwrite=last)
     with np.errstate(invalid="ignore", divide="ignore"):
         for key in metrics:
-            if key in out:
+            if key in out or (key in BINARY_ONLY_KEYS and not binary):
                 continue
-            if key in BINARY_ONLY_KEYS and not binary:
-                out[key] = nan
-            elif key == "eaurc":
-                out[key] = out["aurc"] - shared["aurc_opt"]
-            elif key == "eaugrc":
-                out[key] = out["augrc"] - shared["augrc_opt"]
-            elif key == "naurc":
-                out[key] = cast(
-                    np.ndarray,
-                    naurc_from_parts(out["aurc"], shared["aurc_opt"], shared["mean_residual"]),
-                )
-            elif key == "ap_f_success":
+            if key == "ap_f_success":
                 out[key] = ap_success_from_cum(W, L, scratch)
             elif key == "ap_f_error":
                 out[key] = ap_error_from_cum(W, L, scratch)
@@ -286,6 +289,71 @@ def _csf_metrics(
                 out[key] = risk_at_coverage_from_cum(W, L, 0.95)
             elif key == "coverage@risk5":
                 out[key] = coverage_at_risk_from_cum(W, L, 0.05, scratch)
+    return _other_metrics(out, s, weights, r, c, metrics, shared, binary)
+
+
+def _binary_curves(
+    s: _Sorted, weights: np.ndarray, metrics: Sequence[str], work: Workspace
+) -> dict[str, np.ndarray] | None:
+    """AUGRC, AUROC_f and AURC of integer ``weights`` (0/1 residuals) by the compiled pass of
+    :mod:`fdbench.metrics._curve_kernel`, bit-identical to :func:`binary_cumulative`,
+    :func:`augrc_auroc_binary` and :func:`aurc_from_cum` (that module says why); ``None``
+    when it does not apply (soft residuals, or a resample's total weight too large for its
+    integer sums to be exact in float64)."""
+    if s.failed is None or s.group_ends is None or s.failures is None:
+        return None
+    from ._curve_kernel import MAX_TOTAL, compiled_pass
+
+    rows, t = weights.shape[0], s.ranking.n_groups
+    risks, coef = work.big(1, rows, t), work.big(3, rows, t)
+    sums = np.empty((rows, 7))
+    compiled_pass()(
+        weights, s.ranking.order, s.group_ends, s.failed, s.failures.groups, coef, risks, sums
+    )
+    total, fail, head = sums[:, 0], sums[:, 1], sums[:, 2]
+    if total.max() > MAX_TOTAL:
+        return None
+    out: dict[str, np.ndarray] = {}
+    if {"augrc", "eaugrc", "auroc_f"}.intersection(metrics):
+        w_prev_dot, n_dot, loss_prev_dot, loss_dot = sums[:, 3], sums[:, 4], sums[:, 5], sums[:, 6]
+        out["augrc"] = (total * fail - w_prev_dot - 0.5 * n_dot) / total**2
+        ordered = w_prev_dot - (loss_prev_dot + 0.5 * loss_dot) + 0.5 * n_dot
+        out["auroc_f"] = _safe_ratio(ordered, (total - fail) * fail)
+    if "aurc" in metrics or _OPTIMUM_KEYS.intersection(metrics):
+        # a resample of no weight: 0 / 0 here; NumPy's path divides 0 by 0 in its risks (the
+        # same default NaN, carried through the sum)
+        with np.errstate(invalid="ignore"):
+            out["aurc"] = 0.5 * (_rowdot(coef, risks) + head) / total
+    return out
+
+
+def _other_metrics(
+    out: dict[str, np.ndarray],
+    s: _Sorted,
+    weights: np.ndarray,
+    r: np.ndarray,
+    c: np.ndarray,
+    metrics: Sequence[str],
+    shared: dict[str, np.ndarray],
+    binary: bool,
+) -> dict[str, np.ndarray]:
+    """``out`` (the metrics from the cumulative weights) and those that need them not."""
+    nan = np.full(weights.shape[0], np.nan)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        for key in metrics:
+            if key in out:
+                continue
+            if key in BINARY_ONLY_KEYS and not binary:
+                out[key] = nan
+            elif key == "eaurc":
+                out[key] = out["aurc"] - shared["aurc_opt"]
+            elif key == "eaugrc":
+                out[key] = out["augrc"] - shared["augrc_opt"]
+            elif key == "naurc":
+                out[key] = cast(
+                    np.ndarray,
+                    naurc_from_parts(out["aurc"], shared["aurc_opt"], shared["mean_residual"]),
+                )
             elif key == "accuracy":
                 out[key] = 1.0 - shared["mean_residual"]
             elif key == "mean_residual":
