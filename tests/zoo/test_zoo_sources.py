@@ -359,3 +359,37 @@ def test_cli_zoo_without_config_trains_and_evaluates_the_embedded_zoo(tmp_path, 
     ]
     assert (out / "zoo_report.html").is_file()
     assert set(pd.read_parquet(out / "results.parquet")["member"]) == {"mlp", "student", "teacher"}
+
+
+RESNET_MEMBER_SCRIPT = """
+import sys
+from pathlib import Path
+import numpy as np
+from fdbench.zoo.embedded import EMBEDDED_MEMBERS, EmbeddedData, train_member_job
+rng = np.random.default_rng(0)
+x = rng.integers(0, 256, (256, 28, 28, 1), dtype=np.uint8)
+y = np.arange(256) % 6
+part = (x[:64], y[:64])
+data = EmbeddedData(tuple("abcdef"), (x, y), part, part, (x[:32], y[:32]), ("z",))
+folder = Path(sys.argv[1])
+(folder / "checkpoints").mkdir()
+spec = next(m for m in EMBEDDED_MEMBERS if m.name == "resnet18_w4")
+print(train_member_job(spec, data, folder, True, EMBEDDED_MEMBERS).name)
+"""
+
+
+def test_the_resnet_member_trains_without_crashing_the_process(tmp_path):
+    # oneDNN's backward pass of this network corrupted the heap under torch 2.13 (CPU): the
+    # process died within the first batches; it runs in a process of its own for that reason
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        [sys.executable, "-c", RESNET_MEMBER_SCRIPT, str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == "resnet18_w4.npz"
+    assert (tmp_path / "resnet18_w4.npz").is_file()

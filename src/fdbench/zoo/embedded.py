@@ -21,6 +21,7 @@ import json
 import math
 import os
 from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -303,6 +304,22 @@ def _load(path: Path, spec: MemberSpec, num_classes: int):
     return net.eval()
 
 
+def _backend(spec: MemberSpec) -> AbstractContextManager[Any]:
+    """The CPU convolution backend a member trains and predicts with: PyTorch's own kernels for
+    the ResNet members, oneDNN (PyTorch's default) for the rest.
+
+    With torch 2.13's CPU build, the backward pass of the base-4 ResNet-18 on 1 × 28 × 28
+    images corrupts the heap in oneDNN (``libtorch_cpu.so``: "double free or corruption",
+    segmentation faults, bus errors within the first batches; ``fdbench zoo --quick`` lost
+    every worker to it). Without oneDNN the same training runs clean.
+    """
+    import torch
+
+    if spec.family == "resnet":
+        return torch.backends.mkldnn.flags(enabled=False)
+    return nullcontext()
+
+
 def train_member_job(
     spec: MemberSpec, data: EmbeddedData, folder: Path, quick: bool, specs: tuple[MemberSpec, ...]
 ) -> Path:
@@ -319,7 +336,7 @@ def train_member_job(
 
     k = len(data.class_names)
     ckpt = _checkpoint(folder, spec.name)
-    with deterministic(spec.seed, 1):
+    with deterministic(spec.seed, 1), _backend(spec):
         if ckpt.exists():
             net = _load(ckpt, spec, k)
         else:
