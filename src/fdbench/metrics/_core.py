@@ -583,8 +583,20 @@ def augrc_auroc_binary(
     # sum_g l_g (W_tot - W_g) = W_tot F - sum_g l_g (W_{g-1} + n_g)
     w_prev_dot = _rowdot(loss, w_prev)
     n_dot = _rowdot(loss, n)
-    augrc = (total * fail - w_prev_dot - 0.5 * n_dot) / total**2
     loss_dot = _rowdot(loss, l_prev) + 0.5 * (n_dot if n is loss else _rowdot(loss, loss))
+    return augrc_auroc_from_sums(total, fail, w_prev_dot, n_dot, loss_dot)
+
+
+def augrc_auroc_from_sums(
+    total: np.ndarray,
+    fail: np.ndarray,
+    w_prev_dot: np.ndarray,
+    n_dot: np.ndarray,
+    loss_dot: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray]:
+    """AUGRC and AUROC_f from the per-row sums over the failures' groups g (weights W_tot,
+    failures F): ``w_prev_dot`` = sum_g l_g W_{g-1}, ``n_dot`` = sum_g l_g n_g, ``loss_dot`` =
+    sum_g l_g L_{g-1} + 1/2 sum_g l_g^2 (:func:`augrc_auroc_binary` states the identities)."""
+    augrc = (total * fail - w_prev_dot - 0.5 * n_dot) / total**2
     ordered = w_prev_dot - loss_dot + 0.5 * n_dot
-    auroc = _safe_ratio(ordered, (total - fail) * fail)
-    return augrc, auroc
+    return augrc, _safe_ratio(ordered, (total - fail) * fail)

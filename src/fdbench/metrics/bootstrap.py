@@ -16,10 +16,10 @@ from ._core import (
     Ranking,
     Workspace,
     _rowdot,
-    _safe_ratio,
     ap_error_from_cum,
     ap_success_from_cum,
     augrc_auroc_binary,
+    augrc_auroc_from_sums,
     augrc_from_cum,
     aurc_from_cum,
     binary_cumulative,
@@ -315,10 +315,10 @@ def _binary_curves(
         return None
     out: dict[str, np.ndarray] = {}
     if {"augrc", "eaugrc", "auroc_f"}.intersection(metrics):
-        w_prev_dot, n_dot, loss_prev_dot, loss_dot = sums[:, 3], sums[:, 4], sums[:, 5], sums[:, 6]
-        out["augrc"] = (total * fail - w_prev_dot - 0.5 * n_dot) / total**2
-        ordered = w_prev_dot - (loss_prev_dot + 0.5 * loss_dot) + 0.5 * n_dot
-        out["auroc_f"] = _safe_ratio(ordered, (total - fail) * fail)
+        loss_dot = sums[:, 5] + 0.5 * sums[:, 6]
+        out["augrc"], out["auroc_f"] = augrc_auroc_from_sums(
+            total, fail, sums[:, 3], sums[:, 4], loss_dot
+        )
     if "aurc" in metrics or _OPTIMUM_KEYS.intersection(metrics):
         # a resample of no weight: 0 / 0 here; NumPy's path divides 0 by 0 in its risks (the
         # same default NaN, carried through the sum)
