@@ -241,3 +241,52 @@ def test_a_killed_attempts_leftovers_are_removed_before_the_job_runs_again(tmp_p
     other.write_bytes(b"in progress")
     remove_partial(output)
     assert [p.name for p in tmp_path.iterdir()] == [other.name]
+
+
+def end_worker(path: Path) -> None:
+    import os
+
+    os._exit(1)  # a worker process that dies, as on a segfault or the kernel's OOM killer
+
+
+def test_a_job_that_ends_its_workers_is_named_in_one_line(tmp_path):
+    import dask
+
+    from fdbench.core.errors import WorkerLost, is_user_error, one_line
+
+    done = tmp_path / "done.txt"
+    jobs = [
+        Job("fine", write_sum, (done, 1, None), done),
+        Job(
+            "crash", end_worker, (tmp_path / "never.txt",), tmp_path / "never.txt", after=("fine",)
+        ),
+    ]
+    with (
+        dask.config.set({"distributed.scheduler.allowed-failures": 0}),
+        pytest.raises(WorkerLost) as raised,
+    ):
+        run_jobs(jobs, workers=1)
+    message = one_line(raised.value)
+    assert message.startswith("job crash ended the worker process")
+    assert "--workers 0" in message
+    assert is_user_error(raised.value)  # the command prints it as one line, no traceback
+    assert done.read_text() == "1"  # the job finished before it is kept
+
+
+def test_tasks_carrying_large_data_do_not_warn_about_the_graph():
+    import warnings
+
+    import numpy as np
+    from dask.distributed import Client
+
+    from fdbench.core.runner import large_graphs_allowed, local_cluster
+
+    data = np.ones(2_000_000)  # 16 MB, over dask's 10 MB warning
+    with local_cluster(1) as cluster, Client(cluster) as client:
+        with warnings.catch_warnings():
+            warnings.filterwarnings("error", message="Sending large graph")
+            with large_graphs_allowed():
+                future = client.submit(np.sum, data, pure=False)
+            assert future.result() == 2_000_000
+        with pytest.warns(UserWarning, match="Sending large graph"):
+            client.submit(np.sum, data, pure=False).result()

@@ -111,7 +111,7 @@ def _on_dask(
 ) -> list[pd.DataFrame]:
     from dask.distributed import Client
 
-    from fdbench.core.runner import local_cluster
+    from fdbench.core.runner import large_graphs_allowed, local_cluster
 
     cluster = None
     own = client is None
@@ -121,10 +121,11 @@ def _on_dask(
     elif own:
         client = Client(scheduler)
     try:
-        futures = [
-            client.submit(bootstrap_study, task, metrics, n_resamples, seed, pure=False)
-            for task in tasks
-        ]
+        with large_graphs_allowed():
+            futures = [
+                client.submit(bootstrap_study, task, metrics, n_resamples, seed, pure=False)
+                for task in tasks
+            ]
         return client.gather(futures)
     finally:
         if own:

@@ -316,15 +316,16 @@ def _on_dask(
 ) -> list:
     from dask.distributed import Client
 
-    from fdbench.core.runner import local_cluster
+    from fdbench.core.runner import large_graphs_allowed, local_cluster
 
     cluster = local_cluster(workers) if scheduler is None else None
     client = Client(cluster if cluster is not None else scheduler)
     try:
-        futures = [
-            client.submit(study_sums, group, *args, k, pure=False)
-            for group, k in zip(groups, knowns, strict=True)
-        ]
+        with large_graphs_allowed():
+            futures = [
+                client.submit(study_sums, group, *args, k, pure=False)
+                for group, k in zip(groups, knowns, strict=True)
+            ]
         return client.gather(futures)
     finally:
         client.close()

@@ -4,7 +4,14 @@ from __future__ import annotations
 
 from fdbench.core.names import printable
 
-__all__ = ["DataError", "UserError", "is_user_error", "missing_extra", "one_line"]
+__all__ = [
+    "DataError",
+    "UserError",
+    "WorkerLost",
+    "is_user_error",
+    "missing_extra",
+    "one_line",
+]
 
 
 class UserError(ValueError):
@@ -16,6 +23,12 @@ class DataError(RuntimeError):
     """The data a command needs cannot be obtained or read back intact (every source of a
     dataset failed, a cached file was altered): the user's network or cache to fix. The data
     fetcher's ``FetchError`` and ``CorruptedCacheError`` are ones."""
+
+
+class WorkerLost(RuntimeError):
+    """A job ended every worker process it was given (dask's ``KilledWorker``): the machine ran
+    out of memory, or native code crashed. The message names the job and how to see the
+    crash in the command's own process."""
 
 
 #: The optional dependencies of fdbench and the extra that installs each (pyproject.toml).
@@ -53,6 +66,7 @@ def is_user_error(error: BaseException) -> bool:
     - every ``OSError``: missing files, permission denied, a read-only file system, a full
       disk, a path that is a directory or whose parent is a file, a network failure;
     - :class:`DataError`: the data fetcher's ``FetchError`` and ``CorruptedCacheError``;
+    - :class:`WorkerLost`: a job that ended its workers (memory, or a crash in native code);
     - a missing optional dependency (:func:`missing_extra`): the extra to install.
 
     Anything else (``IndexError``, ``KeyError``, ``AttributeError``, ``RuntimeError``,
@@ -60,7 +74,7 @@ def is_user_error(error: BaseException) -> bool:
     """
     if isinstance(error, ValueError | TypeError | OSError) or missing_extra(error):
         return True
-    return isinstance(error, DataError)
+    return isinstance(error, DataError | WorkerLost)
 
 
 def one_line(error: BaseException) -> str:

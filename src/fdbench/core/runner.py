@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from fdbench.core.errors import one_line
+from fdbench.core.errors import WorkerLost, one_line
 
 logger = logging.getLogger("fdbench")
 
@@ -336,15 +336,44 @@ def _submit_shared(client: Any, pending: Sequence[Job], token: str) -> dict[int,
     another worker, so no job's input is lost with a worker. Dask's warning about a large
     task graph is silenced for these tasks: the object is sent once, as with ``scatter``.
     """
-    import warnings
-
     objects = {id(arg): arg for job in pending for arg in job.args if not isinstance(arg, _PLAIN)}
-    with warnings.catch_warnings():
-        warnings.filterwarnings("ignore", message="Sending large graph")
+    with large_graphs_allowed():
         return {
             key: client.submit(_shared_value, obj, key=f"fdbench-shared-{i}-{token}", pure=False)
             for i, (key, obj) in enumerate(objects.items())
         }
+
+
+@contextlib.contextmanager
+def large_graphs_allowed() -> Iterator[None]:
+    """Submit tasks that carry their own data without dask's "Sending large graph" warning.
+
+    Dask warns (six lines each time) when a task's definition holds over 10 MiB and advises
+    sending shared data once; fdbench's tasks that carry data hold each piece once (an
+    argument shared by several jobs goes through :func:`_submit_shared`), so the warning would
+    only flood a run's log.
+    """
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="Sending large graph")
+        yield
+
+
+def _result(future: Any, job: Job) -> Any:
+    """The result of ``job``'s future; a job that ended the workers it ran on (dask's
+    ``KilledWorker``) raises :class:`WorkerLost` naming the job, not dask's traceback."""
+    from dask.distributed import KilledWorker
+
+    try:
+        return future.result()
+    except KilledWorker as error:
+        raise WorkerLost(
+            f"job {job.key} ended the worker process it ran on, each time it ran (the machine "
+            "ran out of memory, or native code crashed); the jobs finished before it are kept: "
+            "run the same command with --workers 0 to run the jobs left in this process and "
+            "see the error"
+        ) from error
 
 
 def _quiet_shutdown() -> None:
@@ -471,8 +500,8 @@ def _submit_and_wait(
         client.subscribe_topic(EPOCH_TOPIC, epoch)
     try:
         for future in as_completed(list(futures.values())):
-            future.result()
             job = by_future[future.key]
+            _result(future, job)
             finished.add(job.key)
             if on_done is not None:
                 on_done(job)
