@@ -215,7 +215,10 @@ def friedman_nemenyi(
     data set × study; ``blocks`` names the columns, e.g. ``("dataset",)``) is the mean of
     ``metric`` over the seeds and every other column not named. Scoring methods without a
     finite value in every block are dropped (the test needs complete blocks; ``dropped`` names
-    them). Then :func:`friedman_test` (tie-corrected, as scipy), :func:`nemenyi_p_values` and
+    them). Then :func:`friedman_test` (tie-corrected, as scipy; where every block ties all
+    scoring methods, the tie-corrected statistic is 0/0 and Demšar's uncorrected formula gives
+    χ²_F = 0, p = 1: no evidence of a difference, and ``friedman.tie_correction`` is False),
+    :func:`nemenyi_p_values` and
     :func:`nemenyi_critical_difference` at ``alpha``; the metric's direction comes from
     :func:`fdbench.analysis.higher_is_better`. Source: Demšar (2006), Section 3.2.
     """
@@ -237,7 +240,12 @@ def friedman_nemenyi(
             f"at least 2 blocks ({list(blocks)}); got {table.shape[1]} in {table.shape[0]}"
         )
     higher = higher_is_better(metric)
-    friedman = friedman_test(table.to_numpy(), higher_is_better=higher)
+    matrix = table.to_numpy()
+    friedman = friedman_test(
+        matrix,
+        higher_is_better=higher,
+        tie_correction=not bool(np.all(matrix == matrix[:, :1])),
+    )
     names = list(table.columns)
     p_values = pd.DataFrame(
         nemenyi_p_values(table.to_numpy(), higher_is_better=higher), index=names, columns=names

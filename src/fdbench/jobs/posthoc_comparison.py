@@ -101,7 +101,7 @@ def write_posthoc_comparison(
     chosen = (
         results[results["csf_params"].fillna("") != ""]
         if "csf_params" in results
-        else results.iloc[:0]
+        else results.iloc[:0].assign(csf_params="")
     )
     params = (
         chosen.assign(scoring_method=scoring_method_labels(chosen))[

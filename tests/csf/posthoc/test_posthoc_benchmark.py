@@ -81,3 +81,22 @@ def test_the_comparison_tables(tmp_path):
     params = read_table(out / "hyperparameters.csv")
     assert list(params["csf"]) == ["GEN", "GEN"]
     assert (out / "groups_aurc.csv").exists() and (out / "nemenyi_aurc.csv").exists()
+
+
+def test_a_comparison_where_every_study_ties_every_method_is_written(tmp_path):
+    rows = pd.DataFrame(
+        [
+            {"dataset": "d", "study": s, "method": "ce", "seed": 0, "csf": c, "metric": m}
+            for s in ("iid", "new_class")
+            for c in ("MSR", "PE", "ENERGY")
+            for m in ("aurc", "augrc")
+        ]
+    ).assign(value=0.25)
+    out = write_posthoc_comparison(rows, tmp_path, ["*"])
+    friedman = pd.read_csv(out / "friedman_aurc.csv")
+    # tie-corrected chi2 is 0/0 here: Demšar's uncorrected formula gives 0, p = 1
+    assert friedman.loc[0, "statistic"] == 0.0
+    assert friedman.loc[0, "p_value"] == 1.0
+    groups = pd.read_csv(out / "groups_aurc.csv")
+    assert sorted(groups["members"].iloc[0].split(",")) == ["ENERGY", "MSR", "PE"]
+    assert len(groups) == 2  # one group per test: nothing separates the methods
