@@ -239,3 +239,19 @@ def test_damaged_member_is_one_error_naming_it(tmp_path):
     (member,) = discover_members(tmp_path)
     with pytest.raises(ValueError, match="m000"):
         evaluate_member(member, _config(tmp_path))
+
+
+def test_members_without_cood_levels_give_one_warning_for_the_run(tmp_path):
+    import warnings
+
+    from fdbench.jobs.zoo import run_zoo
+
+    make_synthetic_zoo(tmp_path / "zoo", n_members=3, n_test=120, n_ood_classes=6, mcd_members=0)
+    # every OOD class has fewer than 5,000 + 5,000 samples: App. L.1 removes all of them
+    config = _config(tmp_path / "zoo", cood={"n_estimation": 5_000, "n_test": 5_000})
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        run_zoo(config, tmp_path / "run", report=False)
+    found = [str(w.message) for w in caught if "C-OOD levels" in str(w.message)]
+    assert len(found) == 1
+    assert found[0].startswith("no C-OOD levels for 3 of 3 members (m000, m001, m002)")

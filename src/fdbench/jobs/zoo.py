@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import time
+import warnings
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
@@ -131,6 +132,7 @@ def run_zoo(
     )
     write_results(results, run_dir)
     write_table(levels, run_dir / LEVELS_FILE)
+    _warn_without_levels(results, config)
     if report:
         write_zoo_report(run_dir, results, read_metadata(config.zoo), config)
     times["analysis_report_s"] = time.perf_counter() - start
@@ -220,6 +222,23 @@ def write_zoo_report(
     path = run_dir / "zoo_report.html"
     write_text(path, page_html(f"fdbench zoo: {config.name}", sections, note))
     return path
+
+
+def _warn_without_levels(results: pd.DataFrame, config: ZooConfig) -> None:
+    """One warning for the members left without C-OOD levels (every OOD class removed by the
+    class filter of Galil et al., App. L.1), not one per member."""
+    kept = results[(results["study"] == "cood") & (results["metric"] == "classes_kept")]
+    empty = sorted(str(m) for m in kept.loc[kept["value"] == 0, "member"].unique())
+    if not empty:
+        return
+    minimum = config.cood.n_estimation + config.cood.n_test
+    named = ", ".join(empty[:5]) + (f" and {len(empty) - 5} more" if len(empty) > 5 else "")
+    warnings.warn(
+        f"no C-OOD levels for {len(empty)} of {results['member'].nunique()} members ({named}): "
+        f"every OOD class has fewer than {minimum} samples and is removed (Galil et al., "
+        "App. L.1; cood.keep_small_classes keeps them)",
+        stacklevel=2,
+    )
 
 
 def _removed_note(results: pd.DataFrame, config: ZooConfig) -> str:
