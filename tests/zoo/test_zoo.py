@@ -241,7 +241,7 @@ def test_damaged_member_is_one_error_naming_it(tmp_path):
         evaluate_member(member, _config(tmp_path))
 
 
-def test_members_without_cood_levels_give_one_warning_for_the_run(tmp_path):
+def test_members_without_cood_levels_give_one_warning_and_times_keep_training(tmp_path):
     import warnings
 
     from fdbench.jobs.zoo import run_zoo
@@ -251,7 +251,11 @@ def test_members_without_cood_levels_give_one_warning_for_the_run(tmp_path):
     config = _config(tmp_path / "zoo", cood={"n_estimation": 5_000, "n_test": 5_000})
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        run_zoo(config, tmp_path / "run", report=False)
+        run_zoo(config, tmp_path / "run", report=False, earlier_times={"training_s": 12.5})
     found = [str(w.message) for w in caught if "C-OOD levels" in str(w.message)]
     assert len(found) == 1
     assert found[0].startswith("no C-OOD levels for 3 of 3 members (m000, m001, m002)")
+    # the caller's earlier stage (the embedded zoo's training) is in times.json with the others
+    times = json.loads((tmp_path / "run" / "times.json").read_text())
+    assert times["training_s"] == 12.5
+    assert times["total_s"] >= 12.5 + times["evaluation_s"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -70,6 +71,7 @@ def zoo(
         if quick:
             settings = quick_config(settings)
         run_dir = out if out is not None else Path("runs") / settings.name
+    trained: dict[str, float] = {}
     with _progress_bar() as bar:
         tasks: dict[str, int] = {}
 
@@ -85,9 +87,11 @@ def zoo(
 
             claim_run_folder(run_dir)  # the members are trained into run_dir/zoo
             train_workers = settings.workers if workers is None else workers
+            start = time.perf_counter()
             build_embedded_zoo(
                 settings.zoo, quick=quick, workers=train_workers or None, progress=progress
             )
+            trained["training_s"] = time.perf_counter() - start
         with cluster_scheduler(cluster, cluster_option, workers, scheduler) as address:
             results = run_zoo(
                 settings,
@@ -96,6 +100,7 @@ def zoo(
                 scheduler=address,
                 report=report,
                 progress=progress,
+                earlier_times=trained,
             )
     typer.echo(f"{results['member'].nunique()} members; results: {run_dir / 'results.parquet'}")
     if report:

@@ -96,6 +96,7 @@ def run_zoo(
     scheduler: str | None = None,
     report: bool = True,
     progress: Callable[[str, int, int], None] | None = None,
+    earlier_times: dict[str, float] | None = None,
 ) -> pd.DataFrame:
     """Evaluate every member of ``config.zoo`` into ``run_dir`` and return the results table.
 
@@ -111,12 +112,13 @@ def run_zoo(
     ``scheduler`` evaluate members on dask.distributed (same files). Then writes
     ``results.parquet``/``.csv`` (every member's rows), ``cood_levels.parquet``,
     ``members.csv`` (one row per member), ``tables/*.csv``, ``figures/*.png`` and
-    ``zoo_report.html``; stage times go to ``times.json``.
+    ``zoo_report.html``; stage times go to ``times.json``, after ``earlier_times`` (the
+    seconds of stages the caller ran before, e.g. ``training_s`` of the embedded zoo).
     """
     workers = resolve_workers(workers, scheduler, config.workers)
     open_run_folder(run_dir, _settings(config))
     write_sources(config)
-    times: dict[str, float] = {}
+    times: dict[str, float] = dict(earlier_times or {})
     start = time.perf_counter()
     jobs = member_jobs(config, run_dir)
     run_stage("members", jobs, workers=workers, scheduler=scheduler, progress=progress)
