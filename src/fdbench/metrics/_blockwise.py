@@ -108,16 +108,17 @@ class _Walk:
     """Accumulators of one walk over the tie groups in descending order, fed a block of
     groups at a time; W_tot (and for 0/1 residuals F and TP_tot) known beforehand."""
 
-    def __init__(self, totals: _Totals, binary: bool, success: bool, ece: bool) -> None:
+    def __init__(self, n: int, totals: _Totals, binary: bool, success: bool, ece: bool) -> None:
         self.totals = totals
         self.binary = binary
         self.success = success
         self.groups = 0
         # W, L, TP of groups g0 - 2, g0 - 1, g0 .. g1 - 1 (W_{-1} = L_{-1} = 0); risks from g0 - 1
-        self.Wx = np.zeros(BLOCK + 2)
-        self.Lx = np.zeros(BLOCK + 2)
-        self.Tx = np.zeros(BLOCK + 2)
-        self.Rx = np.zeros(BLOCK + 1)
+        size = min(BLOCK, n) + 2
+        self.Wx = np.zeros(size)
+        self.Lx = np.zeros(size)
+        self.Tx = np.zeros(size)
+        self.Rx = np.zeros(size - 1)
         self.aurc = RowDot()
         self.augrc = (RowDot(), RowDot())
         self.auroc = (RowDot(), RowDot())
@@ -242,9 +243,9 @@ def blockwise_suite(
     else:
         wo, totals = _gather_weights(order, r, w, binary, success)
     ece = binary and wo is not None and c[order[-1]] >= 0 and c[order[0]] <= 1
-    walk = _Walk(totals, binary, success, ece)
-    cx = np.empty(BLOCK + 1)
-    samples = [np.empty(BLOCK) for _ in range(3)]
+    walk = _Walk(n, totals, binary, success, ece)
+    cx = np.empty(min(BLOCK, n) + 1)
+    samples = [np.empty(min(BLOCK, n)) for _ in range(3 if success else 2)]
     carry_w = carry_l = carry_t = 0.0
     for s in range(0, n, BLOCK):
         e = min(s + BLOCK, n)
@@ -258,7 +259,11 @@ def blockwise_suite(
         ends = None if change.all() else np.flatnonzero(change)
         k = m if ends is None else ends.size
         groups = walk.buffers(k)
-        Ws, Ls, Ts = groups if ends is None else (a[:m] for a in samples)
+        if ends is None:
+            Ws, Ls, Ts = groups
+        else:
+            Ws, Ls = samples[0][:m], samples[1][:m]
+            Ts = samples[2][:m] if success else groups[2]
         if w is None:
             Ws[:] = np.arange(s + 1.0, e + 1.0)
             r.take(idx[:m], out=Ls)
