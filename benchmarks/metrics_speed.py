@@ -47,12 +47,12 @@ def _best_interleaved(fns: dict, repeats: int) -> dict[str, float]:
 @contextlib.contextmanager
 def _argsort_engine() -> Iterator[None]:
     """Every call of ``evaluate_all`` takes the argsort engine (the code before issue #37)."""
-    saved = suite.MAX_SAMPLES
-    suite.MAX_SAMPLES = 0
+    saved = suite.MAX_SAMPLES, suite.BLOCKWISE_MAX_SAMPLES
+    suite.MAX_SAMPLES = suite.BLOCKWISE_MAX_SAMPLES = 0
     try:
         yield
     finally:
-        suite.MAX_SAMPLES = saved
+        suite.MAX_SAMPLES, suite.BLOCKWISE_MAX_SAMPLES = saved
 
 
 def _engine_call(r: np.ndarray, c: np.ndarray, w: np.ndarray | None) -> None:
@@ -71,29 +71,30 @@ def _traced_peak(fn) -> int:
 
 def evaluate_all_ratio(n: int, repeats: int) -> dict[str, float]:
     """``evaluate_all`` against one ``np.sort`` and one ``np.argsort`` of the same array, binary
-    (value-sort path, and the argsort engine it replaces) and weighted, interleaved rounds."""
+    (value-sort path), weighted binary and soft (block walk), each beside the argsort engine
+    they replace, interleaved rounds."""
     r, c = _data(n)
     w = np.random.default_rng(2).random(n) * 2.0
+    soft = np.random.default_rng(3).random(n)
     fns = {
         "sort": lambda: np.sort(c),
         "argsort": lambda: np.argsort(c),
         "binary": lambda: M.evaluate_all(r, c),
         "binary, argsort engine": lambda: _engine_call(r, c, None),
         "weighted": lambda: M.evaluate_all(r, c, sample_weight=w),
+        "weighted, argsort engine": lambda: _engine_call(r, c, w),
+        "soft": lambda: M.evaluate_all(soft, c),
+        "soft, argsort engine": lambda: _engine_call(soft, c, None),
     }
     times = _best_interleaved(fns, repeats)
-    peaks = {
-        "binary": _traced_peak(fns["binary"]),
-        "binary, argsort engine": _traced_peak(fns["binary, argsort engine"]),
-        "weighted": _traced_peak(fns["weighted"]),
-    }
+    peaks = {name: _traced_peak(fn) for name, fn in fns.items() if name not in ("sort", "argsort")}
     print(
         f"N={n:>10,}: np.sort {times['sort'] * 1e3:8.1f} ms, np.argsort "
         f"{times['argsort'] * 1e3:8.1f} ms"
     )
     for name in peaks:
         print(
-            f"  evaluate_all {name:<23} {times[name] * 1e3:8.1f} ms = "
+            f"  evaluate_all {name:<25} {times[name] * 1e3:8.1f} ms = "
             f"{times[name] / times['argsort']:5.2f}x argsort = "
             f"{times[name] / times['sort']:5.2f}x sort; peak memory "
             f"{peaks[name] / c.nbytes:4.2f}x the confidences (tracemalloc)"

@@ -1,0 +1,356 @@
+"""The suite of weighted or soft residuals from one argsort, walked in blocks: no array of N
+cumulative sums.
+
+The argsort engine (:mod:`fdbench.metrics._core`) gathers the confidences, weights and losses
+through the descending order, keeps their cumulative sums ``W`` and ``L`` (and, for float
+weights, the successes' ``TP``) at the ends of the tie groups as arrays of N floats and makes
+one NumPy pass over them per metric: about eleven arrays of N floats alive at once. Here the
+order is kept as int32 (half an array of N floats), the weights are gathered once into a copy in
+that order (0/1 residuals travel in its sign bit), and one walk over blocks of :data:`BLOCK`
+samples produces each block's W, L and TP and feeds every metric, so that nothing else of size
+N is alive. Peak memory: 1.5 arrays of N floats (the weights' copy and the int32 order; soft
+residuals without weights need neither the copy), besides the argsort's own result, which is
+freed once the int32 order is made.
+
+The result equals the argsort engine's bit for bit:
+
+- Cumulative sums: ``np.cumsum`` adds one element after the other, so a block's sums, started
+  with the previous block's last sum added to its first element, are the same numbers. The
+  elementwise values (``r * w``, ``w * (1 - r)``, ``W - L``, ratios) are the same operations on
+  the same operands.
+- The totals (W_tot, F, TP_tot), which AP_f (error), FPR@TPR and the working points need
+  before the walk, are the same sequential sums, taken while the weights are gathered.
+- The dot products (AURC, AUGRC, AUROC_f, AP_f) are accumulated as ``np.einsum("ij,ij->i")``
+  accumulates them (:class:`~fdbench.metrics._valuesort.RowDot`); minima and maxima are exact in
+  any order; the first group reaching a coverage or TPR is found in the block where the
+  (non-decreasing) cumulative sum first reaches it, as ``np.searchsorted`` finds it.
+- The ECE's per-bin confidence sums are the same ``np.add.reduceat`` over the same array: the
+  group weights times the thresholds are written, block by block, over the part of the weights'
+  copy already walked (group g ends at sample >= g).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ._core import _TINY, _smallest_reaching
+from ._valuesort import RowDot
+from .calibration import ece_mce_from_sums
+
+#: Samples per block of the walk (a few hundred KB per array: cache-resident).
+BLOCK = 1 << 15
+#: Largest N the int32 order holds.
+MAX_SAMPLES = int(np.iinfo(np.int32).max)
+_N_BINS = 15
+
+
+def descending_order(confidence: np.ndarray) -> np.ndarray:
+    """The argsort engine's descending order (:func:`~fdbench.metrics._core.rank`) as int32."""
+    ascending = np.argsort(confidence)
+    return ascending[::-1].astype(np.int32)
+
+
+def _sequential_total(values: np.ndarray, carry: float) -> float:
+    """carry + values[0] + values[1] + ..., added in this order (``values`` is overwritten)."""
+    values[0] += carry
+    return float(np.cumsum(values, out=values)[-1])
+
+
+def _integral(weights: np.ndarray) -> bool:
+    """Every weight is a whole number (then W - L is the successes' weight exactly, as
+    :func:`~fdbench.metrics._core.success_cumulative` decides)."""
+    return all(
+        bool(np.all(block == np.round(block)))
+        for block in (weights[s : s + BLOCK] for s in range(0, weights.size, BLOCK))
+    )
+
+
+class _Totals:
+    """W_tot, F and TP_tot, the last values of the argsort engine's cumulative sums."""
+
+    def __init__(self, weight: float, loss: float = math.nan, success: float = math.nan):
+        self.weight = weight
+        self.loss = loss
+        self.success = success
+
+
+def _gather_weights(
+    order: np.ndarray, r: np.ndarray, w: np.ndarray, binary: bool, success: bool
+) -> tuple[np.ndarray, _Totals]:
+    """The weights in ``order`` (0/1 residuals: the failures' negated) and the totals
+    (TP_tot the successes' weight summed apart when ``success``, else W_tot - F)."""
+    n = order.size
+    out = np.empty(n)
+    totals = _Totals(0.0, 0.0, 0.0)
+    # a byte per sample: gathered through the order at a fraction of a float64 gather's cost
+    failed = (r == 1).view(np.uint8) if binary else None
+    for s in range(0, n, BLOCK):
+        e = min(s + BLOCK, n)
+        idx = order[s:e].astype(np.intp)
+        wb = w.take(idx)
+        out[s:e] = wb
+        if failed is not None:
+            fb = failed.take(idx).view(np.bool_)
+            np.negative(wb, out=out[s:e], where=fb)
+            # r * w and w * (1 - r) of 0/1 residuals: w or 0.0
+            totals.loss = _sequential_total(np.where(fb, wb, 0.0), totals.loss)
+            if success:
+                totals.success = _sequential_total(np.where(fb, 0.0, wb), totals.success)
+        totals.weight = _sequential_total(wb, totals.weight)
+    if binary and not success:
+        totals.success = totals.weight - totals.loss
+    return out, totals
+
+
+class _Walk:
+    """Accumulators of one walk over the tie groups in descending order, fed a block of
+    groups at a time; W_tot (and for 0/1 residuals F and TP_tot) known beforehand."""
+
+    def __init__(self, n: int, totals: _Totals, binary: bool, success: bool, ece: bool) -> None:
+        self.totals = totals
+        self.binary = binary
+        self.success = success
+        self.groups = 0
+        # W, L, TP of groups g0 - 2, g0 - 1, g0 .. g1 - 1 (W_{-1} = L_{-1} = 0); risks from g0 - 1
+        size = min(BLOCK, n) + 2
+        self.Wx = np.zeros(size)
+        self.Lx = np.zeros(size)
+        self.Tx = np.zeros(size)
+        self.Rx = np.zeros(size - 1)
+        self.aurc = RowDot()
+        self.augrc = (RowDot(), RowDot())
+        self.auroc = (RowDot(), RowDot())
+        self.ap_success = RowDot()
+        self.ap_error = RowDot()
+        self.head = math.nan
+        self.reach_w = _smallest_reaching(totals.weight, 0.95)
+        self.risk_at = math.nan
+        self.risk_mins: list[float] = []
+        self.covered = 0.0
+        self.tp_reach: dict[float, float] = {}
+        if binary and totals.success > 0:
+            self.tp_reach = {t: _smallest_reaching(totals.success, t) for t in (0.95, 0.80)}
+        self.tp_loss: dict[float, float] = {}
+        self.edges = (np.arange(_N_BINS + 1) / _N_BINS).tolist()[1:-1] if ece else []
+        self.ece_at: dict[int, tuple[int, float, float]] = {}
+
+    def buffers(self, m: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Where the next m groups' W, L and TP go before :meth:`feed`."""
+        return self.Wx[2 : 2 + m], self.Lx[2 : 2 + m], self.Tx[2 : 2 + m]
+
+    def feed(self, m: int, tau: np.ndarray, weighted: np.ndarray | None) -> None:
+        """Account for the m groups (thresholds ``tau``) written to :meth:`buffers`; with
+        ``weighted``, write their weight times threshold to it at the groups' indices."""
+        g0 = self.groups
+        skip = 1 if g0 == 0 else 0
+        Wx, Lx, Rx = self.Wx[: m + 2], self.Lx[: m + 2], self.Rx[: m + 1]
+        W, L = Wx[2:], Lx[2:]
+        risks = np.divide(L, W, out=Rx[1:])
+        if g0 == 0:
+            self.head = float(L[0])
+        # AURC's coefficients W_{g+1} - W_{g-1} of groups g0 - 1 .. g1 - 2 (the last at finish)
+        self.aurc.feed(Wx[2 + skip :] - Wx[skip:m], Rx[skip:m])
+        n = W - Wx[1:-1]
+        self.augrc[0].feed(n, L)
+        self.augrc[1].feed(n[skip:], Lx[1 + skip : -1])
+        if self.binary:
+            self._feed_binary(m, skip)
+            if weighted is not None:
+                np.multiply(n, tau, out=weighted[g0 : g0 + m])
+                self._ece_bounds(m, tau)
+        if self.risk_mins:
+            self.risk_mins.append(float(risks.min()))
+        elif W[-1] >= self.reach_w:
+            j = int(np.searchsorted(W, self.reach_w, side="left"))
+            self.risk_at = float(L[j] / W[j])
+            self.risk_mins.append(float(risks[j:].min()))
+        sr = risks if W[0] >= _TINY else L / np.maximum(W, _TINY)
+        acceptable = sr <= 0.05
+        if acceptable.any():
+            self.covered = float(W[m - 1 - int(np.argmax(acceptable[::-1]))])
+        self.groups = g0 + m
+        for buf in (self.Wx, self.Lx, self.Tx):
+            buf[:2] = buf[m : m + 2]
+        self.Rx[0] = Rx[m]
+
+    def _feed_binary(self, m: int, skip: int) -> None:
+        Wx, Lx = self.Wx[: m + 2], self.Lx[: m + 2]
+        W, L = Wx[2:], Lx[2:]
+        loss = L - Lx[1:-1]
+        tpx = Wx[1:] - Lx[1:]
+        tp = tpx[1:]
+        self.auroc[0].feed(loss, tp)
+        self.auroc[1].feed(loss[skip:], tpx[skip:m])
+        self.ap_success.feed(tp - tpx[:-1], tp / np.maximum(W, _TINY))
+        below = self.totals.weight - Wx[1 + skip : -1]
+        np.maximum(below, _TINY, out=below)
+        precision = self.totals.loss - Lx[1 + skip : -1]
+        np.divide(precision, below, out=precision)
+        self.ap_error.feed(loss[skip:], precision)
+        success = self.Tx[2 : 2 + m] if self.success else tp
+        for tpr, x in self.tp_reach.items():
+            if tpr not in self.tp_loss and success[-1] >= x:
+                self.tp_loss[tpr] = float(L[int(np.searchsorted(success, x, side="left"))])
+
+    def _ece_bounds(self, m: int, tau: np.ndarray) -> None:
+        """For each inner bin edge e: the number of groups above e and W, L at the last."""
+        for k, edge in enumerate(self.edges):
+            if k not in self.ece_at and tau[-1] <= edge:
+                above = int(np.count_nonzero(tau > edge))
+                if above:
+                    at = (float(self.Wx[1 + above]), float(self.Lx[1 + above]))
+                else:
+                    at = (float(self.Wx[1]), float(self.Lx[1]))
+                self.ece_at[k] = (self.groups + above, *at)
+
+    def finish(self) -> None:
+        """Feed the last group's AURC term (coefficient W_{T-1} - W_{T-2})."""
+        self.aurc.feed(np.array([self.Wx[1] - self.Wx[0]]), self.Rx[:1].copy())
+
+    def ece_mce(self, weighted: np.ndarray) -> tuple[float, float]:
+        """ECE and MCE of :func:`~fdbench.metrics.calibration.bin_sums_sorted` (15 bins)."""
+        t, total, fails = self.groups, self.totals.weight, self.totals.loss
+        at = [self.ece_at.get(k, (t, total, fails)) for k in range(len(self.edges))]
+        bounds = np.array([t, *(a[0] for a in at), 0])
+        w_at = np.array([total, *(a[1] for a in at), 0.0])
+        l_at = np.array([fails, *(a[2] for a in at), 0.0])
+        count = w_at[:-1] - w_at[1:]
+        fail = l_at[:-1] - l_at[1:]
+        conf = np.zeros(_N_BINS)
+        filled = np.flatnonzero(bounds[:-1] > bounds[1:])
+        starts = bounds[1:][filled]
+        conf[filled] = np.add.reduceat(weighted[:t], starts[::-1])[::-1]
+        ece_value, mce_value = ece_mce_from_sums(count, count - fail, conf)
+        return float(ece_value), float(mce_value)
+
+
+def blockwise_suite(
+    residuals: np.ndarray, confidence: np.ndarray, weights: np.ndarray | None, binary: bool
+) -> dict[str, float]:
+    """The ranking, curve and calibration entries of ``evaluate_all`` for weighted 0/1 or
+    soft residuals (no labels), equal to the argsort engine's bit for bit: ``aurc``,
+    ``augrc``, ``risk@95cov``, ``selective_risk@95cov``, ``coverage@risk5``,
+    ``mean_residual`` and, for 0/1 residuals (``binary``, with ``weights``), ``auroc_f``,
+    ``ap_f_success``, ``ap_f_error``, ``fpr@95tpr``, ``fpr@80tpr``, ``ece`` and ``mce``."""
+    r, c, w = residuals, confidence, weights
+    n = c.size
+    order = descending_order(c)
+    success = binary and w is not None and not _integral(w)
+    if w is None:
+        wo, totals = None, _Totals(float(n))
+    else:
+        wo, totals = _gather_weights(order, r, w, binary, success)
+    ece = binary and wo is not None and c[order[-1]] >= 0 and c[order[0]] <= 1
+    walk = _Walk(n, totals, binary, success, ece)
+    cx = np.empty(min(BLOCK, n) + 1)
+    samples = [np.empty(min(BLOCK, n)) for _ in range(3 if success else 2)]
+    carry_w = carry_l = carry_t = 0.0
+    for s in range(0, n, BLOCK):
+        e = min(s + BLOCK, n)
+        m = e - s
+        idx = order[s : min(e + 1, n)].astype(np.intp)
+        cb = c.take(idx, out=cx[: idx.size])
+        if e == n:
+            cx[m] = math.nan
+            cb = cx[: m + 1]
+        change = cb[1:] != cb[:-1]
+        ends = None if change.all() else np.flatnonzero(change)
+        k = m if ends is None else ends.size
+        groups = walk.buffers(k)
+        if ends is None:
+            Ws, Ls, Ts = groups
+        else:
+            Ws, Ls = samples[0][:m], samples[1][:m]
+            Ts = samples[2][:m] if success else groups[2]
+        if w is None:
+            Ws[:] = np.arange(s + 1.0, e + 1.0)
+            r.take(idx[:m], out=Ls)
+        elif binary:
+            assert wo is not None
+            wv = wo[s:e]
+            np.abs(wv, out=Ws)
+            np.negative(wv, out=Ls)
+            np.maximum(Ls, 0.0, out=Ls)
+            if success:
+                np.maximum(wv, 0.0, out=Ts)
+                carry_t = _sequential_total(Ts, carry_t)
+        else:
+            assert wo is not None
+            Ws[:] = wo[s:e]
+            r.take(idx[:m], out=Ls)
+            Ls *= Ws
+        if w is not None:
+            carry_w = _sequential_total(Ws, carry_w)
+        carry_l = _sequential_total(Ls, carry_l)
+        if ends is None:
+            tau = cb[:m]
+        else:
+            for source, target in zip((Ws, Ls, Ts)[: 3 if success else 2], groups, strict=False):
+                np.take(source, ends, out=target)
+            tau = cb[ends]
+        if k:
+            walk.feed(k, tau, wo if ece else None)
+    walk.finish()
+    del order
+    total, fails = totals.weight, carry_l
+    out: dict[str, float] = {}
+    out["aurc"] = 0.5 * (walk.aurc.total() + walk.head) / total
+    out["augrc"] = 0.5 * (walk.augrc[0].total() + walk.augrc[1].total()) / (total * total)
+    if binary:
+        positives = (total - fails) * fails
+        area = 0.5 * (walk.auroc[0].total() + walk.auroc[1].total())
+        out["auroc_f"] = area / positives if positives > 0 else math.nan
+        ok = total - fails
+        out["ap_f_success"] = walk.ap_success.total() / ok if ok > 0 else math.nan
+        ap_err = walk.ap_error.total() + walk.head * fails / total
+        out["ap_f_error"] = ap_err / fails if fails > 0 else math.nan
+        for tpr in (0.95, 0.80):
+            defined = totals.success > 0 and fails > 0
+            value = walk.tp_loss.get(tpr, walk.Lx[1]) / fails if defined else math.nan
+            out[f"fpr@{round(tpr * 100)}tpr"] = value
+    if ece:
+        assert wo is not None
+        out["ece"], out["mce"] = walk.ece_mce(wo)
+    elif binary:
+        out["ece"] = out["mce"] = math.nan
+    out["risk@95cov"] = float(np.min(walk.risk_mins))
+    out["selective_risk@95cov"] = walk.risk_at
+    out["coverage@risk5"] = walk.covered / total
+    out["mean_residual"] = fails / total
+    return out
+
+
+def unit_optimum(residuals: np.ndarray) -> tuple[float, float]:
+    """AURC and AUGRC of the optimal CSF for residuals without weights, as
+    ``optimal_from_unit_cumulative(np.cumsum(np.sort(residuals)))`` computes them
+    (:func:`~fdbench.metrics._core.optimal_from_unit_cumulative`), with one array of N floats:
+    every sample is its own step (W_g = g + 1), so AURC's coefficients are 2 but the last (1)
+    and AUGRC's weights are 1."""
+    losses = np.sort(residuals)
+    n = losses.size
+    aurc, augrc, shifted = RowDot(), RowDot(), RowDot()
+    carry = 0.0
+    for s in range(0, n, BLOCK):
+        e = min(s + BLOCK, n)
+        L = losses[s:e]
+        before = carry
+        carry = _sequential_total(L, carry)
+        coef = np.full(e - s, 2.0)
+        if e == n:
+            coef[-1] = 1.0
+        aurc.feed(coef, L / np.arange(s + 1.0, e + 1.0))
+        ones = np.ones(e - s)
+        augrc.feed(ones, L)
+        if s:
+            previous = np.empty(e - s)
+            previous[0] = before
+            previous[1:] = L[:-1]
+            shifted.feed(ones, previous)
+        else:
+            shifted.feed(ones[1:], L[:-1])
+    total = float(n)
+    aurc_opt = 0.5 * (aurc.total() + float(losses[0])) / total
+    augrc_opt = 0.5 * (augrc.total() + shifted.total()) / (total * total)
+    return aurc_opt, augrc_opt
