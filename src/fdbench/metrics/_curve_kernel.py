@@ -50,6 +50,9 @@ def _divide(num: np.ndarray, den: np.ndarray) -> None:
         num[j] = num[j] / den[j]
 
 
+_1, _2, _3, _4, _5, _6, _7, _8, _9 = (np.uint64(k) for k in range(1, 10))
+
+
 def _aurc_sum(cum: np.ndarray, risks: np.ndarray, buffer: int) -> float:
     """sum_g (cum[g+2] - cum[g]) risks[g] over the T = len(risks) groups (``cum`` (T+2,)), the
     products and sums as NumPy's ``einsum("ij,ij->i")`` forms them from a row of each factor,
@@ -69,29 +72,21 @@ def _aurc_sum(cum: np.ndarray, risks: np.ndarray, buffer: int) -> float:
         stop = min(start + step, n)
         v0 = 0.0
         v1 = 0.0
-        j = start
-        while j + 8 <= stop:
-            v0 = (cum[j + 2] - cum[j]) * risks[j] + (
-                (cum[j + 4] - cum[j + 2]) * risks[j + 2]
-                + (
-                    (cum[j + 6] - cum[j + 4]) * risks[j + 4]
-                    + ((cum[j + 8] - cum[j + 6]) * risks[j + 6] + v0)
-                )
-            )
-            v1 = (cum[j + 3] - cum[j + 1]) * risks[j + 1] + (
-                (cum[j + 5] - cum[j + 3]) * risks[j + 3]
-                + (
-                    (cum[j + 7] - cum[j + 5]) * risks[j + 5]
-                    + ((cum[j + 9] - cum[j + 7]) * risks[j + 7] + v1)
-                )
-            )
-            j += 8
+        blocks = (stop - start) // 8
+        for k in range(blocks):
+            # unsigned indices (offsets too): numba adds no wraparound test to each read
+            j = np.uint64(start + 8 * k)
+            c0, c1, c2, c3 = cum[j], cum[j + _1], cum[j + _2], cum[j + _3]
+            c4, c5, c6, c7 = cum[j + _4], cum[j + _5], cum[j + _6], cum[j + _7]
+            c8, c9 = cum[j + _8], cum[j + _9]
+            x0, x1, x2, x3 = risks[j], risks[j + _1], risks[j + _2], risks[j + _3]
+            x4, x5, x6, x7 = risks[j + _4], risks[j + _5], risks[j + _6], risks[j + _7]
+            v0 = (c2 - c0) * x0 + ((c4 - c2) * x2 + ((c6 - c4) * x4 + ((c8 - c6) * x6 + v0)))
+            v1 = (c3 - c1) * x1 + ((c5 - c3) * x3 + ((c7 - c5) * x5 + ((c9 - c7) * x7 + v1)))
+        j = start + 8 * blocks
         while j < stop:
             v0 = (cum[j + 2] - cum[j]) * risks[j] + v0
-            if j + 1 < stop:
-                v1 = (cum[j + 3] - cum[j + 1]) * risks[j + 1] + v1
-            else:
-                v1 = 0.0 + v1
+            v1 = ((cum[j + 3] - cum[j + 1]) * risks[j + 1] if j + 1 < stop else 0.0) + v1
             j += 2
         out = out + (v0 + v1)
     return out
