@@ -10,11 +10,17 @@ from hypothesis import strategies as st
 from fdbench import metrics as M
 from fdbench.metrics._core import (
     Workspace,
+    _rowdot,
     augrc_auroc_binary,
     aurc_from_cum,
     binary_cumulative,
 )
-from fdbench.metrics._curve_kernel import MAX_TOTAL, compiled_pass
+from fdbench.metrics._curve_kernel import (
+    EINSUM_BUFFER,
+    MAX_TOTAL,
+    compiled_pass,
+    einsum_order_holds,
+)
 from fdbench.metrics.bootstrap import _binary_curves, _prepare_csf
 
 from .strategies import confidences, residuals
@@ -72,20 +78,23 @@ def test_compiled_pass_equals_numpy_path_bytes(data):
 @settings(max_examples=200, deadline=None)
 @given(counted_samples())
 def test_compiled_pass_writes_the_cumulative_sums(data):
-    """coef, risks and sums from brute-force cumulative sums of the gathered counts."""
+    """cum, risks and sums from brute-force cumulative sums of the gathered counts; the AURC sum
+    as NumPy's einsum adds it."""
     r, c, counts, picked = data
     s = _prepare_csf(r, c, False, True)
     order = picked[s.ranking.order]
     rows, t = counts.shape[0], s.ranking.n_groups
-    coef, risks, sums = np.empty((rows, t)), np.empty((rows, t)), np.empty((rows, 7))
-    compiled_pass()(counts, order, s.group_ends, s.failed, s.failures.groups, coef, risks, sums)
+    cum, risks, sums = np.empty((rows, t + 2)), np.empty((rows, t)), np.empty((rows, 8))
+    kernel = compiled_pass()
+    assert kernel is not None
+    for b in range(rows):
+        args = (s.group_ends, s.failed, s.failures.groups, cum[b], risks[b], sums[b : b + 1])
+        kernel(counts[b : b + 1], order, *args, 0)
     gathered = counts[:, order].astype(np.float64)
     ends = np.arange(r.size) if s.ranking.ends is None else s.ranking.ends
     W = np.cumsum(gathered, axis=1)[:, ends]
     L = np.cumsum(gathered * r[s.ranking.order], axis=1)[:, ends]
-    padded = np.concatenate([np.zeros((rows, 1)), W, W[:, -1:]], axis=1)
-    want_coef = padded[:, 2:] - padded[:, :-2] if t > 1 else W
-    np.testing.assert_array_equal(coef, want_coef)
+    np.testing.assert_array_equal(cum, np.concatenate([np.zeros((rows, 1)), W, W[:, -1:]], axis=1))
     with np.errstate(invalid="ignore", divide="ignore"):
         np.testing.assert_array_equal(risks, np.where(W > 0, L / W, 0.0))
     w_prev = np.concatenate([np.zeros((rows, 1)), W[:, :-1]], axis=1)
@@ -93,6 +102,8 @@ def test_compiled_pass_writes_the_cumulative_sums(data):
     loss = L - l_prev
     np.testing.assert_array_equal(sums[:, 0], W[:, -1])
     np.testing.assert_array_equal(sums[:, 1], L[:, -1])
+    coef = cum[:, 2:] - cum[:, :-2]
+    assert sums[:, 7].tobytes() == np.einsum("ij,ij->i", coef, risks).tobytes()
     for b in range(rows):
         positive = np.flatnonzero(W[b] > 0)
         assert sums[b, 2] == (L[b, positive[0]] if positive.size else 0.0)
@@ -100,6 +111,32 @@ def test_compiled_pass_writes_the_cumulative_sums(data):
         assert sums[b, 4] == np.sum(loss[b] * (W[b] - w_prev[b]))
         assert sums[b, 5] == np.sum(loss[b] * l_prev[b])
         assert sums[b, 6] == np.sum(loss[b] ** 2)
+
+
+@pytest.mark.parametrize("rows", [1, 3])
+@pytest.mark.parametrize("ties", [True, False])
+def test_rows_longer_than_einsums_buffer_equal_numpy_path_bytes(rows, ties):
+    """A block of one row, which NumPy's einsum sums buffer by buffer, and a block of several,
+    summed row by row, give the NumPy path's bytes on rows of more than two buffers."""
+    rng = np.random.default_rng(rows)
+    n = 2 * EINSUM_BUFFER + 101
+    r = (rng.random(n) < 0.2).astype(float)
+    c = rng.integers(0, 40, n).astype(float) if ties else rng.normal(size=n) - r
+    s = _prepare_csf(r, c, False, True)
+    counts = M.bootstrap_counts(n, rows, seed=rows)
+    work = Workspace(rows, n, int(r.sum()), np.int32)
+    got = _binary_curves(s, counts, CURVES, Workspace(rows, n, int(r.sum()), np.int32))
+    expected = _numpy_path(s, counts, work)
+    assert got is not None
+    for key in CURVES:
+        assert got[key].tobytes() == expected[key].tobytes(), key
+
+
+def test_einsum_order_check_tells_another_order():
+    """The check holds for the NumPy path's einsum here and fails for a pairwise sum."""
+    compiled_pass()
+    assert einsum_order_holds(_rowdot)
+    assert not einsum_order_holds(lambda a, b: np.sum(a * b, axis=1))
 
 
 def test_totals_beyond_exact_integer_products_take_the_numpy_path():

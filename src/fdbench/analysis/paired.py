@@ -285,22 +285,20 @@ def paired_bootstrap(
         parts = [study_sums(g, *args, k) for g, k in zip(groups, knowns, strict=True)]
     else:
         parts = _on_dask(groups, knowns, args, workers, scheduler)
-    frames = [
-        pd.DataFrame(
-            {
-                "dataset": dataset,
-                "study": study,
-                "scoring_method": name,
-                "metric": metric,
-                "resample": np.arange(n_resamples),
-                "value": total / count,
-                "n_seeds": count,
-            }
-        )
-        for part in parts
-        for (dataset, study, name, metric), (total, count) in part.items()
-    ]
-    return pd.concat(frames, ignore_index=True)[list(PAIRED_COLUMNS)]
+    sums = [(key, total / count, count) for part in parts for key, (total, count) in part.items()]
+    # one frame of n_resamples rows per key, built at once (a frame per key cost ~2 ms each)
+    keys = np.array([key for key, _, _ in sums], dtype=object).reshape(len(sums), 4)
+    return pd.DataFrame(
+        {
+            name: np.repeat(keys[:, i], n_resamples)
+            for i, name in enumerate(("dataset", "study", "scoring_method", "metric"))
+        }
+        | {
+            "resample": np.tile(np.arange(n_resamples), len(sums)),
+            "value": np.concatenate([values for _, values, _ in sums]),
+            "n_seeds": np.repeat([count for _, _, count in sums], n_resamples),
+        }
+    )[list(PAIRED_COLUMNS)]
 
 
 def _known_of(group: Sequence[PairedSamples], known: KnownValues | None) -> dict | None:

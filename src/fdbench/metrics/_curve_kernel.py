@@ -1,5 +1,5 @@
-"""Compiled pass of the bootstrap over integer counts: AURC's arrays and the exact sums of AUGRC
-and AUROC_f, for 0/1 residuals, one resample at a time (numba).
+"""Compiled pass of the bootstrap over integer counts: the exact sums of AUGRC and AUROC_f and
+AURC's sum, for 0/1 residuals, one resample at a time (numba).
 
 Replaces, for integer weights and the metrics that need no cumulative array beyond AURC's,
 :func:`fdbench.metrics._core.binary_cumulative` followed by
@@ -12,10 +12,14 @@ Replaces, for integer weights and the metrics that need no cumulative array beyo
   partial sum at most W_tot^2 (all terms are non-negative). While W_tot^2 <= 2^53
   (W_tot <= :data:`MAX_TOTAL`) NumPy's floating-point dot products of the same integers are
   exact too, in whatever order they add: the integer sums here are the same numbers.
-- AURC's one floating-point reduction stays NumPy's (``einsum`` over the rows of the same two
-  contiguous arrays as before): the kernel writes its inputs, the coefficients
-  W_{g+1} - W_{g-1} (exact) and the selective risks L_g / W_g (one IEEE division each,
-  correctly rounded as in NumPy; no fast-math), and leaves the sum to NumPy.
+- AURC's one floating-point reduction sums the products of the same two rows as the NumPy
+  path, the coefficients W_{g+1} - W_{g-1} (exact) and the selective risks L_g / W_g (one
+  IEEE division each, correctly rounded as in NumPy; no fast-math), in the order in which
+  that path's ``einsum("ij,ij->i")`` adds them (:func:`_dot` spells it out): one row at a
+  time in a scratch row that stays in cache, with no (rows, T) arrays to write and read back.
+  That order depends on the instructions NumPy's build targets; it is checked once per
+  process against ``einsum`` itself (:func:`einsum_order_holds`), and where it differs the
+  bootstrap takes the NumPy path.
 
 numba is imported, and the kernel compiled, on the first call of :func:`compiled_pass` (about
 2-3 s; ``import fdbench.metrics`` imports this module but not numba). The machine code is cached
@@ -34,6 +38,11 @@ import numpy as np
 #: is exact in float64 (W_tot^2 <= 2^53).
 MAX_TOTAL = 94_906_265
 
+#: Elements per inner loop of ``einsum("ij,ij->i")`` on a block of one row (its operands are
+#: then one-dimensional, and NumPy's iterator hands them over in buffers of NPY_BUFSIZE
+#: elements); a block of several rows sums each row in one loop.
+EINSUM_BUFFER = 8192
+
 
 def _divide(num: np.ndarray, den: np.ndarray) -> None:
     """num /= den elementwise (a compiled function of its own: LLVM vectorizes its loop)."""
@@ -41,19 +50,86 @@ def _divide(num: np.ndarray, den: np.ndarray) -> None:
         num[j] = num[j] / den[j]
 
 
-#: What :func:`_binary_curve_pass` calls to divide: :func:`_divide`, compiled by
-#: :func:`compiled_pass` before the pass itself (numba resolves it when it compiles the pass).
+_1, _2, _3, _4, _5, _6, _7, _8, _9 = (np.uint64(k) for k in range(1, 10))
+
+
+def _aurc_sum(cum: np.ndarray, risks: np.ndarray, buffer: int) -> float:
+    """sum_g (cum[g+2] - cum[g]) risks[g] over the T = len(risks) groups (``cum`` (T+2,)), the
+    products and sums as NumPy's ``einsum("ij,ij->i")`` forms them from a row of each factor,
+    contiguous float64, on x86-64 (``double_sum_of_products_contig_contig_outstride0_two`` of
+    einsum_sumprod.c.src at the 2-lane width of the baseline's SIMD, each product and sum
+    rounded on its own; the differences of integers below 2^53 are exact).
+
+    Per inner loop of ``buffer`` elements (0: one loop over the row), lane k (0, 1) adds the
+    products p_g, g = k (mod 2), eight elements at a time nested from the last pair to the
+    first, v = p_g + (p_{g+2} + (p_{g+4} + (p_{g+6} + v))), then the remaining pairs one by one
+    (a missing partner adds 0); each loop's v_0 + v_1 is added to the result, which starts at 0.
+    """
+    n = risks.shape[0]
+    step = n if buffer == 0 else buffer
+    out = 0.0
+    for start in range(0, n, step):
+        stop = min(start + step, n)
+        v0 = 0.0
+        v1 = 0.0
+        blocks = (stop - start) // 8
+        for k in range(blocks):
+            # unsigned indices (offsets too): numba adds no wraparound test to each read
+            j = np.uint64(start + 8 * k)
+            c0, c1, c2, c3 = cum[j], cum[j + _1], cum[j + _2], cum[j + _3]
+            c4, c5, c6, c7 = cum[j + _4], cum[j + _5], cum[j + _6], cum[j + _7]
+            c8, c9 = cum[j + _8], cum[j + _9]
+            x0, x1, x2, x3 = risks[j], risks[j + _1], risks[j + _2], risks[j + _3]
+            x4, x5, x6, x7 = risks[j + _4], risks[j + _5], risks[j + _6], risks[j + _7]
+            v0 = (c2 - c0) * x0 + ((c4 - c2) * x2 + ((c6 - c4) * x4 + ((c8 - c6) * x6 + v0)))
+            v1 = (c3 - c1) * x1 + ((c5 - c3) * x3 + ((c7 - c5) * x5 + ((c9 - c7) * x7 + v1)))
+        j = start + 8 * blocks
+        while j < stop:
+            v0 = (cum[j + 2] - cum[j]) * risks[j] + v0
+            v1 = ((cum[j + 3] - cum[j + 1]) * risks[j + 1] if j + 1 < stop else 0.0) + v1
+            j += 2
+        out = out + (v0 + v1)
+    return out
+
+
+#: What :func:`_binary_curve_pass` calls to divide and to sum: :func:`_divide` and
+#: :func:`_aurc_sum`, compiled by :func:`compiled_pass` before the pass itself (numba resolves
+#: them when it compiles the pass).
 divide = _divide
+aurc_sum = _aurc_sum
+
+
+def einsum_order_holds(rowdot: Callable[[np.ndarray, np.ndarray], np.ndarray]) -> bool:
+    """Whether :data:`aurc_sum` equals ``rowdot`` (the NumPy path's ``einsum("ij,ij->i")``) of
+    the coefficients and risks bit for bit, on probes whose sums change with the order of the
+    additions, the lane count and fused multiply-adds (integer coefficients below 2^40, risks
+    of random signs and magnitudes over 2^-60..2^60): a block of three rows, and a block of
+    one row longer than two of ``einsum``'s buffers, both with a tail."""
+    rng = np.random.default_rng(37)
+    for rows, t in ((3, 1029), (1, 2 * EINSUM_BUFFER + 13)):
+        cum = np.cumsum(rng.integers(0, 2**30, (rows, t + 2)), axis=1).astype(np.float64)
+        risks = rng.normal(size=(rows, t)) * 2.0 ** rng.integers(-60, 61, (rows, t))
+        buffer = EINSUM_BUFFER if rows == 1 else 0
+        got = np.array([aurc_sum(cum[b], risks[b], buffer) for b in range(rows)])
+        if got.tobytes() != rowdot(cum[:, 2:] - cum[:, :-2], risks).tobytes():
+            return False
+    return True
 
 
 @functools.cache
-def compiled_pass() -> Callable[..., None]:
-    """:func:`_binary_curve_pass` compiled by numba (imported here: it costs ~0.5 s)."""
+def compiled_pass() -> Callable[..., None] | None:
+    """:func:`_binary_curve_pass` compiled by numba (imported here: it costs ~0.5 s), or
+    ``None`` where this NumPy's ``einsum`` adds in another order (:func:`einsum_order_holds`)."""
     from numba import njit
 
+    from ._core import _rowdot
+
     jit = njit(cache=True, error_model="numpy", nogil=True)
-    global divide
+    global divide, aurc_sum
     divide = jit(_divide)
+    aurc_sum = jit(_aurc_sum)
+    if not einsum_order_holds(_rowdot):
+        return None
     return jit(_binary_curve_pass)
 
 
@@ -63,9 +139,10 @@ def _binary_curve_pass(
     ends: np.ndarray,
     failed: np.ndarray,
     groups: np.ndarray,
-    coef: np.ndarray,
+    cum: np.ndarray,
     risks: np.ndarray,
     sums: np.ndarray,
+    buffer: int,
 ) -> None:
     """One pass over each row of ``counts`` (B, M) in the order ``order`` (N,) of a CSF.
 
@@ -73,21 +150,24 @@ def _binary_curve_pass(
     when every group is one sample), ``failed`` (N, 0/1) marks the failures in that order,
     ``groups`` the tie groups that hold a failure. With W_g, L_g the cumulative count of all
     samples and of the failures up to the end of group g (W_{-1} = L_{-1} = 0),
-    n_g = W_g - W_{g-1} and l_g = L_g - L_{g-1}, writes per row b:
+    n_g = W_g - W_{g-1} and l_g = L_g - L_{g-1}, fills for each row b the scratch rows
 
-    - ``coef[b, g]`` = W_{g+1} - W_{g-1} (W_T = W_{T-1}; W_0 when T = 1),
-    - ``risks[b, g]`` = L_g / W_g, 0 where W_g = 0,
-    - ``sums[b]`` = (W_tot, L_tot, L at the first group of positive weight (0 when the row
-      has no weight), sum_g l_g W_{g-1}, sum_g l_g n_g, sum_g l_g L_{g-1}, sum_g l_g^2), as
-      float64.
+    - ``cum`` (T+2,) = (0, W_0, ..., W_{T-1}, W_{T-1}): AURC's coefficient of group g is
+      cum[g+2] - cum[g] = W_{g+1} - W_{g-1} (W_T = W_{T-1}),
+    - ``risks`` (T,) = L_g / W_g, 0 where W_g = 0,
+
+    and writes ``sums[b]`` = (W_tot, L_tot, L at the first group of positive weight (0 when
+    the row has no weight), sum_g l_g W_{g-1}, sum_g l_g n_g, sum_g l_g L_{g-1},
+    sum_g l_g^2, :func:`_aurc_sum` of ``cum`` and ``risks`` with ``buffer``), as float64.
     """
     rows = counts.shape[0]
     n = order.shape[0]
     t = n if ends.shape[0] == 0 else ends.shape[0]
+    W = cum[1 : t + 1]
+    L = risks
+    cum[0] = 0.0
     for b in range(rows):
         row = counts[b]
-        W = coef[b]
-        L = risks[b]
         w = np.int64(0)
         lo = np.int64(0)
         if ends.shape[0] == 0:
@@ -132,9 +212,5 @@ def _binary_curve_pass(
         sums[b, 5] = d_lp
         sums[b, 6] = d_ll
         divide(L[first:], W[first:])
-        before = 0.0
-        for g in range(t - 1):
-            here = W[g]
-            W[g] = W[g + 1] - before
-            before = here
-        W[t - 1] = W[t - 1] - before
+        cum[t + 1] = W[t - 1]
+        sums[b, 7] = aurc_sum(cum, L, buffer)

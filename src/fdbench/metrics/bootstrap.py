@@ -15,7 +15,6 @@ from ._core import (
     FailureIndex,
     Ranking,
     Workspace,
-    _rowdot,
     ap_error_from_cum,
     ap_success_from_cum,
     augrc_auroc_binary,
@@ -298,17 +297,30 @@ def _binary_curves(
     """AUGRC, AUROC_f and AURC of integer ``weights`` (0/1 residuals) by the compiled pass of
     :mod:`fdbench.metrics._curve_kernel`, bit-identical to :func:`binary_cumulative`,
     :func:`augrc_auroc_binary` and :func:`aurc_from_cum` (that module says why); ``None``
-    when it does not apply (soft residuals, or a resample's total weight too large for its
-    integer sums to be exact in float64)."""
+    when it does not apply (soft residuals, a resample's total weight too large for its
+    integer sums to be exact in float64, or a NumPy whose ``einsum`` adds in another order)."""
     if s.failed is None or s.group_ends is None or s.failures is None:
         return None
-    from ._curve_kernel import MAX_TOTAL, compiled_pass
+    from ._curve_kernel import EINSUM_BUFFER, MAX_TOTAL, compiled_pass
 
+    kernel = compiled_pass()
+    if kernel is None:
+        return None
     rows, t = weights.shape[0], s.ranking.n_groups
-    risks, coef = work.big(1, rows, t), work.big(3, rows, t)
-    sums = np.empty((rows, 7))
-    compiled_pass()(
-        weights, s.ranking.order, s.group_ends, s.failed, s.failures.groups, coef, risks, sums
+    cum, risks = np.empty(t + 2), np.empty(t)
+    sums = np.empty((rows, 8))
+    # the NumPy path's einsum sums a block of one row in buffers: the same order here
+    buffer = EINSUM_BUFFER if rows == 1 else 0
+    kernel(
+        weights,
+        s.ranking.order,
+        s.group_ends,
+        s.failed,
+        s.failures.groups,
+        cum,
+        risks,
+        sums,
+        buffer,
     )
     total, fail, head = sums[:, 0], sums[:, 1], sums[:, 2]
     if total.max() > MAX_TOTAL:
@@ -323,7 +335,7 @@ def _binary_curves(
         # a resample of no weight: 0 / 0 here; NumPy's path divides 0 by 0 in its risks (the
         # same default NaN, carried through the sum)
         with np.errstate(invalid="ignore"):
-            out["aurc"] = 0.5 * (_rowdot(coef, risks) + head) / total
+            out["aurc"] = 0.5 * (sums[:, 7] + head) / total
     return out
 
 
