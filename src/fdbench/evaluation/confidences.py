@@ -138,7 +138,7 @@ def evaluate_confidences(
     spare the NLL, Brier score and balanced accuracy a log-softmax of their own
     (:func:`fdbench.evaluation.logit_scores.study_logit_scores`).
     """
-    from fdbench.evaluation.curves import check_max_points, curve_points
+    from fdbench.evaluation.curves import check_max_points, curve_points, thin_curve
 
     conventions = check_convention_keys(tuple(conventions))
     if n_bootstrap < 0:
@@ -184,7 +184,7 @@ def evaluate_confidences(
                 )
             if return_curves:
                 curve = ranked[0] if ranked else curve_points(es.residuals, conf)
-                curves[-1][1].append((csf, curve))
+                curves[-1][1].append((csf, thin_curve(curve, max_points)))
             if with_ood:
                 values.update(ood_detection_metrics(es.is_new_class, conf))
             if conventions:
@@ -213,7 +213,7 @@ def evaluate_confidences(
     results = table[ordered + [c for c in table.columns if c not in ordered]]
     if not return_curves:
         return results
-    return results, _curve_frames(curves, info, max_points)
+    return results, _curve_frames(curves, info)
 
 
 def _ranked_curve_into(
@@ -227,21 +227,18 @@ def _ranked_curve_into(
 
 
 def _curve_frames(
-    curves: Sequence[tuple[str, Sequence[tuple[str, CurvePoints]]]],
-    info: Mapping[str, object],
-    max_points: int,
+    curves: Sequence[tuple[str, Sequence[tuple[str, CurvePoints]]]], info: Mapping[str, object]
 ) -> pd.DataFrame:
-    """The table of :func:`confidence_curves` from every CSF's curve points, built the same
-    way: one :func:`fdbench.evaluation.curves.curve_table` per study with the run columns."""
+    """The table of :func:`confidence_curves` from every CSF's thinned curve points, built
+    the same way: one :func:`fdbench.evaluation.curves.curve_table` per study with the run
+    columns."""
     import pandas as pd
 
     from fdbench.evaluation.curves import curve_frame
 
     frames = []
     for study, points in curves:
-        table = pd.concat(
-            [curve_frame(study, csf, p, max_points) for csf, p in points], ignore_index=True
-        )
+        table = pd.concat([curve_frame(study, csf, p) for csf, p in points], ignore_index=True)
         frames.append(table.assign(**{k: info[k] for k in ("dataset", "method", "seed")}))
     return pd.concat(frames, ignore_index=True)
 

@@ -35,7 +35,9 @@ def curve_table(
 
     check_max_points(max_points)
     frames = [
-        curve_frame(study, csf, curve_points(residuals, conf, sample_weight), max_points)
+        curve_frame(
+            study, csf, thin_curve(curve_points(residuals, conf, sample_weight), max_points)
+        )
         for csf, conf in confidences.items()
     ]
     if not frames:
@@ -49,22 +51,29 @@ def check_max_points(max_points: int) -> None:
         raise ValueError(f"max_points must be an int >= 2; got {max_points!r}")
 
 
-def curve_frame(
-    study: str, csf: str, points: tuple[np.ndarray, np.ndarray, np.ndarray], max_points: int
-) -> pd.DataFrame:
-    """One CSF's rows of :func:`curve_table`: its curve ``points`` (coverages, selective and
-    generalized risks) thinned to at most ``max_points`` evenly spaced points, both ends kept."""
-    import pandas as pd
-
+def thin_curve(
+    points: tuple[np.ndarray, np.ndarray, np.ndarray], max_points: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """A curve's ``points`` (coverages, selective and generalized risks) at no more than
+    ``max_points`` evenly spaced positions, both ends kept (for plotting only)."""
     size = points[0].size
     keep = np.unique(np.linspace(0, size - 1, min(size, max_points)).round().astype(int))
+    return points[0][keep], points[1][keep], points[2][keep]
+
+
+def curve_frame(
+    study: str, csf: str, thinned: tuple[np.ndarray, np.ndarray, np.ndarray]
+) -> pd.DataFrame:
+    """One CSF's rows of :func:`curve_table` from its :func:`thin_curve` points."""
+    import pandas as pd
+
     return pd.DataFrame(
         {
             "study": study,
             "csf": csf,
-            "coverage": points[0][keep],
-            "selective_risk": points[1][keep],
-            "generalized_risk": points[2][keep],
+            "coverage": thinned[0],
+            "selective_risk": thinned[1],
+            "generalized_risk": thinned[2],
         }
     )
 
