@@ -148,11 +148,12 @@ def _block_csfs(
     log_probs = u - log_sum
     probs = np.exp(log_probs)
     pe = np.sum(probs * log_probs, axis=1)  # -entropy_from_log_probs: -(-x) is x exactly
+    first = np.argmax(z, axis=1)
     if terms is not None:
-        _write_terms(terms, log_probs, probs, np.argmax(z, axis=1))
+        _write_terms(terms, log_probs, probs, first)
     del log_probs, probs
     msr = np.exp(0.0 - log_sum[:, 0])
-    first_top = np.argmax(z, axis=1)[:, None]
+    first_top = first[:, None]
     np.put_along_axis(e, first_top, 0.0, axis=1)
     rest = np.sum(e, axis=1)
     maxima = u == 0.0
