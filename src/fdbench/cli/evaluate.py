@@ -317,7 +317,6 @@ def _evaluate(
     )
     if path.is_file():
         verify_if_recorded(path)
-    _import_in_background(RESULT_TABLE_MODULES)
     if is_table or score_dump or probs_file:
         if score_dump:
             table = read_score_dump(path, iid_study=iid_study)
@@ -393,32 +392,6 @@ SHOWN_POINT_COLUMNS = [
     "csf", "study", "procedure", "group", "threshold", "calibration_coverage", "bound",
     "coverage", "risk", "held",
 ]  # fmt: skip
-
-
-#: The modules that build and write the results (pandas, and pyarrow's Parquet writer), which
-#: nothing else of ``fdbench evaluate`` needs until every metric is computed.
-RESULT_TABLE_MODULES = ("pandas", "pyarrow.parquet")
-
-
-def _import_in_background(modules: tuple[str, ...]) -> None:
-    """Start importing ``modules`` in a thread of their own, so that their import (about a
-    second on a loaded 2-core machine) runs beside the CSFs and metrics instead of after them;
-    NumPy releases the interpreter lock in its array loops. A later ``import`` of one of them
-    waits for this one to finish (the import system locks each module). Started once the
-    arguments are checked, so that a usage error exits at once; a failing import (also one
-    cut short by the interpreter's exit after an error) is left to that later ``import`` to
-    report."""
-    import importlib
-    import threading
-
-    def load() -> None:
-        try:
-            for name in modules:
-                importlib.import_module(name)
-        except Exception:  # reported by the import that needs the module
-            return
-
-    threading.Thread(target=load, name="fdbench-import", daemon=False).start()
 
 
 def _check_calibration_split(request, splits: set[str]) -> None:
