@@ -43,7 +43,7 @@ def test_logit_scores_once_per_study_equal_per_csf_scores(monkeypatch):
 
     run = make_run(2)
     shared = evaluate_run(run)
-    monkeypatch.setattr(confidences, "_logit_scores", lambda es, labels, logits: None)
+    monkeypatch.setattr(confidences, "_logit_scores", lambda es, labels, logits, terms: None)
     per_csf = evaluate_run(run)
     assert shared.equals(per_csf)
     assert {"nll", "brier", "balanced_accuracy"} <= set(shared["metric"])

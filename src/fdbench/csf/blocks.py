@@ -21,18 +21,29 @@ step is whose), sharing what they have in common: the shifted logits ``u = z - m
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import NamedTuple
 
 import numpy as np
 
-from . import softmax as sm
 from .temperature import temp_mls
 
-__all__ = ["BLOCK_BYTES", "SOFTMAX_CSFS", "row_blocks", "softmax_csfs"]
+__all__ = ["BLOCK_BYTES", "SOFTMAX_CSFS", "LogitTerms", "row_blocks", "softmax_csfs"]
 
 #: Bytes of logits computed at once (a block of rows of at least one row).
 BLOCK_BYTES = 2**22
 #: The CSFs :func:`softmax_csfs` returns, in order (``TEMP-MLS`` only with a temperature).
 SOFTMAX_CSFS = ("MSR", "MLS", "PE", "energy", "DOCTOR", "TEMP-MLS")
+
+
+class LogitTerms(NamedTuple):
+    """Per-sample terms of the logit metrics of one split, from the log-softmax of the CSF
+    blocks: ``nll`` = ``-log p_i(y_i)`` and ``brier`` = ``Σ_c (p_ic - [y_i = c])²`` (the terms
+    of :func:`fdbench.metrics.per_sample_scores`, bit for bit; NaN where the label is not a
+    class index) and ``predicted`` = ``argmax_c z_ic``."""
+
+    nll: np.ndarray
+    brier: np.ndarray
+    predicted: np.ndarray
 
 
 def row_blocks(n_rows: int, row_bytes: int, block_bytes: int = BLOCK_BYTES) -> Iterator[slice]:
@@ -64,26 +75,53 @@ def softmax_csfs(
     - ``TEMP-MLS`` = :func:`fdbench.csf.temp_mls` at ``temperature``, when one is given.
 
     Returns ``{name: confidence}`` (float64, length N), equal bit for bit to the whole-array
-    functions.
+    functions. :func:`softmax_csfs_and_terms` also gives the split's :class:`LogitTerms`.
     """
+    return softmax_csfs_and_terms(logits, None, temperature=temperature, block_bytes=block_bytes)[0]
+
+
+def softmax_csfs_and_terms(
+    logits: np.ndarray,
+    labels: np.ndarray | None,
+    *,
+    temperature: float | None = None,
+    block_bytes: int = BLOCK_BYTES,
+) -> tuple[dict[str, np.ndarray], LogitTerms | None]:
+    """:func:`softmax_csfs` and, with ``labels`` (N integers, -1 for new-class samples), the
+    :class:`LogitTerms` of the same row blocks: each block's log-softmax and its exponential
+    (which PE needs too) give the NLL and Brier terms, the arg-max of the block the
+    prediction. Computed where the logits are C-contiguous (a block is then the same
+    contiguous rows that :func:`fdbench.evaluation.logit_scores.study_logit_scores` reads,
+    so each term is that function's bit for bit) and the labels are N integers; ``None``
+    otherwise."""
     z = np.asarray(logits)
     if z.dtype != np.float64 or z.ndim != 2 or z.shape[0] == 0 or z.shape[1] == 0:
         raise ValueError(f"logits must be a non-empty float64 N x K array, got {z.dtype} {z.shape}")
     names = SOFTMAX_CSFS if temperature is not None else SOFTMAX_CSFS[:-1]
     out = {name: np.empty(z.shape[0]) for name in names}
+    terms = None
+    y = None
+    if labels is not None and z.flags.c_contiguous:
+        y = np.asarray(labels)
+        if y.shape == (z.shape[0],) and y.dtype.kind in "iu":
+            n = z.shape[0]
+            terms = LogitTerms(np.empty(n), np.empty(n), np.empty(n, dtype=np.int64))
     for rows in row_blocks(z.shape[0], z.shape[1] * z.itemsize, block_bytes):
         block = z[rows]
         if not np.all(np.isfinite(block)):
             bad = int((~np.isfinite(z)).sum())
             raise ValueError(f"logits must be finite, found {bad} NaN/inf")
-        for name, values in _block_csfs(block).items():
+        block_terms = None if terms is None or y is None else (terms, rows, y[rows])
+        for name, values in _block_csfs(block, block_terms).items():
             out[name][rows] = values
         if temperature is not None:
             out["TEMP-MLS"][rows] = temp_mls(block, temperature)
-    return out
+    return out, terms
 
 
-def _block_csfs(z: np.ndarray) -> dict[str, np.ndarray]:
+def _block_csfs(
+    z: np.ndarray, terms: tuple[LogitTerms, slice, np.ndarray] | None = None
+) -> dict[str, np.ndarray]:
     """MSR, MLS, PE, energy and DOCTOR of one float64 block ``z`` (n × K, finite).
 
     With ``top = max z`` (per row), ``u = z - top`` and ``e = exp(u)``:
@@ -98,16 +136,24 @@ def _block_csfs(z: np.ndarray) -> dict[str, np.ndarray]:
       tied maxima, when the block sums again without any maximum (the arrays keep the layout
       of ``z``, as SciPy's do, so each row sums in the same order);
     - :func:`fdbench.csf.doctor` as written there.
+
+    ``terms`` = (the split's :class:`LogitTerms`, the block's rows, its labels): the block's
+    terms are written there, as :func:`fdbench.metrics.per_sample_scores` computes them from
+    the same ``log p`` (its ``log_softmax`` runs the steps above) and ``exp(log p)``.
     """
     top = np.max(z, axis=1, keepdims=True)
     u = z - top
     e = np.exp(u)
     log_sum = np.log(np.sum(e, axis=1, keepdims=True))
     log_probs = u - log_sum
-    pe = -sm.entropy_from_log_probs(log_probs, axis=1)
-    del log_probs
+    probs = np.exp(log_probs)
+    pe = np.sum(probs * log_probs, axis=1)  # -entropy_from_log_probs: -(-x) is x exactly
+    first = np.argmax(z, axis=1)
+    if terms is not None:
+        _write_terms(terms, log_probs, probs, first)
+    del log_probs, probs
     msr = np.exp(0.0 - log_sum[:, 0])
-    first_top = np.argmax(z, axis=1)[:, None]
+    first_top = first[:, None]
     np.put_along_axis(e, first_top, 0.0, axis=1)
     rest = np.sum(e, axis=1)
     maxima = u == 0.0
@@ -122,3 +168,23 @@ def _block_csfs(z: np.ndarray) -> dict[str, np.ndarray]:
     log_sum_sq = np.log1p(np.sum(e2, axis=1)) - 2.0 * np.log1p(rest)
     doctor = np.minimum(-np.expm1(-log_sum_sq), 0.0)
     return {"MSR": msr, "MLS": top[:, 0], "PE": pe, "energy": energy, "DOCTOR": doctor}
+
+
+def _write_terms(
+    terms: tuple[LogitTerms, slice, np.ndarray],
+    log_probs: np.ndarray,
+    probs: np.ndarray,
+    predicted: np.ndarray,
+) -> None:
+    """A block's NLL and Brier terms (``fdbench.metrics.scoring``'s ``_nll_terms`` and
+    ``_brier_terms``: the same operations on the same ``log p`` and ``p``), NaN where the
+    label is not a class index, and its arg-max."""
+    split_terms, rows, y = terms
+    valid = (y >= 0) & (y < log_probs.shape[1])
+    index = np.where(valid, y, 0)
+    at = np.arange(y.size)
+    nll = -log_probs[at, index]
+    brier = np.einsum("ij,ij->i", probs, probs) - 2.0 * probs[at, index] + 1.0
+    split_terms.nll[rows] = np.where(valid, nll, np.nan)
+    split_terms.brier[rows] = np.where(valid, brier, np.nan)
+    split_terms.predicted[rows] = predicted

@@ -34,6 +34,7 @@ __all__ = [
     "available_csfs",
     "clear_fit_cache",
     "compute_csfs",
+    "logit_terms",
 ]
 
 _FIT_CACHE: dict[int, dict[str, Any]] = {}
@@ -124,11 +125,31 @@ def _logits(ctx: CSFContext) -> np.ndarray:
 
 def _softmax_scores(ctx: CSFContext) -> dict[str, np.ndarray]:
     """The logit CSFs of the split (TEMP-MLS where a temperature is fitted), all computed in one
-    pass of row blocks (:func:`fdbench.csf.blocks.softmax_csfs`) on the first request."""
-    return ctx.once(
-        "softmax_csfs",
-        lambda: blocks.softmax_csfs(_logits(ctx), temperature=_temperature(ctx.run)),
-    )
+    pass of row blocks (:func:`fdbench.csf.blocks.softmax_csfs_and_terms`) on the first
+    request; the split's logit-metric terms of the same pass are kept for
+    :func:`logit_terms`."""
+
+    def make() -> dict[str, np.ndarray]:
+        labels = ctx.run.splits[ctx.split].labels
+        csfs, terms = blocks.softmax_csfs_and_terms(
+            _logits(ctx), labels, temperature=_temperature(ctx.run)
+        )
+        _fits(ctx.run)[_terms_key(ctx.split)] = terms
+        return csfs
+
+    return ctx.once("softmax_csfs", make)
+
+
+def _terms_key(split: str) -> str:
+    return f"logit_terms/{split}"
+
+
+def logit_terms(run: RunOutputs, split: str) -> blocks.LogitTerms | None:
+    """The per-sample NLL and Brier terms and arg-max predictions of ``split``'s logits
+    (:class:`fdbench.csf.blocks.LogitTerms`) that :func:`compute_csfs` computed with the logit
+    CSFs of ``run`` on ``split`` (the latest call); ``None`` where it has not, or could not
+    (logits not C-contiguous, labels not integers)."""
+    return cast("blocks.LogitTerms | None", _fits(run).get(_terms_key(split)))
 
 
 def _has_val_labels(ctx: CSFContext) -> bool:

@@ -21,8 +21,13 @@ from fdbench.protocol import (
 if TYPE_CHECKING:
     import pandas as pd
 
+    from fdbench.csf.blocks import LogitTerms
+
     pass
 
+
+#: A curve's coverages, selective and generalized risks (:mod:`fdbench.evaluation.curves`).
+CurvePoints = tuple[np.ndarray, np.ndarray, np.ndarray]
 
 RESULT_COLUMNS = ("dataset", "method", "seed", "csf", "study", "metric", "value")
 
@@ -98,7 +103,10 @@ def evaluate_confidences(
     pools: Mapping[str, Sequence[str]] | None = None,
     binary_protocol: bool = False,
     conventions: Sequence[str] = (),
-) -> pd.DataFrame:
+    return_curves: bool = False,
+    max_points: int = 2000,
+    logit_terms: Mapping[str, LogitTerms] | None = None,
+) -> pd.DataFrame | tuple[pd.DataFrame, pd.DataFrame]:
     """Compute the metric suite for every CSF on every study.
 
     ``labels``/``predictions``/``logits`` map split names to per-sample arrays, ``confidences``
@@ -120,9 +128,17 @@ def evaluate_confidences(
     (:func:`fdbench.metrics.evaluate_conventions`: ``fdbench.metrics.CONVENTION_KEYS`` on every
     study, ``OOD_CONVENTION_KEYS`` where the OoD-detection metrics are computed).
 
-    Returns the tidy results table (columns ``RESULT_COLUMNS`` plus ``n_samples``).
+    Returns the tidy results table (columns ``RESULT_COLUMNS`` plus ``n_samples``). With
+    ``return_curves`` the result is ``(results, curves)``, ``curves`` equal to
+    :func:`confidence_curves` of the same arguments (``max_points`` as there); where the
+    suite ranks the confidences by argsort (0/1 residuals with labels), each curve comes from
+    that ranking (:func:`fdbench.evaluation.curves.ranked_unit_curve`) instead of a sort of its
+    own. ``logit_terms`` (per split, the NLL and Brier terms and arg-max predictions of
+    ``logits`` from the logit CSFs' row blocks: :func:`fdbench.csf.registry.logit_terms`)
+    spare the NLL, Brier score and balanced accuracy a log-softmax of their own
+    (:func:`fdbench.evaluation.logit_scores.study_logit_scores`).
     """
-    import pandas as pd
+    from fdbench.evaluation.curves import check_max_points, curve_points, thin_curve
 
     conventions = check_convention_keys(tuple(conventions))
     if n_bootstrap < 0:
@@ -133,7 +149,10 @@ def evaluate_confidences(
         studies = default_studies(list(labels))
     if not studies:
         raise ValueError("no test study to evaluate: only train/val splits were given")
+    if return_curves:
+        check_max_points(max_points)
     rows: list[dict[str, object]] = []
+    curves: list[tuple[str, list[tuple[str, CurvePoints]]]] = []
     for study in studies:
         es, study_confidences = _study_confidences(
             study, labels, predictions, confidences, protocol, iid_split, pools
@@ -142,18 +161,30 @@ def evaluate_confidences(
         with_ood = unknown_detection and not in_distribution_only
         study_labels = es.gather(labels) if in_distribution_only else None
         with_logits = in_distribution_only and bool(logits)
-        scores = _logit_scores(es, labels, logits) if with_logits else None
+        scores = _logit_scores(es, labels, logits, logit_terms) if with_logits else None
         gathered = with_logits and (scores is None or binary_protocol)
         study_logits = es.gather(logits) if gathered else None
+        unit = return_curves and bool(np.all((es.residuals == 0) | (es.residuals == 1)))
+        curves.append((study, []))
         for csf, conf in study_confidences.items():
+            ranked: list[CurvePoints] = []
+            on_ranking = _ranked_curve_into(ranked) if unit else None
             if scores is None:
                 values = M.evaluate_all(
-                    es.residuals, conf, labels=study_labels, logits=study_logits
+                    es.residuals,
+                    conf,
+                    labels=study_labels,
+                    logits=study_logits,
+                    on_ranking=on_ranking,
                 )
             else:
                 values = _with_scores(
-                    M.evaluate_all(es.residuals, conf, labels=study_labels), scores
+                    M.evaluate_all(es.residuals, conf, labels=study_labels, on_ranking=on_ranking),
+                    scores,
                 )
+            if return_curves:
+                curve = ranked[0] if ranked else curve_points(es.residuals, conf)
+                curves[-1][1].append((csf, thin_curve(curve, max_points)))
             if with_ood:
                 values.update(ood_detection_metrics(es.is_new_class, conf))
             if conventions:
@@ -175,13 +206,48 @@ def evaluate_confidences(
                 rows.append(row)
         if on_study is not None:
             on_study(study)
+    import pandas as pd
+
     table = pd.DataFrame(rows)
     ordered = [*RESULT_COLUMNS, "n_samples"]
-    return table[ordered + [c for c in table.columns if c not in ordered]]
+    results = table[ordered + [c for c in table.columns if c not in ordered]]
+    if not return_curves:
+        return results
+    return results, _curve_frames(curves, info)
+
+
+def _ranked_curve_into(
+    curves: list[CurvePoints],
+) -> Callable[[np.ndarray, np.ndarray], None]:
+    """An ``on_ranking`` for :func:`fdbench.metrics.evaluate_all` that appends the curve of
+    its ranking (:func:`fdbench.evaluation.curves.ranked_unit_curve`) to ``curves``."""
+    from fdbench.evaluation.curves import ranked_unit_curve
+
+    return lambda W, L: curves.append(ranked_unit_curve(W, L))
+
+
+def _curve_frames(
+    curves: Sequence[tuple[str, Sequence[tuple[str, CurvePoints]]]], info: Mapping[str, object]
+) -> pd.DataFrame:
+    """The table of :func:`confidence_curves` from every CSF's thinned curve points, built
+    the same way: one :func:`fdbench.evaluation.curves.curve_table` per study with the run
+    columns."""
+    import pandas as pd
+
+    from fdbench.evaluation.curves import curve_frame
+
+    frames = []
+    for study, points in curves:
+        table = pd.concat([curve_frame(study, csf, p) for csf, p in points], ignore_index=True)
+        frames.append(table.assign(**{k: info[k] for k in ("dataset", "method", "seed")}))
+    return pd.concat(frames, ignore_index=True)
 
 
 def _logit_scores(
-    es: EvaluationSet, labels: Mapping[str, np.ndarray], logits: Mapping[str, np.ndarray]
+    es: EvaluationSet,
+    labels: Mapping[str, np.ndarray],
+    logits: Mapping[str, np.ndarray],
+    terms: Mapping[str, LogitTerms] | None,
 ) -> dict[str, float] | None:
     """The entries of :func:`fdbench.metrics.evaluate_all` that depend on the logits only
     (``LOGIT_KEYS``: NLL, Brier, balanced accuracy), computed once for every CSF of a study,
@@ -192,7 +258,7 @@ def _logit_scores(
 
     if any(s.plugin and s.needs_logits for s in M.metric_specs().values()):
         return None
-    return study_logit_scores(es, labels, logits)
+    return study_logit_scores(es, labels, logits, terms=terms)
 
 
 def _with_scores(values: dict[str, float], scores: dict[str, float]) -> dict[str, float]:

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 from numpy.typing import ArrayLike
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 CURVE_COLUMNS = ("study", "csf", "coverage", "selective_risk", "generalized_risk")
 
@@ -28,32 +31,55 @@ def curve_table(
 
     Returns columns ``CURVE_COLUMNS``; stored in a run folder as ``curves.parquet``.
     """
+    import pandas as pd
 
-    if not isinstance(max_points, int) or max_points < 2:
-        raise ValueError(f"max_points must be an int >= 2; got {max_points!r}")
-    frames = []
-    for csf, conf in confidences.items():
-        points = _curve_points(residuals, conf, sample_weight)
-        size = points[0].size
-        keep = np.unique(np.linspace(0, size - 1, min(size, max_points)).round().astype(int))
-        frames.append(
-            pd.DataFrame(
-                {
-                    "study": study,
-                    "csf": csf,
-                    "coverage": points[0][keep],
-                    "selective_risk": points[1][keep],
-                    "generalized_risk": points[2][keep],
-                }
-            )
+    check_max_points(max_points)
+    frames = [
+        curve_frame(
+            study, csf, thin_curve(curve_points(residuals, conf, sample_weight), max_points)
         )
+        for csf, conf in confidences.items()
+    ]
     if not frames:
         raise ValueError("confidences holds no CSF")
     return pd.concat(frames, ignore_index=True)
 
 
-def _curve_points(
-    residuals: ArrayLike, confidence: ArrayLike, sample_weight: ArrayLike | None
+def check_max_points(max_points: int) -> None:
+    """``max_points`` of a curve table: an int >= 2."""
+    if not isinstance(max_points, int) or max_points < 2:
+        raise ValueError(f"max_points must be an int >= 2; got {max_points!r}")
+
+
+def thin_curve(
+    points: tuple[np.ndarray, np.ndarray, np.ndarray], max_points: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """A curve's ``points`` (coverages, selective and generalized risks) at no more than
+    ``max_points`` evenly spaced positions, both ends kept (for plotting only)."""
+    size = points[0].size
+    keep = np.unique(np.linspace(0, size - 1, min(size, max_points)).round().astype(int))
+    return points[0][keep], points[1][keep], points[2][keep]
+
+
+def curve_frame(
+    study: str, csf: str, thinned: tuple[np.ndarray, np.ndarray, np.ndarray]
+) -> pd.DataFrame:
+    """One CSF's rows of :func:`curve_table` from its :func:`thin_curve` points."""
+    import pandas as pd
+
+    return pd.DataFrame(
+        {
+            "study": study,
+            "csf": csf,
+            "coverage": thinned[0],
+            "selective_risk": thinned[1],
+            "generalized_risk": thinned[2],
+        }
+    )
+
+
+def curve_points(
+    residuals: ArrayLike, confidence: ArrayLike, sample_weight: ArrayLike | None = None
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Coverages, selective and generalized risks of ``fdbench.metrics.risk_coverage_curve``.
 
@@ -91,6 +117,27 @@ def binary_unit_curve(
     failures = np.sort(confidence[residuals == 1])
     W = (n - starts).astype(np.float64)
     L = (failures.size - np.searchsorted(failures, ordered[starts], side="left")).astype(np.float64)
+    total = W[0]
+    selective = L / W
+    return (
+        np.append(W / total, 0.0),
+        np.append(selective, selective[-1]),
+        np.append(L / total, 0.0),
+    )
+
+
+def ranked_unit_curve(W: np.ndarray, L: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`binary_unit_curve` from the cumulative counts ``W`` and failures ``L`` at the
+    tie-group ends in order of descending confidence, as ``fdbench.metrics.evaluate_all``
+    hands them to its ``on_ranking`` caller after its argsort (0/1 residuals, no weights):
+    no second sort.
+
+    ``W`` and ``L`` are the same whole numbers as :func:`binary_unit_curve`'s (``#{c_i >=
+    tau}`` and the failures among them, exact float64 sums), in the opposite order, so every
+    ratio is the same float64 bit for bit (``tests/evaluation/test_curves_ranked.py``).
+    """
+    W = W[::-1]
+    L = L[::-1]
     total = W[0]
     selective = L / W
     return (

@@ -20,7 +20,7 @@ from collections.abc import Mapping
 import numpy as np
 
 from fdbench import metrics as M
-from fdbench.csf.blocks import BLOCK_BYTES, row_blocks
+from fdbench.csf.blocks import BLOCK_BYTES, LogitTerms, row_blocks
 from fdbench.protocol import EvaluationSet
 
 __all__ = ["study_logit_scores"]
@@ -32,6 +32,7 @@ def study_logit_scores(
     logits: Mapping[str, np.ndarray],
     *,
     block_bytes: int = BLOCK_BYTES,
+    terms: Mapping[str, LogitTerms] | None = None,
 ) -> dict[str, float]:
     """``nll``, ``brier`` and ``balanced_accuracy`` of the samples of ``es`` (an
     in-distribution study: every label a class index), equal to those of
@@ -39,7 +40,16 @@ def study_logit_scores(
 
     ``labels`` and ``logits`` map split names to per-split arrays; each split's rows are read
     in blocks of ``block_bytes`` of logits (:func:`fdbench.csf.blocks.row_blocks`).
+
+    ``terms`` maps split names to the :class:`fdbench.csf.blocks.LogitTerms` of their logits
+    that the logit CSFs' blocks computed (the same terms, from the same log-softmax): they are
+    gathered in the study's order instead, unless a label of the study is not a class index
+    (then the blocks here compute and report it).
     """
+    if terms is not None:
+        scores = _scores_from_terms(es, labels, terms)
+        if scores is not None:
+            return scores
     n = len(es)
     nll_terms, brier_terms = np.empty(n), np.empty(n)
     predicted, study_labels = np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64)
@@ -64,4 +74,25 @@ def study_logit_scores(
         "nll": float(np.average(nll_terms)),
         "brier": float(np.average(brier_terms)),
         "balanced_accuracy": M.balanced_accuracy_of_predictions(study_labels, predicted),
+    }
+
+
+def _scores_from_terms(
+    es: EvaluationSet, labels: Mapping[str, np.ndarray], terms: Mapping[str, LogitTerms]
+) -> dict[str, float] | None:
+    """:func:`study_logit_scores` from the splits' :class:`LogitTerms`, gathered in the
+    study's order (the vectors the blocks would write); ``None`` where a term is NaN (a label
+    that is not a class index)."""
+    nll_terms = es.gather({split: terms[split].nll for split, _ in es.parts})
+    if np.isnan(nll_terms).any():
+        return None
+    brier_terms = es.gather({split: terms[split].brier for split, _ in es.parts})
+    predicted = es.gather({split: terms[split].predicted for split, _ in es.parts})
+    study_labels = es.gather({split: np.asarray(labels[split]) for split, _ in es.parts})
+    return {
+        "nll": float(np.average(nll_terms)),
+        "brier": float(np.average(brier_terms)),
+        "balanced_accuracy": M.balanced_accuracy_of_predictions(
+            study_labels.astype(np.int64), predicted
+        ),
     }

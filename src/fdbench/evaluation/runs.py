@@ -4,15 +4,14 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, cast
 
 import numpy as np
 
 from fdbench import metrics as M
 from fdbench.evaluation.confidences import (
     NON_TEST_SPLITS,
-    confidence_curves,
     default_studies,
     evaluate_confidences,
     splits_of,
@@ -30,6 +29,7 @@ from fdbench.protocol.binary import (
 if TYPE_CHECKING:
     import pandas as pd
 
+    from fdbench.csf.blocks import LogitTerms
     from fdbench.csf.openmax import OpenMaxParams
     from fdbench.outputs import RunOutputs
 
@@ -55,7 +55,9 @@ class PredictionGroup:
     """The inputs of :func:`evaluate_confidences` for the CSFs that share one classifier.
 
     ``threshold`` is the binary protocol's threshold on ``softmax(logits)[:, 1]`` (None: the
-    arg-max prediction).
+    arg-max prediction). ``logit_terms``: per split, the per-sample NLL and Brier terms of
+    ``logits`` that the logit CSFs' row blocks computed (:func:`fdbench.csf.registry.
+    logit_terms`), when every split has them.
     """
 
     source: str
@@ -64,6 +66,7 @@ class PredictionGroup:
     predictions: dict[str, np.ndarray]
     confidences: dict[str, dict[str, np.ndarray]]
     threshold: float | None = None
+    logit_terms: dict[str, LogitTerms] | None = None
 
 
 def _source_logits(runs: Sequence[RunOutputs], split: str, source: str) -> np.ndarray:
@@ -177,8 +180,20 @@ def prediction_groups(
             )
             continue
         logits = {s: _source_logits(runs, s, source) for s in splits}
-        groups.append(_group(source, labels, logits, confidences, runs, binary_fpr, rule))
+        group = _group(source, labels, logits, confidences, runs, binary_fpr, rule)
+        if source == "logits":
+            group = replace(group, logit_terms=_split_terms(first, splits))
+        groups.append(group)
     return groups
+
+
+def _split_terms(run: RunOutputs, splits: Sequence[str]) -> dict[str, LogitTerms] | None:
+    """The logit-metric terms the CSF blocks computed on each of ``splits`` of ``run``; None
+    unless every split has them."""
+    from fdbench.csf.registry import logit_terms
+
+    terms = {s: logit_terms(run, s) for s in splits}
+    return None if any(t is None for t in terms.values()) else cast("dict[str, LogitTerms]", terms)
 
 
 def _group(source, labels, logits, confidences, runs, binary_fpr, rule) -> PredictionGroup:
@@ -241,12 +256,12 @@ def evaluate_run(
     protocol (two-class outputs with a ``val`` split; see :func:`prediction_groups`, which
     also takes ``threshold_rule``). ``conventions``: as in :func:`evaluate_confidences`.
 
-    With ``return_curves`` the result is ``(results, curves)``: the :func:`confidence_curves`
+    With ``return_curves`` the result is ``(results, curves)``: the
+    :func:`~fdbench.evaluation.confidences.confidence_curves`
     of every prediction group (each CSF with its own classifier's failures) on the same
-    studies.
+    studies, drawn from the metrics' own ranking where there is one
+    (:func:`evaluate_confidences`).
     """
-    import pandas as pd
-
     runs = [run] if not isinstance(run, Sequence) else list(run)
     if isinstance(run, Sequence) and len(runs) < 2:
         raise ValueError(f"an ensemble needs at least 2 members; got {len(runs)}")
@@ -268,7 +283,7 @@ def evaluate_run(
     groups = prediction_groups(
         runs, needed, openmax=openmax, binary_fpr=binary_fpr, threshold_rule=threshold_rule
     )
-    tables = [
+    evaluated = [
         evaluate_confidences(
             group.labels,
             group.predictions,
@@ -278,18 +293,18 @@ def evaluate_run(
             seed=seed,
             binary_protocol=group.threshold is not None,
             conventions=conventions,
+            return_curves=return_curves,
+            logit_terms=group.logit_terms,
             **common,
         )
         for group in groups
     ]
-    results = pd.concat(tables, ignore_index=True)
+    import pandas as pd
+
     if not return_curves:
-        return results
-    curves = [
-        confidence_curves(group.labels, group.predictions, group.confidences, **common)
-        for group in groups
-    ]
-    return results, pd.concat(curves, ignore_index=True)
+        return pd.concat(evaluated, ignore_index=True)
+    results, curves = zip(*evaluated, strict=True)
+    return pd.concat(results, ignore_index=True), pd.concat(curves, ignore_index=True)
 
 
 def ensemble_log_probs(member_logits: Sequence[np.ndarray] | np.ndarray) -> np.ndarray:

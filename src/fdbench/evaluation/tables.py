@@ -14,7 +14,6 @@ from fdbench.core.validation import real_column
 from fdbench.evaluation.confidences import (
     SUBGROUP_COLUMN,
     TABLE_META_COLUMNS,
-    confidence_curves,
     default_studies,
     evaluate_confidences,
     split_kinds,
@@ -148,8 +147,9 @@ def evaluate_table(
     """Evaluate a table from :func:`read_confidence_table` (one split per ``study`` value).
 
     With ``return_curves`` the result is ``(results, curves)``, ``curves`` the
-    :func:`confidence_curves` of the same studies. ``conventions``: as in
-    :func:`evaluate_confidences`.
+    :func:`~fdbench.evaluation.confidences.confidence_curves` of the same studies (from the
+    metrics' own ranking where there is one: :func:`evaluate_confidences`). ``conventions``:
+    as in :func:`evaluate_confidences`.
     """
     csfs = [c for c in table.columns if c not in TABLE_META_COLUMNS]
     labels, predictions, confidences = {}, {}, {}
@@ -166,18 +166,16 @@ def evaluate_table(
         "run_info": run_info,
         "pools": pools,
     }
-    results = evaluate_confidences(
+    return evaluate_confidences(
         labels,
         predictions,
         confidences,
         n_bootstrap=n_bootstrap,
         seed=seed,
         conventions=conventions,
+        return_curves=return_curves,
         **common,
     )
-    if not return_curves:
-        return results
-    return results, confidence_curves(labels, predictions, confidences, **common)
 
 
 def _protocol_pools(

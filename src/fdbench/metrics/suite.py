@@ -116,6 +116,7 @@ def evaluate_all(
     logits: ArrayLike | None = None,
     sample_weight: ArrayLike | None = None,
     probs: ArrayLike | None = None,
+    on_ranking: Callable[[np.ndarray, np.ndarray], None] | None = None,
 ) -> dict[str, float]:
     """Every metric of ``fdbench.metrics`` for one CSF, from a single sort of ``confidence``.
 
@@ -136,6 +137,13 @@ def evaluate_all(
     Undefined entries are NaN without a warning: binary-only entries (``BINARY_ONLY_KEYS``) for
     soft residuals, ECE/MCE when a confidence lies outside [0, 1], ranking metrics when only
     one class is present, NAURC when the optimal and random AURC coincide.
+
+    ``on_ranking``, when the suite ranks by argsort (weights, soft residuals or labels; not
+    the value sort of 0/1 residuals alone), is called once with the cumulative weights ``W``
+    and losses ``L`` at the tie-group ends in order of descending confidence, the arrays the
+    metrics are computed from (views valid during the call only): a caller draws the
+    risk-coverage curve from them without sorting again
+    (:func:`fdbench.evaluation.curves.ranked_unit_curve`).
     """
     r, c, w, keep = check_inputs(residuals, confidence, sample_weight)
     if logits is not None and probs is not None:
@@ -159,6 +167,8 @@ def evaluate_all(
     else:
         W = ranking.cumulative(w, pool.get("W", r.size))[None, :]
     L = ranking.cumulative(rw, pool.get("L", r.size))[None, :]
+    if on_ranking is not None:
+        on_ranking(W[0], L[0])
     nan = float("nan")
     work = [pool.get(f"work{k}", W.shape[1])[None, :] for k in range(3)]
     out: dict[str, float] = {}

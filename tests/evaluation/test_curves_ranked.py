@@ -1,0 +1,112 @@
+"""The risk-coverage curve drawn from ``evaluate_all``'s own ranking (``on_ranking``) equals the
+curve of a sort of its own, bit for bit, and so do the curve tables built from it."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra.numpy import arrays
+
+from fdbench import metrics as M
+from fdbench.evaluation.confidences import confidence_curves, evaluate_confidences
+from fdbench.evaluation.curves import binary_unit_curve, ranked_unit_curve
+
+_CONFIDENCES = st.one_of(
+    st.sampled_from([0.0, -0.0, 1.0, 0.5, -1e300, 1e300, 5e-324]),
+    st.floats(allow_nan=False, allow_infinity=False),
+)
+
+
+def _ranked_curve(residuals, confidence, labels):
+    seen = []
+    values = M.evaluate_all(
+        residuals,
+        confidence,
+        labels=labels,
+        on_ranking=lambda W, L: seen.append(ranked_unit_curve(W, L)),
+    )
+    assert len(seen) == 1
+    return values, seen[0]
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    data=st.integers(1, 300).flatmap(
+        lambda n: st.tuples(
+            arrays(np.float64, n, elements=st.sampled_from([0.0, 1.0])),
+            arrays(np.float64, n, elements=_CONFIDENCES),
+            arrays(np.int64, n, elements=st.integers(0, 3)),
+        )
+    )
+)
+def test_ranked_unit_curve_equals_binary_unit_curve(data):
+    """Heavy ties, signed zeros, extreme values, N = 1, one class, all failures or none."""
+    residuals, confidence, labels = data
+    values, points = _ranked_curve(residuals, confidence, labels)
+    for got, want in zip(points, binary_unit_curve(residuals, confidence), strict=True):
+        assert got.dtype == np.float64
+        np.testing.assert_array_equal(got, want)
+        assert np.array_equal(np.signbit(got), np.signbit(want))
+    expected = M.evaluate_all(residuals, confidence, labels=labels)
+    assert list(values) == list(expected)
+    np.testing.assert_array_equal(list(values.values()), list(expected.values()))
+
+
+def test_on_ranking_leaves_every_value_unchanged_and_is_not_called_by_the_value_sort():
+    rng = np.random.default_rng(5)
+    residuals = (rng.random(5_001) < 0.3).astype(np.float64)
+    confidence = rng.random(5_001).round(2)
+    labels = rng.integers(0, 4, 5_001)
+    values, _ = _ranked_curve(residuals, confidence, labels)
+    expected = M.evaluate_all(residuals, confidence, labels=labels)
+    assert list(values) == list(expected)
+    np.testing.assert_array_equal(list(values.values()), list(expected.values()))
+    calls = []
+    M.evaluate_all(residuals, confidence, on_ranking=lambda W, L: calls.append(1))
+    assert calls == []
+    for n, value in ((1, 0.5), (6, 0.3)):
+        _, points = _ranked_curve(np.ones(n), np.full(n, value), np.zeros(n, dtype=np.int64))
+        for got, want in zip(points, binary_unit_curve(np.ones(n), np.full(n, value)), strict=True):
+            np.testing.assert_array_equal(got, want)
+
+
+def _splits(rng):
+    labels, predictions, confidences = {}, {}, {}
+    for split, n in (("iid", 3_001), ("new", 700), ("corruption/blur/1", 900)):
+        y = rng.integers(0, 5, n) if split != "new" else np.full(n, -1)
+        pred = rng.integers(0, 5, n)
+        labels[split], predictions[split] = y, pred
+        confidences[split] = {
+            "a": rng.random(n).round(2),
+            "b": rng.standard_normal(n),
+            "tied": np.full(n, 0.25),
+        }
+    return labels, predictions, confidences
+
+
+def test_evaluate_confidences_curves_equal_confidence_curves():
+    """The in-distribution studies draw their curves from the ranking, the new-class and
+    pooled ones from their own sort; the table is frame-equal to ``confidence_curves``, thinned
+    or not, and the results equal those without curves."""
+    rng = np.random.default_rng(6)
+    labels, predictions, confidences = _splits(rng)
+    info = {"dataset": "d", "method": "m", "seed": 3}
+    for protocol in ("failure_detection", "unknown_detection"):
+        for max_points in (2000, 7):
+            common = {"protocol": protocol, "run_info": info}
+            results, curves = evaluate_confidences(
+                labels,
+                predictions,
+                confidences,
+                return_curves=True,
+                max_points=max_points,
+                **common,
+            )
+            expected = confidence_curves(
+                labels, predictions, confidences, max_points=max_points, **common
+            )
+            pd.testing.assert_frame_equal(curves, expected, check_exact=True)
+            plain = evaluate_confidences(labels, predictions, confidences, **common)
+            pd.testing.assert_frame_equal(results, plain, check_exact=True)
