@@ -90,3 +90,41 @@ def test_rank_shares_of_a_selection_gather_the_worse_ranks_in_one_column():
     # every CSF ranked: no such column, a rank above k is k
     np.testing.assert_array_equal(rank_shares(ranks, ["a", "b"]), [[0.5, 0.5], [0.0, 1.0]])
     assert rank_distribution_figure(ranks, ["a", "b"], "two of eight", ranked=8)[:4] == b"\x89PNG"
+
+
+def _severity_rows(method: str, names: list[str]) -> list[tuple]:
+    return [
+        ("d", "corruption", level, f"corruption/{level}", method, name, 0.1 + 0.01 * i, 0.05, 0.2)
+        for i, name in enumerate(names)
+        for level in (1.0, 2.0, 3.0)
+    ]
+
+
+def test_severity_panels_draw_the_top_10_and_the_references_without_a_collapsed_layout():
+    import warnings
+
+    from fdbench.report.sections.severity import drawn_per_method, severity_figure
+
+    many = [f"DG-s{i:02d}" for i in range(34)] + ["DG-Res", "DG-MSR"]
+    few = ["ENS-MSR", "ENS-PE", "ENS-EE"]
+    curves = pd.DataFrame(
+        _severity_rows("dg", many) + _severity_rows("ens", few),
+        columns=[
+            "dataset",
+            "family",
+            "level",
+            "study",
+            "method",
+            "scoring_method",
+            "value",
+            "lower",
+            "upper",
+        ],
+    )
+    drawn = drawn_per_method(curves, "augrc")
+    by_method = drawn.groupby("method", sort=False)["scoring_method"].unique()
+    assert list(by_method["dg"]) == [*many[:10], "DG-Res"]  # lower AUGRC first
+    assert list(by_method["ens"]) == few
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert severity_figure(curves, "AUGRC", 1000.0, "every name")[:4] == b"\x89PNG"

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import html
+import math
 
 import pandas as pd
 
 from fdbench.metrics import metric_spec
 from fdbench.report.builder import ReportContext, _Builder
-from fdbench.report.palette import csf_colours, line_styles
+from fdbench.report.palette import PALETTE, csf_colours, line_styles, sequence_colours
 from fdbench.report.plots import _grid, _legend_handles, figure_png
 from fdbench.report.selection import BASELINE_CSFS, TOP, top_and_references
 from fdbench.report.tables import (
@@ -30,13 +31,20 @@ def severity_figure(curves: pd.DataFrame, label: str, scale: float, title: str) 
     ``curves`` is one data set × family of :func:`fdbench.analysis.severity_curves`.
     """
     methods = list(dict.fromkeys(curves["method"]))
-    fig, axes = _grid(len(methods), columns=3, width=3.6, height=2.9)
+    most = int(curves.groupby("method")["scoring_method"].nunique().max())
+    # each panel's legend stands below it, two names a row
+    fig, axes = _grid(len(methods), columns=3, width=3.6, height=2.9 + 0.2 * math.ceil(most / 2))
     family = str(curves["family"].iloc[0])
     for ax, method in zip(axes, methods, strict=True):
         part = curves[curves["method"] == method]
         names = list(dict.fromkeys(part["scoring_method"]))
-        colours = list(csf_colours(names).values())
-        styles = line_styles(names)
+        # colours of their own within the panel while its names fit the palette
+        colours = (
+            sequence_colours(len(names))
+            if len(names) <= len(PALETTE)
+            else list(csf_colours(names).values())
+        )
+        styles = line_styles(names) if len(names) > len(PALETTE) else dict.fromkeys(names, "-")
         for name, colour in zip(names, colours, strict=True):
             line = part[part["scoring_method"] == name].sort_values("level")
             ax.plot(
@@ -64,9 +72,11 @@ def severity_figure(curves: pd.DataFrame, label: str, scale: float, title: str) 
         ax.grid(alpha=0.3)
         ax.legend(
             handles=_legend_handles(names, colours),
-            fontsize=6,
+            fontsize=7,
             ncol=2,
             frameon=False,
+            loc="upper center",
+            bbox_to_anchor=(0.5, -0.22),
         )
     fig.suptitle(title, fontsize=11)
     return figure_png(fig)
