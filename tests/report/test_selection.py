@@ -42,6 +42,8 @@ def test_caption_states_the_selection_or_that_all_are_drawn():
     partial = select(NAMES, ["m25", "m1", "absent"], "mean rank", top=3)
     assert partial.shown == ["m0", "m1", "m2", "m25"]
     assert partial.caption() == "the top 3 of 30 CSFs by mean rank, plus the references m25, m1"
+    one = select(NAMES, ["m20"], "mean rank", top=2)
+    assert one.caption() == "the top 2 of 30 CSFs by mean rank, plus the reference m20"
     whole = select(NAMES[:3], ["m1"], "mean rank", top=3)
     assert not whole.partial and whole.caption("scores") == "all 3 scores"
 

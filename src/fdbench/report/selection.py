@@ -54,12 +54,13 @@ class Selection:
 
     def caption(self, noun: str = "CSFs") -> str:
         """The selection in words: ``all N <noun>``, or ``the top k of N <noun> by <by>, plus
-        the references A, B``."""
+        the references A, B`` (``the reference A`` for one)."""
         if not self.partial:
             return f"all {self.total} {noun}"
         text = f"the top {self.top} of {self.total} {noun} by {self.by}"
         if self.references:
-            text += ", plus the references " + ", ".join(self.references)
+            noun = "references" if len(self.references) > 1 else "reference"
+            text += f", plus the {noun} " + ", ".join(self.references)
         return text
 
 
