@@ -26,8 +26,8 @@ def report(
         list[str] | None,
         typer.Option(
             "--curve-csf",
-            help="CSF drawn in the curve plots (repeatable; default: the six with the lowest "
-            "mean AURC).",
+            help="CSF drawn in the curve plots beside the method's own confidence and the MSR "
+            "baseline (repeatable; default: the 4 best by mean AUGRC rank over the studies).",
         ),
     ] = None,
     screenshot: Annotated[

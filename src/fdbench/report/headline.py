@@ -16,6 +16,7 @@ import pandas as pd
 from fdbench.analysis.leaderboard import ALL_STUDIES, STUDY_COLUMNS
 from fdbench.analysis.scoring_methods import BASELINE
 from fdbench.metrics import metric_spec
+from fdbench.report.selection import top_and_references
 
 #: How many of the best scoring methods the headline shows.
 TOP = 10
@@ -82,7 +83,7 @@ def headline(
         raise ValueError(f"ranks: no '{ALL_STUDIES}' rows for dataset {dataset!r}, {metric}")
     names = [str(n) for n in overall.index]
     references = [r for r in REFERENCES if r in names]
-    shown = names[:top] + [n for n in names[top:] if n in references]
+    shown = top_and_references(names, references, top)
     tied = tied_with_best(overall)
     spec = metric_spec(metric)
     scale = spec.factor(per_cent=True)

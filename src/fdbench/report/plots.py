@@ -203,31 +203,45 @@ def _wrapped(text: str, width: int) -> str:
     return "\n".join(lines).replace("/ ", "/")
 
 
-def rank_distribution_figure(ranks: pd.DataFrame, order: Sequence[str], title: str) -> bytes:
-    """Heat map of how often each CSF (rows, in ``order``) takes each overall rank (columns).
-
-    ``ranks`` has one rank per CSF and resample (columns csf, resample, rank; e.g.
-    ``fdbench.analysis.overall_bootstrap_ranks``). A tied rank between two integers (x.5) is
-    split evenly between them, so the columns are the ranks 1..k; the cells show the share of
-    resamples in percent (a rank never taken is white), the row labels the CSF's mean rank.
-    """
-    plt = _pyplot()
+def rank_shares(ranks: pd.DataFrame, order: Sequence[str], ranked: int | None = None) -> np.ndarray:
+    """How often each CSF of ``order`` (rows) takes each overall rank (columns), as a share of
+    the resamples of ``ranks`` (columns csf, resample, rank). A tied rank between two integers
+    (x.5) counts half for each. The columns are the ranks 1..k of the k CSFs of ``order``; where
+    ``order`` is a selection of ``ranked`` > k CSFs, one more column gathers every rank > k."""
     order = list(order)
     k = len(order)
-    share = np.zeros((k, k))
-    n_resamples = ranks["resample"].nunique()
+    columns = k + 1 if ranked is not None and ranked > k else k
+    share = np.zeros((k, columns))
     position = {c: i for i, c in enumerate(order)}
     for csf, rank in zip(ranks["csf"], ranks["rank"].to_numpy(np.float64), strict=True):
         if csf not in position:
             continue
         low, high = math.floor(rank), math.ceil(rank)
-        low, high = min(max(low, 1), k), min(max(high, 1), k)
+        low, high = min(max(low, 1), columns), min(max(high, 1), columns)
         weight = 0.5 if low != high else 1.0
         share[position[csf], low - 1] += weight
         if low != high:
             share[position[csf], high - 1] += weight
-    share /= max(n_resamples, 1)
-    fig, ax = plt.subplots(figsize=(2.2 + 0.42 * k, 1.0 + 0.3 * k), layout="constrained")
+    return share / max(ranks["resample"].nunique(), 1)
+
+
+def rank_distribution_figure(
+    ranks: pd.DataFrame, order: Sequence[str], title: str, ranked: int | None = None
+) -> bytes:
+    """Heat map of how often each CSF (rows, in ``order``) takes each overall rank (columns):
+    :func:`rank_shares` (``ranked``: how many CSFs were ranked, where ``order`` is a selection;
+    its last column, ">k", then gathers the worse ranks).
+
+    ``ranks`` has one rank per CSF and resample (columns csf, resample, rank; e.g.
+    ``fdbench.analysis.overall_bootstrap_ranks``). The cells show the share of resamples in
+    percent (a rank never taken is white), the row labels the CSF's mean rank.
+    """
+    plt = _pyplot()
+    order = list(order)
+    k = len(order)
+    share = rank_shares(ranks, order, ranked)
+    columns = share.shape[1]
+    fig, ax = plt.subplots(figsize=(2.2 + 0.42 * columns, 1.0 + 0.3 * k), layout="constrained")
     from matplotlib import colormaps
 
     from fdbench.report.palette import HEAT_COLORMAP
@@ -236,7 +250,7 @@ def rank_distribution_figure(ranks: pd.DataFrame, order: Sequence[str], title: s
     cmap = colormaps[f"{HEAT_COLORMAP}_r"].with_extremes(bad="white")
     image = ax.imshow(np.ma.masked_equal(share, 0.0), cmap=cmap, vmin=0, vmax=1, aspect="auto")
     for i in range(k):
-        for j in range(k):
+        for j in range(columns):
             if share[i, j] >= 0.05:
                 colour = "white" if share[i, j] > 0.55 else "black"
                 ax.text(
@@ -250,7 +264,8 @@ def rank_distribution_figure(ranks: pd.DataFrame, order: Sequence[str], title: s
                 )
     means = ranks.groupby("csf")["rank"].mean()
     labels = [f"{c} ({means[c]:.2f})" if c in means.index else c for c in order]
-    ax.set_xticks(range(k), [str(r) for r in range(1, k + 1)], fontsize=7)
+    ticks = [str(r) for r in range(1, k + 1)] + ([f">{k}"] if columns > k else [])
+    ax.set_xticks(range(columns), ticks, fontsize=7)
     ax.set_yticks(range(k), labels, fontsize=8)
     ax.set_xlabel("overall rank (1 = best)", fontsize=9)
     ax.set_ylabel("CSF (mean rank)", fontsize=9)

@@ -2,10 +2,20 @@
 
 from __future__ import annotations
 
+import html
+
 import numpy as np
 import pandas as pd
 
-from fdbench.report.builder import ReportContext, _Builder, _lowest_seed, _seed_note, _suffix
+from fdbench.report.builder import (
+    ReportContext,
+    _Builder,
+    _lowest_seed,
+    _seed_note,
+    _select,
+    _suffix,
+)
+from fdbench.report.selection import csf_ranking, csf_references, select
 from fdbench.report.tables import (
     ReportTable,
     _run_groups,
@@ -65,7 +75,13 @@ def _marked(ece: pd.DataFrame, collapsed: pd.DataFrame, digits: int) -> pd.DataF
     return shown
 
 
-def _calibration_section(b: _Builder, reliability: pd.DataFrame) -> str:
+def _calibration_section(
+    b: _Builder, reliability: pd.DataFrame, results: pd.DataFrame | None = None
+) -> str:
+    """The section's HTML: per run group the ECE table of every CSF and the reliability
+    diagrams of its lowest seed, of a selection where there are more CSFs than
+    :data:`fdbench.report.selection.TOP` and the references (ranked by
+    :func:`fdbench.report.selection.csf_ranking` on ``results``)."""
     from fdbench.report.plots import reliability_figure
 
     parts = [
@@ -89,17 +105,35 @@ def _calibration_section(b: _Builder, reliability: pd.DataFrame) -> str:
             False,
         )
         lowest = _lowest_seed(part)
+        csfs = list(dict.fromkeys(lowest["csf"]))
+        ranked, by = csf_ranking(
+            None if results is None else _select(results, part), csfs, lowest["study"].unique()
+        )
         title = "Reliability after calibration on validation" + _suffix(label)
+        drawn = title + _seed_note(lowest)
+        note = ""
+        if by is not None and (chosen := select(ranked, csf_references(csfs), by)).partial:
+            place = {csf: i for i, csf in enumerate(chosen.shown)}
+            lowest = lowest[lowest["csf"].isin(place)].sort_values(
+                "csf", key=lambda c: c.map(place), kind="stable"
+            )
+            drawn += f", top {chosen.top} of {chosen.total} + references"
+            note = (
+                f'<p class="note">The reliability diagrams draw {html.escape(chosen.caption())}'
+                "; the ECE of every CSF is in the table above.</p>"
+            )
         figure = b.figure(
             reliability_figure,
-            (lowest, title + _seed_note(lowest)),
+            (lowest, drawn),
             _stem("reliability", label),
             title,
         )
-        parts.append(b.group(label, b.table(table) + figure))
+        parts.append(b.group(label, b.table(table) + note + figure))
     return "".join(parts)
 
 
 def _calibration(b: _Builder, context: ReportContext) -> str:
     reliability = context.inputs.reliability
-    return "" if reliability is None or reliability.empty else _calibration_section(b, reliability)
+    if reliability is None or reliability.empty:
+        return ""
+    return _calibration_section(b, reliability, context.inputs.results)

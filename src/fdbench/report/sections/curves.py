@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import html
 from collections.abc import Sequence
+from typing import NamedTuple
 
 import pandas as pd
 
@@ -15,50 +17,54 @@ from fdbench.report.builder import (
     _suffix,
 )
 from fdbench.report.palette import csf_colours
+from fdbench.report.selection import BASELINE_CSFS, csf_ranking, csf_references, select
 from fdbench.report.tables import (
     _run_groups,
     _stem,
 )
 
-BASELINE_CSFS = ("MSR", "ENS-MSR")
+#: How many of the best CSFs of a dataset × method a curve figure draws besides the references.
+CURVE_TOP = 4
 
 
-def _curve_csfs(curves: pd.DataFrame, results: pd.DataFrame | None, limit: int = 4) -> list[str]:
-    """The ``limit`` CSFs of ``curves`` with the lowest mean AURC in ``results`` (else the
-    first ones)."""
-    available = list(curves["csf"].unique())
-    if results is not None and (results["metric"] == "aurc").any():
-        aurc = results[results["metric"] == "aurc"]
-        means = aurc.groupby("csf")["value"].mean().sort_values(kind="stable")
-        ranked = [c for c in means.index if c in available]
-        return ranked[:limit] or available[:limit]
-    return available[:limit]
+class CurveGroup(NamedTuple):
+    """One curve figure: the run group's ``label``, its ``curves`` (lowest seed), the ``csfs``
+    drawn, the ``baseline`` CSF and the ``caption`` saying which CSFs these are."""
+
+    label: str
+    curves: pd.DataFrame
+    csfs: list[str]
+    baseline: str | None
+    caption: str
 
 
 def _curve_groups(
     curves: pd.DataFrame, csfs: Sequence[str] | None, results: pd.DataFrame | None
-) -> list[tuple[str, pd.DataFrame, list[str], str | None]]:
-    """The curve figures of the curves section: per dataset × method (its lowest seed) the
-    label, the curves, the CSFs drawn (the method's own confidence, the MSR baseline and
-    ``csfs`` if given, else :func:`_curve_csfs`) and the baseline; groups with none of the
+) -> list[CurveGroup]:
+    """The curve figures of the curves section, per dataset × method (its lowest seed): the
+    references (:func:`fdbench.report.selection.csf_references`: the MSR baseline or ENS-MSR,
+    the method's own confidence) and ``csfs`` if given, else the :data:`CURVE_TOP` best by
+    :func:`fdbench.report.selection.csf_ranking` on the studies drawn; groups with none of the
     CSFs asked for are left out."""
-    from fdbench.csf import csf_specs
-
-    own_csfs = [s.name for s in csf_specs().values() if s.head is not None and s.judged_by != "mcd"]
     groups = []
     for label, part in _run_groups(_lowest_seed(curves)):
-        available = list(part["csf"].unique())
+        available = [str(c) for c in dict.fromkeys(part["csf"])]
+        references = csf_references(available)
+        baseline = next((c for c in BASELINE_CSFS if c in available), None)
         if csfs is not None:
             asked = [c for c in csfs if c in available]
+            if not asked:
+                continue
+            chosen = list(dict.fromkeys([*references, *asked]))
+            caption = "the CSFs asked for" + (
+                ", plus the references " + ", ".join(references) if references else ""
+            )
         else:
             mine = None if results is None else _select(results, part)
-            asked = _curve_csfs(part, mine)
-        if not asked:
-            continue
-        baseline = next((c for c in BASELINE_CSFS if c in available), None)
-        own = [c for c in own_csfs if c in available]
-        chosen = list(dict.fromkeys([*own, *([baseline] if baseline else []), *asked]))
-        groups.append((label, part, chosen, baseline))
+            ranked, by = csf_ranking(mine, available, part["study"].unique())
+            selection = select(ranked, references, by or "their order in the run", CURVE_TOP)
+            chosen, caption = selection.shown, selection.caption()
+        groups.append(CurveGroup(label, part, chosen, baseline, caption))
     return groups
 
 
@@ -70,28 +76,31 @@ def _curves_section(
     how = (
         "the CSFs asked for"
         if csfs is not None
-        else "the CSFs with the lowest mean AURC of each dataset × method"
+        else f"the {CURVE_TOP} best CSFs of each dataset × method by their mean rank over the "
+        "studies drawn (seed-mean AUGRC; the caption of each figure says which)"
     )
     parts = [
         f'<p class="note">One training run (the lowest seed) per dataset × method: the '
         "method's own confidence (a learned head such as DG-Res, DeVries or ConfidNet, where "
         f"it has one), the MSR baseline (ENS-MSR for an ensemble) and {how}; every CSF has one "
-        "fixed colour on the whole page. Black: the optimal CSF (every failure ranked below "
+        "fixed colour on the whole page, and the metrics of every CSF are in the Metrics "
+        "section's tables. Black: the optimal CSF (every failure ranked below "
         "every success); grey, dashed: a random CSF (risk = the error rate e, generalized risk "
         "= coverage × e). Selective risk: error rate among the accepted samples; generalized "
         "risk: share of all samples that are accepted and wrong (the curve AUGRC "
         "integrates).</p>"
     ]
-    for label, part, chosen, baseline in _curve_groups(curves, csfs, results):
+    for label, part, chosen, baseline, caption in _curve_groups(curves, csfs, results):
         title = "Risk-coverage curves" + _suffix(label) + _seed_note(part)
         figure = b.figure(
             curves_figure,
             (part, chosen, title, baseline),
             _stem("curves", label),
-            title,
+            f"{title}: {caption}",
             csf_colours(chosen),
         )
-        parts.append(b.group(label, figure))
+        note = f'<p class="note">Drawn: {html.escape(caption)}.</p>'
+        parts.append(b.group(label, note + figure))
     return "".join(parts)
 
 

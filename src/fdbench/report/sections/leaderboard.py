@@ -25,6 +25,7 @@ from fdbench.report.headline import (
     tied_with_best,
 )
 from fdbench.report.ranking_filter import mark_ranking_table, scoring_method_pairs
+from fdbench.report.selection import top_and_references
 from fdbench.report.tables import ReportTable, _stem
 
 #: The leaderboard's files in a run folder (written by the benchmark's analysis stage).
@@ -217,9 +218,9 @@ def selection(
 ) -> list[str]:
     """The scoring methods a figure of ``dataset`` draws when it cannot label them all: the
     ``top`` best by mean rank over all studies and the papers' references
-    (:data:`fdbench.report.headline.REFERENCES`), in ranking order."""
-    names = [str(n) for n in overall_ranking(ranks, dataset, metric).index]
-    return names[:top] + [n for n in names[top:] if n in REFERENCES]
+    (:data:`fdbench.report.headline.REFERENCES`), in ranking order
+    (:func:`fdbench.report.selection.top_and_references`)."""
+    return top_and_references(overall_ranking(ranks, dataset, metric).index, REFERENCES, top)
 
 
 def _headline_part(builder: Any, summary: pd.DataFrame, ranks: pd.DataFrame, dataset: str) -> str:

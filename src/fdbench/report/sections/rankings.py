@@ -3,9 +3,12 @@ significance."""
 
 from __future__ import annotations
 
+import html
+
 import pandas as pd
 
 from fdbench.report.builder import RANKING_METRICS, ReportContext, _Builder, _select, _suffix
+from fdbench.report.selection import csf_references, select
 from fdbench.report.tables import (
     ReportTable,
     _run_groups,
@@ -64,31 +67,45 @@ def _ranking_section(b: _Builder, bootstrap: pd.DataFrame, results: pd.DataFrame
             frame = table.frame[studies].assign(**{"all studies": mean_rank})
             table = ReportTable(table.name, table.title, frame.loc[order], 2, False)
             group.append(b.table(table))
+            chosen = select(
+                order, csf_references(order), f"mean bootstrap rank ({metric.upper()}, all studies)"
+            )
+            shown = chosen.shown
+            short = f", top {chosen.top} of {chosen.total} + references" if chosen.partial else ""
+            if chosen.partial:
+                group.append(
+                    f'<p class="note">The two figures below draw {html.escape(chosen.caption())}'
+                    "; every CSF is in the table above.</p>"
+                )
             group.append(
                 b.figure(
                     rank_distribution_figure,
                     (
-                        mine,
-                        order,
+                        mine[mine["csf"].isin(shown)],
+                        shown,
                         f"{metric.upper()}: overall rank across {len(studies)} studies"
-                        + _suffix(label),
+                        + _suffix(label)
+                        + short,
+                        chosen.total,
                     ),
                     f"rank_distribution_{metric}_{label}",
-                    f"rank distribution by {metric}",
+                    f"rank distribution by {metric}, {chosen.caption()}",
                 )
             )
             keys = [c for c in GROUP_COLUMNS if c != "study"]
+            maps = _select(significance, part, keys)
+            maps = maps[maps["csf_a"].isin(shown) & maps["csf_b"].isin(shown)]
             group.append(
                 b.figure(
                     significance_figure,
                     (
-                        _select(significance, part, keys),
-                        order,
+                        maps,
+                        shown,
                         studies,
-                        f"{metric.upper()} significance maps" + _suffix(label),
+                        f"{metric.upper()} significance maps" + _suffix(label) + short,
                     ),
                     f"significance_{metric}_{label}",
-                    f"significance maps by {metric}",
+                    f"significance maps by {metric}, {chosen.caption()}",
                 )
             )
         parts.append(b.group(label, "".join(group)))

@@ -17,6 +17,7 @@ import pandas as pd
 
 from fdbench.analysis._validation import require_columns
 from fdbench.report.builder import ReportContext, _Builder
+from fdbench.report.selection import top_and_references
 from fdbench.report.tables import (
     plain_table,
 )
@@ -102,7 +103,7 @@ def box_selection(
     references = [s for s in ranked if s == baseline or s.startswith(f"{baseline} (")]
     if len([s for s in ranked if s not in references]) <= top:
         return ranked, f"all {len(ranked)} scores"
-    chosen = ranked[:top] + [s for s in ranked[top:] if s in references]
+    chosen = top_and_references(ranked, references, top)
     caption = (
         f"the {top} best of {len(ranked)} scores by seed-mean {_LABELS[metric].split(' ')[0]} "
         f"and the baseline {baseline}; every score in the table below"

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import html
+import math
+
 import pandas as pd
 
 from fdbench.metrics import metric_spec
 from fdbench.report.builder import ReportContext, _Builder
-from fdbench.report.palette import csf_colours, line_styles
+from fdbench.report.palette import PALETTE, csf_colours, line_styles, sequence_colours
 from fdbench.report.plots import _grid, _legend_handles, figure_png
+from fdbench.report.selection import BASELINE_CSFS, TOP, top_and_references
 from fdbench.report.tables import (
     ReportTable,
     _stem,
@@ -27,13 +31,20 @@ def severity_figure(curves: pd.DataFrame, label: str, scale: float, title: str) 
     ``curves`` is one data set × family of :func:`fdbench.analysis.severity_curves`.
     """
     methods = list(dict.fromkeys(curves["method"]))
-    fig, axes = _grid(len(methods), columns=3, width=3.6, height=2.9)
+    most = int(curves.groupby("method")["scoring_method"].nunique().max())
+    # each panel's legend stands below it, two names a row
+    fig, axes = _grid(len(methods), columns=3, width=3.6, height=2.9 + 0.2 * math.ceil(most / 2))
     family = str(curves["family"].iloc[0])
     for ax, method in zip(axes, methods, strict=True):
         part = curves[curves["method"] == method]
         names = list(dict.fromkeys(part["scoring_method"]))
-        colours = list(csf_colours(names).values())
-        styles = line_styles(names)
+        # colours of their own within the panel while its names fit the palette
+        colours = (
+            sequence_colours(len(names))
+            if len(names) <= len(PALETTE)
+            else list(csf_colours(names).values())
+        )
+        styles = line_styles(names) if len(names) > len(PALETTE) else dict.fromkeys(names, "-")
         for name, colour in zip(names, colours, strict=True):
             line = part[part["scoring_method"] == name].sort_values("level")
             ax.plot(
@@ -61,12 +72,32 @@ def severity_figure(curves: pd.DataFrame, label: str, scale: float, title: str) 
         ax.grid(alpha=0.3)
         ax.legend(
             handles=_legend_handles(names, colours),
-            fontsize=6,
+            fontsize=7,
             ncol=2,
             frameon=False,
+            loc="upper center",
+            bbox_to_anchor=(0.5, -0.22),
         )
     fig.suptitle(title, fontsize=11)
     return figure_png(fig)
+
+
+def drawn_per_method(curves: pd.DataFrame, metric: str, top: int = TOP) -> pd.DataFrame:
+    """The rows of ``curves`` (one data set × family of
+    :func:`fdbench.analysis.severity_curves`) that :func:`severity_figure` draws: per training
+    method the ``top`` best scoring methods by their mean ``metric`` over the levels and the
+    references (:data:`fdbench.report.headline.REFERENCES`, the baselines
+    :data:`fdbench.report.selection.BASELINE_CSFS`), by
+    :func:`fdbench.report.selection.top_and_references`."""
+    from fdbench.report.headline import REFERENCES
+
+    sign = -1.0 if metric_spec(metric).higher_is_better else 1.0
+    keep = []
+    for _, rows in curves.groupby("method", sort=False):
+        means = sign * rows.groupby("scoring_method", sort=False)["value"].mean()
+        ranked = list(means.sort_values(kind="stable").index)
+        keep += top_and_references(ranked, (*BASELINE_CSFS, *REFERENCES), top)
+    return curves[curves["scoring_method"].isin(set(keep))]
 
 
 def _cell(value: float, lower: float, upper: float, scale: float) -> str:
@@ -111,7 +142,15 @@ def severity_section(b, results: pd.DataFrame, bootstrap: pd.DataFrame | None) -
             name = _stem("severity", metric, str(dataset), family)
             title = f"{label} by severity — {head}"
             parts.append(b.table(ReportTable(name, title, frame)))
-            parts.append(b.figure(severity_figure, (part, label, scale, title), name, title))
+            drawn = drawn_per_method(part, metric)
+            if len(drawn) < len(part):
+                parts.append(
+                    f'<p class="note">Each panel below draws the top {TOP} of its training '
+                    f"method's scoring methods by the mean {html.escape(label)} over the levels, "
+                    "plus the references (the MSR baseline and the papers' DG-Res, ConfidNet, "
+                    "DeVries where run); every scoring method is in the table above.</p>"
+                )
+            parts.append(b.figure(severity_figure, (drawn, label, scale, title), name, title))
     if not parts:
         return ""
     note = (

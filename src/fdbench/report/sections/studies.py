@@ -215,7 +215,7 @@ def _curve_links(context: ReportContext) -> dict[tuple[str, str], list[tuple[str
         return {}
     links: dict[tuple[str, str], list[tuple[str, str]]] = {}
     groups = _curve_groups(curves, context.curve_csfs, context.inputs.results)
-    for label, part, _, _ in groups:
+    for label, part, *_ in groups:
         dataset = ""
         if "dataset" in part.columns:
             dataset = str(part["dataset"].astype(object).fillna("").iloc[0])
