@@ -138,8 +138,10 @@ def evaluate_all(
     soft residuals, ECE/MCE when a confidence lies outside [0, 1], ranking metrics when only
     one class is present, NAURC when the optimal and random AURC coincide.
 
-    ``on_ranking``, when the suite ranks by argsort (weights, soft residuals or labels; not
-    the value sort of 0/1 residuals alone), is called once with the cumulative weights ``W``
+    ``on_ranking``, when the suite ranks by its argsort engine (with labels, or beyond the
+    value sort's and the block walk's sizes; not the value sort of 0/1 residuals alone nor the
+    block walk of weighted or soft residuals without labels, which hold no array of N
+    cumulative sums), is called once with the cumulative weights ``W``
     and losses ``L`` at the tie-group ends in order of descending confidence, the arrays the
     metrics are computed from (views valid during the call only): a caller draws the
     risk-coverage curve from them without sorting again
