@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from html.parser import HTMLParser
 
 import numpy as np
@@ -10,7 +11,7 @@ import pytest
 
 from fdbench.evaluation.confidences import evaluate_confidences
 from fdbench.report import ReportTable, classifier_accuracy
-from fdbench.report.html import table_html
+from fdbench.report.html import heat_class, page_html, table_html
 from fdbench.report.tables import CLASSIFIERS, NEW_CLASS_ACCURACY
 
 from .conftest import SEEDS, _study_data
@@ -20,11 +21,13 @@ MC_DROPOUT = CLASSIFIERS["mcd"]
 
 
 class _Table(HTMLParser):
-    """The cells of one ``<table>``: per body row, (text, style attribute, class attribute)."""
+    """The cells of one ``<table>``: per body row, (text, background, other classes), the
+    background (``background:#rrggbb``) read from the page's stylesheet rule of the cell's
+    classes, "" for none."""
 
-    def __init__(self, name: str) -> None:
+    def __init__(self, name: str, rules: dict[str, str]) -> None:
         super().__init__()
-        self.name, self.inside, self.cell = name, False, None
+        self.name, self.rules, self.inside, self.cell = name, rules, False, None
         self.head: list[str] = []
         self.rows: list[list[tuple[str, str, str]]] = []
 
@@ -35,7 +38,12 @@ class _Table(HTMLParser):
         elif self.inside and tag == "tr":
             self.rows.append([])
         elif self.inside and tag in ("td", "th"):
-            self.cell = [tag, "", attrs.get("style") or "", attrs.get("class") or ""]
+            assert "style" not in attrs, "heat colours are classes, not inline styles"
+            classes = (attrs.get("class") or "").split()
+            styled = [self.rules[c] for c in classes if c in self.rules]
+            assert len(styled) <= 1, classes
+            other = " ".join(c for c in classes if c not in self.rules)
+            self.cell = [tag, "", "".join(styled), other]
 
     def handle_data(self, data):
         if self.cell is not None:
@@ -53,8 +61,18 @@ class _Table(HTMLParser):
             self.cell = None
 
 
+def _rules(page: str) -> dict[str, str]:
+    """The page's one-class background rules, class -> ``background:#rrggbb``."""
+    (style,) = re.findall(r"<style>(.*?)</style>", page, flags=re.S)
+    return dict(re.findall(r"\.([\w-]+)\{(background:#[0-9a-f]{6})\}", style))
+
+
+def _page(table: ReportTable) -> str:
+    return page_html("t", [("s", "s", table_html(table))], "")
+
+
 def _table(page: str, name: str) -> _Table:
-    parser = _Table(name)
+    parser = _Table(name, _rules(page))
     parser.feed(page)
     parser.rows = [r for r in parser.rows if r]
     assert parser.rows, f"table {name} not on the page"
@@ -75,13 +93,26 @@ def test_a_column_of_equal_values_gets_no_colours():
     assert np.isnan(table.heat()[:, 0]).all()
     np.testing.assert_allclose(table.heat()[:, 1], [0.0, 1.0, 0.5])
     assert table.best_cells() == {(1, 1)}
-    html = _table(table_html(table), "t")
+    html = _table(_page(table), "t")
     assert all(style == "" and css == "" for _, style, css in _column(html, 0))
     assert [style for _, style, _ in _column(html, 1)] == [
         "background:#8091a6",
         "background:#fef39b",
         "background:#bebdbc",
     ]
+
+
+def test_the_page_has_one_rule_per_heat_colour_used():
+    frame = pd.DataFrame({"a": [0.1, 0.9, 0.5, 0.9], "b": [0.2, 0.2, 0.2, 0.2]})
+    table = ReportTable("t", "t", frame, 4, higher_is_better=True)
+    page = _page(table)
+    used = {heat_class(g) for g in table.heat()[:, 0]}
+    assert len(used) == 3
+    assert _rules(page) == {c: f"background:#{c[1:]}" for c in used}
+    assert f'class="{heat_class(1.0)} best"' in page and "style=" not in page.split("</head>")[1]
+    # a page without heat-mapped cells gets no rule
+    plain = ReportTable("p", "p", frame[["b"]], 4, higher_is_better=True)
+    assert _rules(_page(plain)) == {}
 
 
 def test_values_that_differ_only_beyond_the_printed_precision_get_no_colour():
@@ -101,7 +132,7 @@ def test_values_that_differ_only_beyond_the_printed_precision_get_no_colour():
     np.testing.assert_array_equal(heat[:, 1], [0.0, 1.0, 0.0])
     assert table.best_cells() == {(1, 1)}
     assert [table.varies(j) for j in range(3)] == [False, True, False]
-    html = _table(table_html(table), "t")
+    html = _table(_page(table), "t")
     assert all(style == "" for _, style, _ in _column(html, 0) + _column(html, 2))
     assert all(style.startswith("background:") for _, style, _ in _column(html, 1))
     # AURC ×1000 with 2 decimals: 12.341 and 12.344 both print 12.34

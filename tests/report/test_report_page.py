@@ -14,7 +14,8 @@ from fdbench.report.palette import HEAT_COLORMAP, csf_colour
 from .test_browser import _render
 
 # Appended to a copy of the page only: which contents links point nowhere, which images did not
-# decode, the colours each figure records, and every heat-map cell background.
+# decode, the colours each figure records, and the classes and computed background of every
+# table cell with a class or a background.
 PROBE = (
     '<script>window.addEventListener("load", () => {'
     "const links = [...document.querySelectorAll('nav.toc a')].map(a => a.getAttribute('href'));"
@@ -24,7 +25,9 @@ PROBE = (
     ".map(i => i.id);"
     "const colours = {}; for (const i of document.querySelectorAll('img[data-colours]'))"
     " colours[i.dataset.reportFigure] = JSON.parse(i.dataset.colours);"
-    "const heat = [...document.querySelectorAll('td[style]')].map(td => td.style.background);"
+    "const heat = [...document.querySelectorAll('td')].filter(td => td.className"
+    " || getComputedStyle(td).backgroundColor !== 'rgba(0, 0, 0, 0)')"
+    ".map(td => [td.className, getComputedStyle(td).backgroundColor]);"
     "const out = {links: links.length, dangling, broken, images: document.images.length,"
     " colours, heat};"
     'document.body.setAttribute("data-probe", JSON.stringify(out));});</script>'
@@ -91,8 +94,18 @@ def _rgb(css: str) -> tuple[int, int, int]:
 def test_no_red_green_colour_scale(probed):
     probe, _, manifest = probed
     assert manifest["colormaps"]["heat"] == HEAT_COLORMAP in {"cividis", "viridis"}
-    assert probe["heat"], "the page has heat-mapped cells"
-    for css in probe["heat"]:
+    heat = []
+    for classes, css in probe["heat"]:
+        named = re.findall(r"\bh([0-9a-f]{6})\b", classes)
+        if not named:
+            assert css == "rgba(0, 0, 0, 0)", f"a background without a heat class: {classes}"
+            continue
+        # the colour the class names is the one drawn
+        (hexa,) = named
+        assert _rgb(css) == tuple(int(hexa[k : k + 2], 16) for k in (0, 2, 4)), (classes, css)
+        heat.append(css)
+    assert heat, "the page has heat-mapped cells"
+    for css in heat:
         r, g, b = _rgb(css)
         assert not (r > g + 40 and r > b + 40), f"a red cell: {css}"
         assert not (g > r + 40 and g > b + 40), f"a green cell: {css}"

@@ -6,6 +6,7 @@ import base64
 import html
 import json
 import math
+import re
 from collections.abc import Mapping, Sequence
 
 import numpy as np
@@ -13,7 +14,7 @@ import numpy as np
 from fdbench.report.palette import heat_colour
 from fdbench.report.tables import ReportTable
 
-__all__ = ["details_html", "heat_colour", "image_html", "page_html", "table_html"]
+__all__ = ["details_html", "heat_class", "heat_colour", "image_html", "page_html", "table_html"]
 
 STYLE = """
 body { font-family: system-ui, sans-serif; margin: 0; color: #222; }
@@ -74,8 +75,25 @@ def _cell_text(value: object, digits: int) -> str:
     return html.escape(str(value))
 
 
+_HEAT_CLASS = re.compile(r'class="(?:[^"]* )?h([0-9a-f]{6})[ "]')
+
+
+def heat_class(goodness: float) -> str:
+    """The CSS class of a table cell of goodness in [0, 1]: ``h`` and the hex digits of its
+    :func:`heat_colour` (e.g. ``hb0c0bc``); :func:`page_html` adds one rule per class used,
+    which keeps the page lighter than an inline ``style`` on every cell."""
+    return "h" + heat_colour(goodness)[1:]
+
+
+def _heat_rules(body: str) -> str:
+    """One ``.hrrggbb{background:#rrggbb}`` rule per heat class used in ``body``, sorted."""
+    colours = sorted(set(_HEAT_CLASS.findall(body)))
+    return "".join(f".h{c}{{background:#{c}}}" for c in colours)
+
+
 def table_html(table: ReportTable) -> str:
-    """A ``<table>`` of ``table.frame``: heat colours per column and the best cell outlined."""
+    """A ``<table>`` of ``table.frame``: heat colours per column (a :func:`heat_class` per
+    cell, styled by the page) and the best cell outlined."""
     heat = table.heat()
     best = table.best_cells()
     frame = table.frame
@@ -88,13 +106,14 @@ def table_html(table: ReportTable) -> str:
             text = _cell_text(frame.iat[i, j], table.digits)
             if table.intervals is not None and table.intervals.iat[i, j]:
                 text += f'<br><span class="ci">{html.escape(str(table.intervals.iat[i, j]))}</span>'
-            attributes = ""
+            classes = []
             if not math.isnan(heat[i, j]):
-                attributes += f' style="background:{heat_colour(float(heat[i, j]))}"'
+                classes.append(heat_class(float(heat[i, j])))
             if (i, j) in best:
-                attributes += ' class="best"'
+                classes.append("best")
             elif isinstance(frame.iat[i, j], str) and len(frame.iat[i, j].split()) > 3:
-                attributes += ' class="text"'
+                classes.append("text")
+            attributes = f' class="{" ".join(classes)}"' if classes else ""
             cells.append(f"<td{attributes}>{text}</td>")
         rows.append("<tr>" + "".join(cells) + "</tr>")
     return (
@@ -147,7 +166,8 @@ def page_html(
 ) -> str:
     """The whole page: a sticky table of contents beside the title, ``note`` and the
     sections (anchor, heading, body[, sub-entries (anchor, label) listed under it in the table
-    of contents]). Self-contained: no script, no external resource."""
+    of contents]). Self-contained: no script, no external resource. The heat colours of the
+    tables' cells are one stylesheet rule per colour used (see :func:`heat_class`)."""
     sections = [(a, h, b, list(rest[0]) if rest else []) for a, h, b, *rest in sections]
     entries = []
     for anchor, heading, _, subs in sections:
@@ -159,7 +179,7 @@ def page_html(
     )
     return (
         '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
-        f"<title>{html.escape(title)}</title><style>{STYLE}</style></head><body>"
+        f"<title>{html.escape(title)}</title><style>{STYLE}{_heat_rules(body)}</style></head><body>"
         f'<div class="layout"><nav class="toc" aria-label="contents"><b>Contents</b>'
         f"<ul>{''.join(entries)}</ul></nav><main><h1>{html.escape(title)}</h1>"
         f'<p class="note">{html.escape(note)}</p>{body}</main></div></body></html>'
