@@ -117,13 +117,7 @@ def binary_unit_curve(
     failures = np.sort(confidence[residuals == 1])
     W = (n - starts).astype(np.float64)
     L = (failures.size - np.searchsorted(failures, ordered[starts], side="left")).astype(np.float64)
-    total = W[0]
-    selective = L / W
-    return (
-        np.append(W / total, 0.0),
-        np.append(selective, selective[-1]),
-        np.append(L / total, 0.0),
-    )
+    return _unit_curve(W, L)
 
 
 def ranked_unit_curve(W: np.ndarray, L: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -136,8 +130,13 @@ def ranked_unit_curve(W: np.ndarray, L: np.ndarray) -> tuple[np.ndarray, np.ndar
     tau}`` and the failures among them, exact float64 sums), in the opposite order, so every
     ratio is the same float64 bit for bit (``tests/evaluation/test_curves_ranked.py``).
     """
-    W = W[::-1]
-    L = L[::-1]
+    return _unit_curve(W[::-1], L[::-1])
+
+
+def _unit_curve(W: np.ndarray, L: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Coverage, selective risk and generalized risk from the counts ``W`` and failures ``L``
+    at the tie-group thresholds, from full coverage down, each closed by its zero-coverage
+    point."""
     total = W[0]
     selective = L / W
     return (
