@@ -111,6 +111,22 @@ def test_row_dot_equals_einsum(sizes, seed):
     assert dot.total() == np.einsum("ij,ij->i", a[None], b[None])[0]
 
 
+def test_row_dot_ignores_setbufsize():
+    """einsum sums a row in chunks of 8,192 whatever np.setbufsize says; so does RowDot."""
+    rng = np.random.default_rng(3)
+    a = rng.standard_normal(50_000) * 10 ** rng.uniform(-6, 6, 50_000)
+    b = rng.random(50_000)
+    saved = np.setbufsize(4096)
+    try:
+        dot = RowDot()
+        for start in range(0, a.size, 5_000):
+            dot.feed(a[start : start + 5_000], b[start : start + 5_000])
+        expected = np.einsum("ij,ij->i", a[None], b[None])[0]
+    finally:
+        np.setbufsize(saved)
+    assert dot.total() == expected
+
+
 def test_value_sort_memory_and_path(monkeypatch):
     """evaluate_all takes the value-sort path exactly for 0/1 residuals without weights or
     labels, and holds at most twice the confidence array besides its inputs."""

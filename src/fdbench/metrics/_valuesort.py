@@ -9,16 +9,16 @@ then walked in blocks of :data:`BLOCK` groups, producing the cumulative weight W
 last position + 1) and loss L (failures at or above it) of each group, exactly the integers the
 argsort engine holds, and every metric is accumulated from them.
 
-The result equals the argsort engine's bit for bit. The metrics whose sums are integers
-(AUGRC, AUROC_f, the ECE bin counts) are exact in any order. The others (AURC, AP_f, the ECE
-bin confidences) are sums of rounded terms; they are accumulated in the same order as the
-argsort engine's NumPy calls: :class:`RowDot` reproduces ``np.einsum("ij,ij->i")``, which
-adds the products in chunks of NumPy's buffer size (:func:`numpy.getbufsize`) and the chunks
-one after another, and :func:`_pairwise` reproduces the pairwise summation of
-``np.add.reduce`` (and of each segment of ``np.add.reduceat``, which adds the segment's
-first element to the pairwise sum of the rest). Memory: the sorted confidences (N floats),
-the failures' (F floats) and, with ties, the ends of the tie groups (T int32) besides
-arrays of :data:`BLOCK` elements.
+The result equals the argsort engine's bit for bit. The metrics whose sums are integers (AUGRC,
+AUROC_f, the ECE bin counts) are exact in any order. The others (AURC, AP_f, the ECE bin
+confidences) are sums of rounded terms; they are accumulated in the same order as the argsort
+engine's NumPy calls: :class:`RowDot` reproduces ``np.einsum("ij,ij->i")``, which adds the
+products in chunks of NumPy's default buffer size (8,192 elements, whatever
+:func:`numpy.setbufsize` says) and the chunks one after another, and :func:`_pairwise`
+reproduces the pairwise summation of ``np.add.reduce`` (and of each segment of
+``np.add.reduceat``, which adds the segment's first element to the pairwise sum of the rest).
+Memory: the sorted confidences (N floats), the failures' (F floats) and, with ties, the ends of
+the tie groups (T int32) besides arrays of :data:`BLOCK` elements.
 """
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ from collections.abc import Callable
 import numpy as np
 
 from ._core import _smallest_reaching, optimal_binary_unit
+from ._curve_kernel import EINSUM_BUFFER
 from .calibration import ece_mce_from_sums
 
 #: Tie groups per block of the walk (a few hundred KB per array: cache-resident).
@@ -43,10 +44,12 @@ _PAIRWISE_LEAF = 1 << 16
 class RowDot:
     """``np.einsum("ij,ij->i", a[None], b[None])[0]`` of two long rows fed in pieces, with
     the same rounding: einsum multiplies-and-adds the row in chunks of NumPy's buffer size,
-    each chunk from zero, and adds each chunk's sum to the running total in turn."""
+    each chunk from zero, and adds each chunk's sum to the running total in turn. The chunk is
+    :data:`~fdbench.metrics._curve_kernel.EINSUM_BUFFER` elements: NumPy 2.4's einsum uses its
+    default buffer size even after :func:`numpy.setbufsize` changes it."""
 
     def __init__(self) -> None:
-        self._chunk = int(np.getbufsize())
+        self._chunk = EINSUM_BUFFER
         self._sums: list[np.ndarray] = []
         self._a = np.empty(0)
         self._b = np.empty(0)
