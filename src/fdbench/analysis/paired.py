@@ -134,7 +134,8 @@ def _filtered_metrics(
     every resample in blocks, as :func:`fdbench.metrics.bootstrap` does (its sample-weight path
     would turn the counts into floating-point weights, about a quarter slower). Each CSF's
     order is mapped to the unfiltered set once, so that every block
-    gathers its sorted weights from the counts directly."""
+    gathers its sorted weights from the counts directly; the compiled pass
+    (:func:`fdbench.metrics.bootstrap.compiled_curves`) takes all CSFs of the run at once."""
     from fdbench.metrics._core import Workspace
     from fdbench.metrics._validation import check_inputs
     from fdbench.metrics.bootstrap import (
@@ -142,6 +143,7 @@ def _filtered_metrics(
         _count_blocks,
         _csf_metrics,
         _prepare_csf,
+        compiled_curves,
     )
 
     prepared = {}
@@ -151,15 +153,23 @@ def _filtered_metrics(
         placed = replace(s, ranking=replace(s.ranking, order=positions[s.ranking.order]))
         prepared[csf] = (placed, c)
     chunk = max(1, _CHUNK_ELEMENTS // max(residuals.size, 1))
-    work = Workspace(min(chunk, n_resamples), residuals.size, int(residuals.sum()), np.int32)
     blocks: dict[tuple[str, str], list[np.ndarray]] = {
         (csf, m): [] for csf in prepared for m in metrics
     }
-    for counts in _count_blocks(n, n_resamples, seed, None, chunk):
-        for csf, (s, c) in prepared.items():
-            values = _csf_metrics(s, counts, residuals, c, metrics, {}, True, work)
-            for m in metrics:
-                blocks[(csf, m)].append(values[m])
+    csfs = [s for s, _ in prepared.values()]
+    compiled = compiled_curves(csfs, n, n_resamples, seed, None, chunk, metrics)
+    if compiled is not None:
+        for _, curves in compiled:
+            for csf, values in zip(prepared, curves, strict=True):
+                for m in metrics:
+                    blocks[(csf, m)].append(values[m])
+    else:
+        work = Workspace(min(chunk, n_resamples), residuals.size, int(residuals.sum()), np.int32)
+        for counts in _count_blocks(n, n_resamples, seed, None, chunk):
+            for csf, (s, c) in prepared.items():
+                values = _csf_metrics(s, counts, residuals, c, metrics, {}, True, work)
+                for m in metrics:
+                    blocks[(csf, m)].append(values[m])
     return {key: np.concatenate(parts) for key, parts in blocks.items()}
 
 
