@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import functools
 import os
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, cast
 
@@ -389,8 +389,16 @@ _COMPILED_ELEMENTS = 1 << 22
 
 
 def _curve_blocks(
-    kernel, batch: _Batch, n, n_resamples, seed, stratify, chunk, metrics
+    kernel: Callable[..., None],
+    batch: _Batch,
+    n: int,
+    n_resamples: int,
+    seed: int,
+    stratify: ArrayLike | None,
+    chunk: int,
+    metrics: Sequence[str],
 ) -> Iterator[tuple[np.ndarray, list[dict[str, np.ndarray]]]]:
+    """The blocks of :func:`compiled_curves`: one call of ``kernel`` per block of counts."""
     buffers = einsum_buffers(n_resamples, chunk)
     rows = max(chunk, _COMPILED_ELEMENTS // n)
     start = 0
