@@ -108,6 +108,11 @@ def _task_metrics(
             f"{task.study!r}: n_unfiltered = {task.n_unfiltered} needs positions for the "
             f"{residuals.size} samples evaluated"
         )
+    elif set(metrics) <= _CURVE_METRICS and np.all((residuals == 0) | (residuals == 1)):
+        # what M.bootstrap computes, without its long table
+        return _filtered_metrics(
+            residuals, confidences, None, residuals.size, metrics, n_resamples, seed
+        )
     table = M.bootstrap(
         residuals,
         confidences,
@@ -123,18 +128,20 @@ def _task_metrics(
 def _filtered_metrics(
     residuals: np.ndarray,
     confidences: dict[str, np.ndarray],
-    positions: np.ndarray,
+    positions: np.ndarray | None,
     n: int,
     metrics: Sequence[str],
     n_resamples: int,
     seed: int,
 ) -> dict[tuple[str, str], np.ndarray]:
     """The curve metrics of a filtered run with integer weights: the study's counts (over its
-    ``n`` unfiltered samples) at the run's ``positions``, each CSF sorted once and evaluated on
-    every resample in blocks, as :func:`fdbench.metrics.bootstrap` does (its sample-weight path
-    would turn the counts into floating-point weights, about a quarter slower). Each CSF's
-    order is mapped to the unfiltered set once, so that every block
-    gathers its sorted weights from the counts directly."""
+    ``n`` unfiltered samples) at the run's ``positions`` (``None``: all n, in order), each CSF
+    sorted once and evaluated on every resample in blocks, as :func:`fdbench.metrics.bootstrap`
+    does (its sample-weight path would turn the counts into floating-point weights, about a
+    quarter slower; for an unfiltered run it would build a long table to be read back). Each
+    CSF's order is mapped to the unfiltered set once, so that every block gathers its sorted
+    weights from the counts directly; the compiled pass
+    (:func:`fdbench.metrics.bootstrap.compiled_curves`) takes all CSFs of the run at once."""
     from fdbench.metrics._core import Workspace
     from fdbench.metrics._validation import check_inputs
     from fdbench.metrics.bootstrap import (
@@ -142,24 +149,34 @@ def _filtered_metrics(
         _count_blocks,
         _csf_metrics,
         _prepare_csf,
+        compiled_curves,
     )
 
     prepared = {}
     for csf, conf in confidences.items():
         r, c, _, _ = check_inputs(residuals, conf)
         s = _prepare_csf(r, c, False, True)
-        placed = replace(s, ranking=replace(s.ranking, order=positions[s.ranking.order]))
-        prepared[csf] = (placed, c)
+        if positions is not None:
+            s = replace(s, ranking=replace(s.ranking, order=positions[s.ranking.order]))
+        prepared[csf] = (s, c)
     chunk = max(1, _CHUNK_ELEMENTS // max(residuals.size, 1))
-    work = Workspace(min(chunk, n_resamples), residuals.size, int(residuals.sum()), np.int32)
     blocks: dict[tuple[str, str], list[np.ndarray]] = {
         (csf, m): [] for csf in prepared for m in metrics
     }
-    for counts in _count_blocks(n, n_resamples, seed, None, chunk):
-        for csf, (s, c) in prepared.items():
-            values = _csf_metrics(s, counts, residuals, c, metrics, {}, True, work)
-            for m in metrics:
-                blocks[(csf, m)].append(values[m])
+    csfs = [s for s, _ in prepared.values()]
+    compiled = compiled_curves(csfs, n, n_resamples, seed, None, chunk, metrics)
+    if compiled is not None:
+        for _, curves in compiled:
+            for csf, values in zip(prepared, curves, strict=True):
+                for m in metrics:
+                    blocks[(csf, m)].append(values[m])
+    else:
+        work = Workspace(min(chunk, n_resamples), residuals.size, int(residuals.sum()), np.int32)
+        for counts in _count_blocks(n, n_resamples, seed, None, chunk):
+            for csf, (s, c) in prepared.items():
+                values = _csf_metrics(s, counts, residuals, c, metrics, {}, True, work)
+                for m in metrics:
+                    blocks[(csf, m)].append(values[m])
     return {key: np.concatenate(parts) for key, parts in blocks.items()}
 
 

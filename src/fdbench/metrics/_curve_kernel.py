@@ -1,5 +1,5 @@
 """Compiled pass of the bootstrap over integer counts: the exact sums of AUGRC and AUROC_f and
-AURC's sum, for 0/1 residuals, one resample at a time (numba).
+AURC's sum, for 0/1 residuals, one resample and one CSF at a time (numba).
 
 Replaces, for integer weights and the metrics that need no cumulative array beyond AURC's,
 :func:`fdbench.metrics._core.binary_cumulative` followed by
@@ -19,7 +19,14 @@ Replaces, for integer weights and the metrics that need no cumulative array beyo
   time in a scratch row that stays in cache, with no (rows, T) arrays to write and read back.
   That order depends on the instructions NumPy's build targets; it is checked once per
   process against ``einsum`` itself (:func:`einsum_order_holds`), and where it differs the
-  bootstrap takes the NumPy path.
+  bootstrap takes the NumPy path. Which order a resample's sum follows (one loop over the row,
+  or pieces of :data:`EINSUM_BUFFER`) is the caller's ``buffer`` of that row: the NumPy path
+  summed a resample in pieces when its block of resamples held that one row only.
+
+The pass takes every resample (rows outer) and every CSF of the same samples (inner) in one
+call: a row of counts is read by all CSFs while it is in cache, and the CSFs' orders stream
+through it (row by row per CSF, a block of rows of int32 counts spilled the 512 KiB L2 cache).
+Counts of at most 255 are passed as uint8 (a row of 10,000 is then 10 KB).
 
 numba is imported, and the kernel compiled, on the first call of :func:`compiled_pass` (about
 2-3 s; ``import fdbench.metrics`` imports this module but not numba). The machine code is cached
@@ -92,7 +99,7 @@ def _aurc_sum(cum: np.ndarray, risks: np.ndarray, buffer: int) -> float:
     return out
 
 
-#: What :func:`_binary_curve_pass` calls to divide and to sum: :func:`_divide` and
+#: What :func:`_row_pass` calls to divide and to sum: :func:`_divide` and
 #: :func:`_aurc_sum`, compiled by :func:`compiled_pass` before the pass itself (numba resolves
 #: them when it compiles the pass).
 divide = _divide
@@ -118,99 +125,151 @@ def einsum_order_holds(rowdot: Callable[[np.ndarray, np.ndarray], np.ndarray]) -
 
 @functools.cache
 def compiled_pass() -> Callable[..., None] | None:
-    """:func:`_binary_curve_pass` compiled by numba (imported here: it costs ~0.5 s), or
-    ``None`` where this NumPy's ``einsum`` adds in another order (:func:`einsum_order_holds`)."""
+    """:func:`_curve_pass` compiled by numba (imported here: it costs ~0.5 s), or ``None``
+    where this NumPy's ``einsum`` adds in another order (:func:`einsum_order_holds`)."""
     from numba import njit
 
     from ._core import _rowdot
 
     jit = njit(cache=True, error_model="numpy", nogil=True)
-    global divide, aurc_sum
+    global divide, aurc_sum, row_pass
     divide = jit(_divide)
     aurc_sum = jit(_aurc_sum)
     if not einsum_order_holds(_rowdot):
         return None
-    return jit(_binary_curve_pass)
+    row_pass = jit(_row_pass)
+    return jit(_curve_pass)
 
 
-def _binary_curve_pass(
-    counts: np.ndarray,
+def _row_pass(
+    row: np.ndarray,
     order: np.ndarray,
     ends: np.ndarray,
     failed: np.ndarray,
     groups: np.ndarray,
     cum: np.ndarray,
     risks: np.ndarray,
-    sums: np.ndarray,
+    out: np.ndarray,
     buffer: int,
 ) -> None:
-    """One pass over each row of ``counts`` (B, M) in the order ``order`` (N,) of a CSF.
+    """One pass over a row of counts ``row`` (M,) in the order ``order`` (N,) of a CSF.
 
     ``ends`` (T,) are the positions in ``order`` of the last sample of each tie group (empty
     when every group is one sample), ``failed`` (N, 0/1) marks the failures in that order,
-    ``groups`` the tie groups that hold a failure. With W_g, L_g the cumulative count of all
-    samples and of the failures up to the end of group g (W_{-1} = L_{-1} = 0),
-    n_g = W_g - W_{g-1} and l_g = L_g - L_{g-1}, fills for each row b the scratch rows
+    ``groups`` the tie groups that hold a failure (ascending). With W_g, L_g the cumulative
+    count of all samples and of the failures up to the end of group g (W_{-1} = L_{-1} = 0),
+    n_g = W_g - W_{g-1} and l_g = L_g - L_{g-1}, fills the scratch rows
 
-    - ``cum`` (T+2,) = (0, W_0, ..., W_{T-1}, W_{T-1}): AURC's coefficient of group g is
+    - ``cum`` (>= T+2) = (0, W_0, ..., W_{T-1}, W_{T-1}): AURC's coefficient of group g is
       cum[g+2] - cum[g] = W_{g+1} - W_{g-1} (W_T = W_{T-1}),
-    - ``risks`` (T,) = L_g / W_g, 0 where W_g = 0,
+    - ``risks`` (>= T+1) = (0, r_0, ..., r_{T-1}), first (0, L_0, ..., L_{T-1}), then the
+      selective risks r_g = L_g / W_g, 0 where W_g = 0,
 
-    and writes ``sums[b]`` = (W_tot, L_tot, L at the first group of positive weight (0 when
-    the row has no weight), sum_g l_g W_{g-1}, sum_g l_g n_g, sum_g l_g L_{g-1},
-    sum_g l_g^2, :func:`_aurc_sum` of ``cum`` and ``risks`` with ``buffer``), as float64.
+    and writes ``out`` (6,) = (W_tot, L_tot, L at the first group of positive weight (0 when
+    the row has no weight), sum_g l_g W_{g-1}, sum_g l_g n_g, :func:`_aurc_sum` of ``cum`` and
+    the risks with ``buffer``), as float64. The two sums over the failures' groups are of
+    products of integers, each term and partial sum at most W_tot^2 <= 2^53: exact in float64
+    in any order, so they are added in four interleaved pairs of sums (one pair would wait on
+    each addition's latency; AUGRC's third sum, sum_g l_g L_{g-1} + 1/2 l_g^2 = 1/2 L_tot^2,
+    needs no pass).
     """
-    rows = counts.shape[0]
     n = order.shape[0]
     t = n if ends.shape[0] == 0 else ends.shape[0]
     W = cum[1 : t + 1]
-    L = risks
+    L = risks[1 : t + 1]
     cum[0] = 0.0
-    for b in range(rows):
-        row = counts[b]
-        w = np.int64(0)
-        lo = np.int64(0)
-        if ends.shape[0] == 0:
-            for j in range(n):
+    risks[0] = 0.0
+    w = np.int64(0)
+    lo = np.int64(0)
+    if ends.shape[0] == 0:
+        for j in range(n):
+            x = np.int64(row[order[j]])
+            w += x
+            lo += x * np.int64(failed[j])
+            W[j] = w
+            L[j] = lo
+    else:
+        start = 0
+        for g in range(t):
+            stop = ends[g] + 1
+            for j in range(start, stop):
                 x = np.int64(row[order[j]])
                 w += x
                 lo += x * np.int64(failed[j])
-                W[j] = w
-                L[j] = lo
-        else:
-            start = 0
-            for g in range(t):
-                stop = ends[g] + 1
-                for j in range(start, stop):
-                    x = np.int64(row[order[j]])
-                    w += x
-                    lo += x * np.int64(failed[j])
-                W[g] = w
-                L[g] = lo
-                start = stop
-        d_lw = np.int64(0)
-        d_ln = np.int64(0)
-        d_lp = np.int64(0)
-        d_ll = np.int64(0)
-        for g in groups:
-            w_prev = np.int64(W[g - 1]) if g > 0 else np.int64(0)
-            l_prev = np.int64(L[g - 1]) if g > 0 else np.int64(0)
-            loss = np.int64(L[g]) - l_prev
-            d_lw += loss * w_prev
-            d_ln += loss * (np.int64(W[g]) - w_prev)
-            d_lp += loss * l_prev
-            d_ll += loss * loss
-        first = 0
-        while first < t and W[first] == 0:
-            L[first] = 0.0
-            first += 1
-        sums[b, 0] = W[t - 1]
-        sums[b, 1] = L[t - 1]
-        sums[b, 2] = L[first] if first < t else 0.0
-        sums[b, 3] = d_lw
-        sums[b, 4] = d_ln
-        sums[b, 5] = d_lp
-        sums[b, 6] = d_ll
-        divide(L[first:], W[first:])
-        cum[t + 1] = W[t - 1]
-        sums[b, 7] = aurc_sum(cum, L, buffer)
+            W[g] = w
+            L[g] = lo
+            start = stop
+    # cum[g] = W_{g-1}, risks[g] = L_{g-1}, also for g = 0
+    lw0 = lw1 = lw2 = lw3 = 0.0
+    ln0 = ln1 = ln2 = ln3 = 0.0
+    m = groups.shape[0]
+    for k in range(0, m - 3, 4):
+        g0, g1, g2, g3 = groups[k], groups[k + 1], groups[k + 2], groups[k + 3]
+        l0 = L[g0] - risks[g0]
+        l1 = L[g1] - risks[g1]
+        l2 = L[g2] - risks[g2]
+        l3 = L[g3] - risks[g3]
+        lw0 += l0 * cum[g0]
+        lw1 += l1 * cum[g1]
+        lw2 += l2 * cum[g2]
+        lw3 += l3 * cum[g3]
+        ln0 += l0 * (W[g0] - cum[g0])
+        ln1 += l1 * (W[g1] - cum[g1])
+        ln2 += l2 * (W[g2] - cum[g2])
+        ln3 += l3 * (W[g3] - cum[g3])
+    for k in range(m - m % 4, m):
+        g = groups[k]
+        loss = L[g] - risks[g]
+        lw0 += loss * cum[g]
+        ln0 += loss * (W[g] - cum[g])
+    first = 0
+    while first < t and W[first] == 0:
+        L[first] = 0.0
+        first += 1
+    out[0] = W[t - 1]
+    out[1] = L[t - 1]
+    out[2] = L[first] if first < t else 0.0
+    out[3] = (lw0 + lw1) + (lw2 + lw3)
+    out[4] = (ln0 + ln1) + (ln2 + ln3)
+    divide(L[first:], W[first:])
+    cum[t + 1] = W[t - 1]
+    out[5] = aurc_sum(cum[: t + 2], L, buffer)
+
+
+#: What :func:`_curve_pass` calls per row and CSF: :func:`_row_pass`, compiled by
+#: :func:`compiled_pass` before the pass.
+row_pass = _row_pass
+
+
+def _curve_pass(
+    counts: np.ndarray,
+    orders: np.ndarray,
+    ends: np.ndarray,
+    ends_at: np.ndarray,
+    failed: np.ndarray,
+    groups: np.ndarray,
+    groups_at: np.ndarray,
+    buffers: np.ndarray,
+    sums: np.ndarray,
+) -> None:
+    """:func:`_row_pass` of every row b of ``counts`` (B, M) and every CSF c of the same N
+    samples: ``orders`` (C, N) and ``failed`` (C, N) row c, ``ends`` and ``groups`` those of
+    CSF c at ``ends[ends_at[c]:ends_at[c + 1]]`` and ``groups[groups_at[c]:groups_at[c + 1]]``,
+    ``buffers[b]`` the ``buffer`` of row b; writes ``sums[c, b]`` (``sums`` (C, B, 6))."""
+    n_csfs, n = orders.shape
+    cum = np.empty(n + 2)
+    risks = np.empty(n + 1)
+    for b in range(counts.shape[0]):
+        row = counts[b]
+        for c in range(n_csfs):
+            row_pass(
+                row,
+                orders[c],
+                ends[ends_at[c] : ends_at[c + 1]],
+                failed[c],
+                groups[groups_at[c] : groups_at[c + 1]],
+                cum,
+                risks,
+                sums[c, b],
+                buffers[b],
+            )

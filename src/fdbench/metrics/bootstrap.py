@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import functools
 import os
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, cast
 
@@ -182,6 +182,35 @@ def _count_blocks(
         yield counts[start : start + chunk]
 
 
+@functools.lru_cache(maxsize=1)
+def _shared_small(n: int, n_resamples: int, seed: int) -> np.ndarray:
+    """:func:`_shared_counts` as :func:`_small` makes them (read-only, kept the same way)."""
+    small = _small(_shared_counts(n, n_resamples, seed))
+    small.setflags(write=False)
+    return small
+
+
+def _small(counts: np.ndarray) -> np.ndarray:
+    """``counts`` as uint8 when every count is at most 255 (a multinomial count of n draws
+    over n samples hardly exceeds ln n / ln ln n), else ``counts`` itself: the compiled pass
+    gathers from rows a quarter of the size."""
+    return counts.astype(np.uint8) if counts.size and counts.max() <= 255 else counts
+
+
+def _small_blocks(
+    n: int, n_resamples: int, seed: int, stratify: ArrayLike | None, chunk: int
+) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    """The blocks of :func:`_count_blocks`, each with its counts as :func:`_small` makes
+    them."""
+    if stratify is not None or n * n_resamples * 4 > _CACHED_BYTES:
+        for counts in iter_bootstrap_counts(n, n_resamples, seed, stratify, chunk_size=chunk):
+            yield counts, _small(counts)
+        return
+    counts, small = _shared_counts(n, n_resamples, seed), _shared_small(n, n_resamples, seed)
+    for start in range(0, n_resamples, chunk):
+        yield counts[start : start + chunk], small[start : start + chunk]
+
+
 def bootstrap_counts(
     n: int, n_resamples: int = 500, seed: int = 0, stratify: ArrayLike | None = None
 ) -> np.ndarray:
@@ -244,10 +273,6 @@ def _csf_metrics(
     binary: bool,
     work: Workspace,
 ) -> dict[str, np.ndarray]:
-    if _WITHOUT_L.issuperset(metrics) and weights.dtype.kind in "iu":
-        curves = _binary_curves(s, weights, metrics, work)
-        if curves is not None:
-            return _other_metrics(curves, s, weights, r, c, metrics, shared, binary)
     scratch = None
     if s.failures is not None:
         W, L = binary_cumulative(s.ranking, s.failures, weights, work)
@@ -291,43 +316,117 @@ def _csf_metrics(
     return _other_metrics(out, s, weights, r, c, metrics, shared, binary)
 
 
-def _binary_curves(
-    s: _Sorted, weights: np.ndarray, metrics: Sequence[str], work: Workspace
-) -> dict[str, np.ndarray] | None:
-    """AUGRC, AUROC_f and AURC of integer ``weights`` (0/1 residuals) by the compiled pass of
+def einsum_buffers(n_resamples: int, chunk: int) -> np.ndarray:
+    """Per resample, the ``buffer`` of :func:`~fdbench.metrics._curve_kernel._row_pass` that
+    sums its AURC as the NumPy path summed it in blocks of ``chunk`` resamples: in pieces of
+    ``EINSUM_BUFFER`` for a resample that was a block of its own (``chunk`` = 1, or the last
+    resample when ``n_resamples`` = 1 (mod ``chunk``)), else 0 (one loop over the row)."""
+    from ._curve_kernel import EINSUM_BUFFER
+
+    buffers = np.zeros(n_resamples, dtype=np.intp)
+    if chunk == 1:
+        buffers[:] = EINSUM_BUFFER
+    elif n_resamples % chunk == 1:
+        buffers[-1] = EINSUM_BUFFER
+    return buffers
+
+
+@dataclass(frozen=True)
+class _Batch:
+    """Several CSFs of the same 0/1 residuals, packed for the compiled pass."""
+
+    orders: np.ndarray
+    failed: np.ndarray
+    ends: np.ndarray
+    ends_at: np.ndarray
+    groups: np.ndarray
+    groups_at: np.ndarray
+
+    @classmethod
+    def of(cls, csfs: Sequence[_Sorted]) -> _Batch:
+        ends = [cast(np.ndarray, s.group_ends) for s in csfs]
+        groups = [cast(FailureIndex, s.failures).groups for s in csfs]
+        return cls(
+            orders=np.stack([s.ranking.order for s in csfs]).astype(np.intp, copy=False),
+            failed=np.stack([cast(np.ndarray, s.failed) for s in csfs]),
+            ends=np.concatenate(ends).astype(np.intp, copy=False),
+            ends_at=np.cumsum([0] + [e.size for e in ends], dtype=np.intp),
+            groups=np.concatenate(groups).astype(np.intp, copy=False),
+            groups_at=np.cumsum([0] + [g.size for g in groups], dtype=np.intp),
+        )
+
+
+def compiled_curves(
+    csfs: Sequence[_Sorted],
+    n: int,
+    n_resamples: int,
+    seed: int,
+    stratify: ArrayLike | None,
+    chunk: int,
+    metrics: Sequence[str],
+) -> Iterator[tuple[np.ndarray, list[dict[str, np.ndarray]]]] | None:
+    """AUGRC, AUROC_f and AURC of 0/1 residuals by the compiled pass of
     :mod:`fdbench.metrics._curve_kernel`, bit-identical to :func:`binary_cumulative`,
-    :func:`augrc_auroc_binary` and :func:`aurc_from_cum` (that module says why); ``None``
-    when it does not apply (soft residuals, a resample's total weight too large for its
-    integer sums to be exact in float64, or a NumPy whose ``einsum`` adds in another order)."""
-    if s.failed is None or s.group_ends is None or s.failures is None:
+    :func:`augrc_auroc_binary` and :func:`aurc_from_cum` in blocks of ``chunk`` resamples (that
+    module says why): per block of the counts of :func:`bootstrap_counts` (n, seed, stratify),
+    the block and, per CSF of ``csfs`` (orders into the n samples), its values. ``None`` when
+    the pass does not apply: no metric needs the cumulative losses beyond these (``_WITHOUT_L``),
+    every resample's total weight (at most n) keeps its integer sums exact in float64, and this
+    NumPy's ``einsum`` adds in the order the pass follows."""
+    if not _WITHOUT_L.issuperset(metrics) or not csfs or csfs[0].failed is None:
         return None
-    from ._curve_kernel import EINSUM_BUFFER, MAX_TOTAL, compiled_pass
+    from ._curve_kernel import MAX_TOTAL, compiled_pass
 
     kernel = compiled_pass()
-    if kernel is None:
+    if kernel is None or n > MAX_TOTAL:
         return None
-    rows, t = weights.shape[0], s.ranking.n_groups
-    cum, risks = np.empty(t + 2), np.empty(t)
-    sums = np.empty((rows, 8))
-    # the NumPy path's einsum sums a block of one row in buffers: the same order here
-    buffer = EINSUM_BUFFER if rows == 1 else 0
-    kernel(
-        weights,
-        s.ranking.order,
-        s.group_ends,
-        s.failed,
-        s.failures.groups,
-        cum,
-        risks,
-        sums,
-        buffer,
-    )
+    return _curve_blocks(kernel, _Batch.of(csfs), n, n_resamples, seed, stratify, chunk, metrics)
+
+
+#: Counts per block of the compiled pass (its blocks do not change its sums: each resample's
+#: sum follows the NumPy path's blocks of ``chunk`` resamples through ``einsum_buffers``).
+_COMPILED_ELEMENTS = 1 << 22
+
+
+def _curve_blocks(
+    kernel: Callable[..., None],
+    batch: _Batch,
+    n: int,
+    n_resamples: int,
+    seed: int,
+    stratify: ArrayLike | None,
+    chunk: int,
+    metrics: Sequence[str],
+) -> Iterator[tuple[np.ndarray, list[dict[str, np.ndarray]]]]:
+    """The blocks of :func:`compiled_curves`: one call of ``kernel`` per block of counts."""
+    buffers = einsum_buffers(n_resamples, chunk)
+    rows = max(chunk, _COMPILED_ELEMENTS // n)
+    start = 0
+    for counts, small in _small_blocks(n, n_resamples, seed, stratify, rows):
+        sums = np.empty((batch.orders.shape[0], counts.shape[0], 6))
+        kernel(
+            small,
+            batch.orders,
+            batch.ends,
+            batch.ends_at,
+            batch.failed,
+            batch.groups,
+            batch.groups_at,
+            buffers[start : start + counts.shape[0]],
+            sums,
+        )
+        start += counts.shape[0]
+        yield counts, [_curves_from_sums(part, metrics) for part in sums]
+
+
+def _curves_from_sums(sums: np.ndarray, metrics: Sequence[str]) -> dict[str, np.ndarray]:
+    """AUGRC and AUROC_f, AURC (those ``metrics`` need) from a CSF's rows of the pass's sums."""
     total, fail, head = sums[:, 0], sums[:, 1], sums[:, 2]
-    if total.max() > MAX_TOTAL:
-        return None
     out: dict[str, np.ndarray] = {}
     if {"augrc", "eaugrc", "auroc_f"}.intersection(metrics):
-        loss_dot = sums[:, 5] + 0.5 * sums[:, 6]
+        # sum_g l_g L_{g-1} + 1/2 l_g^2 = 1/2 F^2: the NumPy path's two exact sums of integers
+        # (F^2 <= 2^53) add up to this number, exactly
+        loss_dot = 0.5 * (fail * fail)
         out["augrc"], out["auroc_f"] = augrc_auroc_from_sums(
             total, fail, sums[:, 3], sums[:, 4], loss_dot
         )
@@ -335,7 +434,7 @@ def _binary_curves(
         # a resample of no weight: 0 / 0 here; NumPy's path divides 0 by 0 in its risks (the
         # same default NaN, carried through the sum)
         with np.errstate(invalid="ignore"):
-            out["aurc"] = 0.5 * (sums[:, 7] + head) / total
+            out["aurc"] = 0.5 * (sums[:, 5] + head) / total
     return out
 
 
@@ -497,22 +596,35 @@ def bootstrap(
         res_groups = (levels, order, starts)
 
     chunk = max(1, _CHUNK_ELEMENTS // max(r.size, 1))
-    dtype = np.dtype(np.int32 if w is None else np.float64)
-    work = Workspace(min(chunk, n_resamples), r.size, int(r.sum()) if binary else 0, dtype)
     columns: dict[str, dict[str, list[np.ndarray]]] = {
         name: {m: [] for m in metrics} for name in prepared
     }
-    for counts in _count_blocks(n_all, n_resamples, seed, stratify, chunk):
-        weights = (counts if keep is None else counts[:, keep]).astype(dtype)
-        n_drawn = None
-        if w is not None:
-            n_drawn = weights.sum(axis=1)
-            weights *= w
-        shared = _shared(r, weights, metrics, binary, res_groups, n_drawn)
-        for name, s in prepared.items():
-            values = _csf_metrics(s, weights, r, checked[name], metrics, shared, binary, work)
-            for m in metrics:
-                columns[name][m].append(values[m])
+    compiled = None
+    if binary and w is None:
+        compiled = compiled_curves(
+            list(prepared.values()), n_all, n_resamples, seed, stratify, chunk, metrics
+        )
+    if compiled is not None:
+        for counts, curves in compiled:
+            shared = _shared(r, counts, metrics, binary, res_groups, None)
+            for (name, s), out in zip(prepared.items(), curves, strict=True):
+                values = _other_metrics(out, s, counts, r, checked[name], metrics, shared, binary)
+                for m in metrics:
+                    columns[name][m].append(values[m])
+    else:
+        dtype = np.dtype(np.int32 if w is None else np.float64)
+        work = Workspace(min(chunk, n_resamples), r.size, int(r.sum()) if binary else 0, dtype)
+        for counts in _count_blocks(n_all, n_resamples, seed, stratify, chunk):
+            weights = (counts if keep is None else counts[:, keep]).astype(dtype)
+            n_drawn = None
+            if w is not None:
+                n_drawn = weights.sum(axis=1)
+                weights *= w
+            shared = _shared(r, weights, metrics, binary, res_groups, n_drawn)
+            for name, s in prepared.items():
+                values = _csf_metrics(s, weights, r, checked[name], metrics, shared, binary, work)
+                for m in metrics:
+                    columns[name][m].append(values[m])
     import pandas as pd  # lazy: pandas costs ~0.4 s to import
 
     if single:
