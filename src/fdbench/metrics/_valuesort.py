@@ -168,14 +168,16 @@ def compiled_binary_unit(
     c_fail = buffer[:n_fail].copy()
     del buffer
     c_fail.sort()
-    d = np.sort(c)[::-1]
-    changes = K.count_changes(d)
+    ascending = np.sort(c)
+    d = ascending[::-1]
+    changes = K.count_changes(ascending)
     ends = None
     if changes < d.size - 1:
         ends = np.empty(changes + 1, dtype=np.int32)
         K.fill_group_ends(d, ends)
     n_groups = d.size if ends is None else ends.size
-    return r, c, _suite(d, ends, c_fail, _walk_compiled(K, d, ends, c_fail, n_groups), n_groups)
+    walk = _walk_compiled(K, ascending, ends, c_fail, n_groups)
+    return r, c, _suite(d, ends, c_fail, walk, n_groups)
 
 
 class _Walk(NamedTuple):
@@ -287,11 +289,15 @@ def _walk(d: np.ndarray, ends: np.ndarray | None, c_fail: np.ndarray, n_groups: 
 
 
 def _walk_compiled(
-    K: SimpleNamespace, d: np.ndarray, ends: np.ndarray | None, c_fail: np.ndarray, n_groups: int
+    K: SimpleNamespace,
+    ascending: np.ndarray,
+    ends: np.ndarray | None,
+    c_fail: np.ndarray,
+    n_groups: int,
 ) -> _Walk:
     """:func:`_walk` by the compiled pass (:func:`~fdbench.metrics._valuesort_kernel._walk_block`)
     per block; the three sums of rounded terms by :class:`RowDot`, as there."""
-    n, n_fail = d.size, c_fail.size
+    n, n_fail = ascending.size, c_fail.size
     total = float(n)
     aurc_dot, ap_ok_dot, ap_err_dot = RowDot(), RowDot(), RowDot()
     reach = _reach_tp(n - n_fail)
@@ -302,16 +308,16 @@ def _walk_compiled(
     state[kernel.HI] = n_fail
     state[[kernel.TP95, kernel.TP80, kernel.RISK_AT]] = math.nan
     state[kernel.WORKING] = math.inf
-    factors = np.empty((6, min(BLOCK, n_groups)))
+    factors = np.empty((8, min(BLOCK, n_groups) + 1))
     group_ends = np.empty(0, dtype=np.int32) if ends is None else ends
     for g0 in range(0, n_groups, BLOCK):
         g1 = min(g0 + BLOCK, n_groups)
         m = g1 - g0
-        K.walk_block(d, group_ends, c_fail, g0, g1, n_groups, sums, state, factors)
+        K.walk_block(ascending, group_ends, c_fail, g0, g1, n_groups, sums, state, factors)
         aurc_dot.feed(factors[0, :m], factors[1, :m])
         ap_ok_dot.feed(factors[2, :m], factors[3, :m])
         skip = 1 if g0 == 0 else 0
-        ap_err_dot.feed(factors[4, : m - skip], factors[5, : m - skip])
+        ap_err_dot.feed(factors[4, skip:m], factors[5, skip:m])
     tp95, tp80 = float(state[kernel.TP95]), float(state[kernel.TP80])
     return _Walk(
         aurc_dot.total(),

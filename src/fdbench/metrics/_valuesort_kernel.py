@@ -77,7 +77,7 @@ def _fill_group_ends(d: np.ndarray, ends: np.ndarray) -> None:
 
 
 def _walk_block(
-    d: np.ndarray,
+    ascending: np.ndarray,
     ends: np.ndarray,
     c_fail: np.ndarray,
     g0: int,
@@ -87,89 +87,109 @@ def _walk_block(
     state: np.ndarray,
     out: np.ndarray,
 ) -> None:
-    """Groups g0..g1-1 of descending ``d`` (tie groups ending at ``ends``; every group one
-    sample when ``ends`` is empty).
+    """Groups g0..g1-1 of the sorted confidences in descending order, d = ``ascending[::-1]``
+    (tie groups ending at ``ends``, positions in d; every group one sample when ``ends`` is
+    empty). ``ascending`` is read in place (contiguous: no strided reads).
 
     ``c_fail`` (ascending) are the failures' confidences, those at index < state[HI] not yet
     placed. ``sums`` = (N, F, smallest W reaching 95 % coverage, smallest TP reaching 95 % and
-    80 % of the successes). Rows of ``out`` receive, per group g: 0, 1 the AURC factors
-    W_{g+1} - W_{g-1} and L_g / W_g; 2, 3 the AP_f-success factors TP_g - TP_{g-1} and
-    TP_g / W_g; 4, 5 the AP_f-error factors l_g and (F - L_{g-1}) / (N - W_{g-1}) (0 where
-    l_g = 0), for g >= 1: in block 0 they start at column 0 with group 1. ``state`` carries W
-    and L of the group before, the integer sums and the threshold searches from block to block.
+    80 % of the successes). Column j of ``out`` (8 rows, at least g1 - g0 + 1 columns)
+    receives, for group g = g0 + j: rows 0, 1 the AURC factors W_{g+1} - W_{g-1} and L_g / W_g;
+    2, 3 the AP_f-success factors TP_g - TP_{g-1} and TP_g / W_g; 4, 5 the AP_f-error factors
+    l_g and (F - L_{g-1}) / (N - W_{g-1}) (used from g = 1 on); rows 6 and 7 hold W and L of
+    groups g0 - 1 .. g1 - 1. ``state`` carries W and L of the group before, the integer sums and
+    the threshold searches from block to block.
+
+    Three loops: the merge of the failures into the groups (scalar, with the integer sums in
+    int64, exact), the divisions (elementwise: vectorized, each the same IEEE division), the
+    searches over the risks.
     """
     total, fails, reach_w, reach95, reach80 = sums[0], sums[1], sums[2], sums[3], sums[4]
     ties = ends.shape[0] > 0
-    w_prev = state[W_PREV]
-    l_prev = state[L_PREV]
-    augrc = state[AUGRC]
-    auroc = state[AUROC]
-    hi = int(state[HI])
-    tp95 = state[TP95]
-    tp80 = state[TP80]
-    found = state[FOUND_W] != 0.0
-    working = state[WORKING]
-    covered = state[COVERED]
-    shift = 1 if g0 == 0 else 0
-    for g in range(g0, g1):
-        j = g - g0
+    top = ascending.shape[0] - 1
+    m = g1 - g0
+    Wx = out[6]
+    Lx = out[7]
+    Wx[0] = state[W_PREV]
+    Lx[0] = state[L_PREV]
+    n_total = np.int64(total)
+    augrc = np.int64(0)
+    auroc = np.int64(0)
+    hi = np.int64(state[HI])
+    loss_sum = np.int64(Lx[0])
+    for j in range(m):
+        g = g0 + j
         if ties:
             last = ends[g]
-            w = float(last) + 1.0
         else:
             last = g
-            w = float(g) + 1.0
-        tau = d[last]
-        loss = 0
+        tau = ascending[top - last]
+        loss = np.int64(0)
         while hi > 0 and c_fail[hi - 1] >= tau:
             hi -= 1
             loss += 1
-        lg = float(loss)
-        cum = l_prev + lg
-        if g + 1 < n_groups:
-            w_next = float(ends[g + 1]) + 1.0 if ties else float(g) + 2.0
-        else:
-            w_next = total
-        tp = w - cum
-        tp_before = w_prev - l_prev
+        w_before = np.int64(Wx[j])
+        w = np.int64(last) + 1
+        tp_before = w_before - loss_sum
+        loss_sum += loss
         # sums of integers below 2^53: exact in any order
-        augrc += lg * (2.0 * total - w_prev - w)
-        auroc += lg * (tp + tp_before)
-        risk = cum / w
-        out[0, j] = w_next - w_prev
-        out[1, j] = risk
-        out[2, j] = tp - tp_before
-        out[3, j] = tp / w
-        if g == 0:
-            state[HEAD] = cum
-        else:
-            out[4, j - shift] = lg
-            out[5, j - shift] = (fails - l_prev) / (total - w_prev) if loss else 0.0
-        if tp95 != tp95 and tp >= reach95:
-            tp95 = cum
-        if tp80 != tp80 and tp >= reach80:
-            tp80 = cum
-        if found:
-            if risk < working:
-                working = risk
-        elif w >= reach_w:
-            found = True
-            state[RISK_AT] = risk
-            working = risk
-        if risk <= 0.05:
-            covered = w
-        w_prev = w
-        l_prev = cum
-    state[W_PREV] = w_prev
-    state[L_PREV] = l_prev
-    state[AUGRC] = augrc
-    state[AUROC] = auroc
+        augrc += loss * (2 * n_total - w_before - w)
+        auroc += loss * (w - loss_sum + tp_before)
+        Wx[j + 1] = w
+        Lx[j + 1] = loss_sum
+    state[AUGRC] += float(augrc)
+    state[AUROC] += float(auroc)
     state[HI] = float(hi)
-    state[TP95] = tp95
-    state[TP80] = tp80
+    if g0 == 0:
+        state[HEAD] = Lx[1]
+    for j in range(m):
+        w_before = Wx[j]
+        w = Wx[j + 1]
+        cum = Lx[j + 1]
+        tp = w - cum
+        out[1, j] = cum / w
+        out[2, j] = tp - (w_before - Lx[j])
+        out[3, j] = tp / w
+        out[4, j] = cum - Lx[j]
+        out[5, j] = (fails - Lx[j]) / (total - w_before)
+    for j in range(m - 1):
+        out[0, j] = Wx[j + 2] - Wx[j]
+    if g1 < n_groups:
+        w_next = float(ends[g1]) + 1.0 if ties else float(g1) + 1.0
+    else:
+        w_next = total
+    out[0, m - 1] = w_next - Wx[m - 1]
+    tp95 = state[TP95]
+    tp80 = state[TP80]
+    if tp95 != tp95 or tp80 != tp80:
+        for j in range(m):
+            tp = Wx[j + 1] - Lx[j + 1]
+            if tp95 != tp95 and tp >= reach95:
+                tp95 = Lx[j + 1]
+            if tp80 != tp80 and tp >= reach80:
+                tp80 = Lx[j + 1]
+        state[TP95] = tp95
+        state[TP80] = tp80
+    found = state[FOUND_W] != 0.0
+    working = state[WORKING]
+    start = 0
+    if not found and Wx[m] >= reach_w:
+        while Wx[start + 1] < reach_w:
+            start += 1
+        found = True
+        state[RISK_AT] = out[1, start]
+    if found:
+        for j in range(start, m):
+            if out[1, j] < working:
+                working = out[1, j]
+    for j in range(m - 1, -1, -1):
+        if out[1, j] <= 0.05:
+            state[COVERED] = Wx[j + 1]
+            break
     state[FOUND_W] = 1.0 if found else 0.0
     state[WORKING] = working
-    state[COVERED] = covered
+    state[W_PREV] = Wx[m]
+    state[L_PREV] = Lx[m]
 
 
 @functools.cache
