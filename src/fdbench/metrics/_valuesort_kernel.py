@@ -38,6 +38,8 @@ COMPILED_MIN_SAMPLES = 1 << 19
 #: Entries of the walk's state array (float64; positions and counts are exact integers).
 W_PREV, L_PREV, AUGRC, AUROC, HI, HEAD, TP95, TP80, FOUND_W, RISK_AT, WORKING, COVERED = range(12)
 STATE_SIZE = 12
+#: Groups per run of the walk's search for the last risk <= 0.05.
+SPAN = 256
 
 
 def _binary_failures(residuals: np.ndarray, confidence: np.ndarray, out: np.ndarray) -> int:
@@ -117,6 +119,7 @@ def _walk_block(
     auroc = np.int64(0)
     hi = np.int64(state[HI])
     loss_sum = np.int64(Lx[0])
+    w_before = np.int64(Wx[0])
     for j in range(m):
         g = g0 + j
         if ties:
@@ -128,7 +131,6 @@ def _walk_block(
         while hi > 0 and c_fail[hi - 1] >= tau:
             hi -= 1
             loss += 1
-        w_before = np.int64(Wx[j])
         w = np.int64(last) + 1
         tp_before = w_before - loss_sum
         loss_sum += loss
@@ -137,6 +139,7 @@ def _walk_block(
         auroc += loss * (w - loss_sum + tp_before)
         Wx[j + 1] = w
         Lx[j + 1] = loss_sum
+        w_before = w
     state[AUGRC] += float(augrc)
     state[AUROC] += float(auroc)
     state[HI] = float(hi)
@@ -159,9 +162,10 @@ def _walk_block(
     else:
         w_next = total
     out[0, m - 1] = w_next - Wx[m - 1]
+    # TP is non-decreasing: a threshold is searched only in the block where TP reaches it
     tp95 = state[TP95]
     tp80 = state[TP80]
-    if tp95 != tp95 or tp80 != tp80:
+    if (tp95 != tp95 or tp80 != tp80) and Wx[m] - Lx[m] >= min(reach95, reach80):
         for j in range(m):
             tp = Wx[j + 1] - Lx[j + 1]
             if tp95 != tp95 and tp >= reach95:
@@ -182,8 +186,16 @@ def _walk_block(
         for j in range(start, m):
             if out[1, j] < working:
                 working = out[1, j]
-    for j in range(m - 1, -1, -1):
-        if out[1, j] <= 0.05:
+    # the last group of risk <= 0.05, runs of SPAN groups skipped where L at the run's start
+    # over W at its end (a lower bound of every risk in it; division is monotone) is above
+    for stop in range(m, 0, -SPAN):
+        first = max(stop - SPAN, 0)
+        if Lx[first + 1] / Wx[stop] > 0.05:
+            continue
+        j = stop - 1
+        while j >= first and out[1, j] > 0.05:
+            j -= 1
+        if j >= first:
             state[COVERED] = Wx[j + 1]
             break
     state[FOUND_W] = 1.0 if found else 0.0
