@@ -159,7 +159,7 @@ def compiled_binary_unit(
     if r.shape != c.shape or not COMPILED_MIN_SAMPLES <= r.size <= min(max_samples, MAX_SAMPLES):
         return None
     K = compiled()
-    if K is None:
+    if K is None or np.getbufsize() != kernel.CHUNK or BLOCK % kernel.CHUNK:
         return None
     buffer = np.empty(c.size)
     n_fail = K.binary_failures(r, c, buffer)
@@ -295,11 +295,11 @@ def _walk_compiled(
     c_fail: np.ndarray,
     n_groups: int,
 ) -> _Walk:
-    """:func:`_walk` by the compiled pass (:func:`~fdbench.metrics._valuesort_kernel._walk_block`)
-    per block; the three sums of rounded terms by :class:`RowDot`, as there."""
+    """:func:`_walk` by the compiled pass
+    (:func:`~fdbench.metrics._valuesort_kernel._walk_block`) per block of :data:`BLOCK` groups,
+    the sums of rounded terms in the order of :class:`RowDot` too."""
     n, n_fail = ascending.size, c_fail.size
     total = float(n)
-    aurc_dot, ap_ok_dot, ap_err_dot = RowDot(), RowDot(), RowDot()
     reach = _reach_tp(n - n_fail)
     sums = np.array(
         [total, float(n_fail), _smallest_reaching(total, 0.95), reach[0.95], reach[0.80]]
@@ -308,25 +308,29 @@ def _walk_compiled(
     state[kernel.HI] = n_fail
     state[[kernel.TP95, kernel.TP80, kernel.RISK_AT]] = math.nan
     state[kernel.WORKING] = math.inf
-    factors = np.empty((8, min(BLOCK, n_groups) + 1))
+    rows = np.empty((6, min(BLOCK, n_groups) + 2))
     group_ends = np.empty(0, dtype=np.int32) if ends is None else ends
     for g0 in range(0, n_groups, BLOCK):
-        g1 = min(g0 + BLOCK, n_groups)
-        m = g1 - g0
-        K.walk_block(ascending, group_ends, c_fail, g0, g1, n_groups, sums, state, factors)
-        aurc_dot.feed(factors[0, :m], factors[1, :m])
-        ap_ok_dot.feed(factors[2, :m], factors[3, :m])
-        skip = 1 if g0 == 0 else 0
-        ap_err_dot.feed(factors[4, skip:m], factors[5, skip:m])
-    tp95, tp80 = float(state[kernel.TP95]), float(state[kernel.TP80])
+        K.walk_block(
+            ascending,
+            group_ends,
+            c_fail,
+            g0,
+            min(g0 + BLOCK, n_groups),
+            n_groups,
+            sums,
+            state,
+            rows,
+        )
+    at = kernel.SUM_AURC
     return _Walk(
-        aurc_dot.total(),
-        ap_ok_dot.total(),
-        ap_err_dot.total(),
+        float(state[at]),
+        float(state[at + 1]),
+        float(state[at + 2]),
         float(state[kernel.HEAD]),
         float(state[kernel.AUGRC]),
         float(state[kernel.AUROC]),
-        {0.95: tp95, 0.80: tp80},
+        {0.95: float(state[kernel.TP95]), 0.80: float(state[kernel.TP80])},
         float(state[kernel.WORKING]),
         float(state[kernel.RISK_AT]),
         float(state[kernel.COVERED]),

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import functools
 import math
+from collections.abc import Callable
 from types import SimpleNamespace
 
 import numpy as np
@@ -35,9 +36,14 @@ import numpy as np
 #: and where numba is missing, the NumPy passes; the values are the same).
 COMPILED_MIN_SAMPLES = 1 << 19
 
-#: Entries of the walk's state array (float64; positions and counts are exact integers).
+#: Entries of the walk's state array (float64; positions and counts are exact integers); the
+#: last three are the sums of products of AURC, AP_f success and AP_f error.
 W_PREV, L_PREV, AUGRC, AUROC, HI, HEAD, TP95, TP80, FOUND_W, RISK_AT, WORKING, COVERED = range(12)
-STATE_SIZE = 12
+SUM_AURC = 12
+STATE_SIZE = 15
+#: Elements per inner loop of ``np.einsum`` over a row (NumPy's buffer size,
+#: ``np.getbufsize()``); the compiled passes are taken only where it holds.
+CHUNK = 8192
 #: Groups per run of the walk's search for the last risk <= 0.05.
 SPAN = 256
 
@@ -78,6 +84,73 @@ def _fill_group_ends(d: np.ndarray, ends: np.ndarray) -> None:
     ends[k] = d.shape[0] - 1
 
 
+def _chunk_sum(p: np.ndarray, start: int, stop: int) -> float:
+    """The sum of ``p[start:stop]`` as one inner loop of ``np.einsum("ij,ij->i")`` adds the
+    products of a contiguous float64 row on x86-64 (see
+    :func:`fdbench.metrics._curve_kernel._aurc_sum`): lane k (0, 1) adds the elements of
+    offset k (mod 2), eight elements at a time nested from the last pair to the first, then the
+    remaining pairs one by one (a missing partner adds 0); the result is v_0 + v_1."""
+    v0 = 0.0
+    v1 = 0.0
+    j = start
+    while j + 8 <= stop:
+        v0 = p[j] + (p[j + 2] + (p[j + 4] + (p[j + 6] + v0)))
+        v1 = p[j + 1] + (p[j + 3] + (p[j + 5] + (p[j + 7] + v1)))
+        j += 8
+    while j < stop:
+        v0 = p[j] + v0
+        v1 = (p[j + 1] if j + 1 < stop else 0.0) + v1
+        j += 2
+    return v0 + v1
+
+
+def _chunk_sum3(p: np.ndarray, start: int, stop: int) -> tuple[float, float, float]:
+    """:func:`_chunk_sum` of rows 1, 2 and 3 of ``p`` over the same columns, interleaved (six
+    independent chains of additions instead of two)."""
+    a0 = a1 = b0 = b1 = c0 = c1 = 0.0
+    pa = p[1]
+    pb = p[2]
+    pc = p[3]
+    j = start
+    while j + 8 <= stop:
+        a0 = pa[j] + (pa[j + 2] + (pa[j + 4] + (pa[j + 6] + a0)))
+        a1 = pa[j + 1] + (pa[j + 3] + (pa[j + 5] + (pa[j + 7] + a1)))
+        b0 = pb[j] + (pb[j + 2] + (pb[j + 4] + (pb[j + 6] + b0)))
+        b1 = pb[j + 1] + (pb[j + 3] + (pb[j + 5] + (pb[j + 7] + b1)))
+        c0 = pc[j] + (pc[j + 2] + (pc[j + 4] + (pc[j + 6] + c0)))
+        c1 = pc[j + 1] + (pc[j + 3] + (pc[j + 5] + (pc[j + 7] + c1)))
+        j += 8
+    while j < stop:
+        a0 = pa[j] + a0
+        b0 = pb[j] + b0
+        c0 = pc[j] + c0
+        last = j + 1 >= stop
+        a1 = (0.0 if last else pa[j + 1]) + a1
+        b1 = (0.0 if last else pb[j + 1]) + b1
+        c1 = (0.0 if last else pc[j + 1]) + c1
+        j += 2
+    return a0 + a1, b0 + b1, c0 + c1
+
+
+def _ordered_sums(p: np.ndarray, m: int, m_last: int, acc: np.ndarray) -> None:
+    """acc[k] += the sum of row k + 1 of ``p`` over columns 0..m-1 (row 3: 0..m_last-1, with
+    m_last <= m) as ``np.einsum("ij,ij->i")`` sums a row of products: chunks of
+    :data:`CHUNK` columns (NumPy's buffer) each summed by :func:`_chunk_sum` and added to the
+    running total in turn. Blocks of whole chunks continue a row exactly."""
+    for start in range(0, m, CHUNK):
+        stop = min(start + CHUNK, m)
+        if min(stop, m_last) == stop:
+            a, b, c = chunk_sum3(p, start, stop)
+            acc[0] = acc[0] + a
+            acc[1] = acc[1] + b
+            acc[2] = acc[2] + c
+        else:
+            acc[0] = acc[0] + chunk_sum(p[1], start, stop)
+            acc[1] = acc[1] + chunk_sum(p[2], start, stop)
+            if m_last > start:
+                acc[2] = acc[2] + chunk_sum(p[3], start, m_last)
+
+
 def _walk_block(
     ascending: np.ndarray,
     ends: np.ndarray,
@@ -87,31 +160,33 @@ def _walk_block(
     n_groups: int,
     sums: np.ndarray,
     state: np.ndarray,
-    out: np.ndarray,
+    rows: np.ndarray,
 ) -> None:
     """Groups g0..g1-1 of the sorted confidences in descending order, d = ``ascending[::-1]``
     (tie groups ending at ``ends``, positions in d; every group one sample when ``ends`` is
-    empty). ``ascending`` is read in place (contiguous: no strided reads).
+    empty). ``ascending`` is read in place (contiguous: no strided reads). g0 is a multiple of
+    :data:`CHUNK`.
 
     ``c_fail`` (ascending) are the failures' confidences, those at index < state[HI] not yet
     placed. ``sums`` = (N, F, smallest W reaching 95 % coverage, smallest TP reaching 95 % and
-    80 % of the successes). Column j of ``out`` (8 rows, at least g1 - g0 + 1 columns)
-    receives, for group g = g0 + j: rows 0, 1 the AURC factors W_{g+1} - W_{g-1} and L_g / W_g;
-    2, 3 the AP_f-success factors TP_g - TP_{g-1} and TP_g / W_g; 4, 5 the AP_f-error factors
-    l_g and (F - L_{g-1}) / (N - W_{g-1}) (used from g = 1 on); rows 6 and 7 hold W and L of
-    groups g0 - 1 .. g1 - 1. ``state`` carries W and L of the group before, the integer sums and
-    the threshold searches from block to block.
+    80 % of the successes). ``rows`` (6, at least g1 - g0 + 2) is scratch: row 0 the risks
+    L_g / W_g, rows 1-3 the products of the sums of AURC, (W_{g+1} - W_{g-1}) L_g / W_g, of
+    AP_f success, (TP_g - TP_{g-1}) (TP_g / W_g), and of AP_f error, for group g + 1,
+    l_{g+1} ((F - L_g) / (N - W_g)) (each factor and product one IEEE operation on the
+    operands of the NumPy path), rows 4 and 5 W and L of groups g0 - 1 .. g1. ``state``
+    carries W and L of the group before, the integer sums, the three sums of products
+    (:func:`_ordered_sums`) and the threshold searches from block to block.
 
-    Three loops: the merge of the failures into the groups (scalar, with the integer sums in
-    int64, exact), the divisions (elementwise: vectorized, each the same IEEE division), the
-    searches over the risks.
+    The merge of the failures into the groups is a scalar loop (the integer sums in int64,
+    exact), the divisions and products an elementwise loop (vectorized: elementwise
+    operations round alike in any order), the sums of products follow NumPy's order.
     """
     total, fails, reach_w, reach95, reach80 = sums[0], sums[1], sums[2], sums[3], sums[4]
     ties = ends.shape[0] > 0
     top = ascending.shape[0] - 1
     m = g1 - g0
-    Wx = out[6]
-    Lx = out[7]
+    Wx = rows[4]
+    Lx = rows[5]
     Wx[0] = state[W_PREV]
     Lx[0] = state[L_PREV]
     n_total = np.int64(total)
@@ -145,23 +220,31 @@ def _walk_block(
     state[HI] = float(hi)
     if g0 == 0:
         state[HEAD] = Lx[1]
+    # W and L of group g1 (the next block's first; W = N after the last group)
+    if g1 < n_groups:
+        last = ends[g1] if ties else g1
+        Wx[m + 1] = float(last) + 1.0
+        tau = ascending[top - last]
+        k = hi
+        while k > 0 and c_fail[k - 1] >= tau:
+            k -= 1
+        Lx[m + 1] = Lx[m] + float(hi - k)
+    else:
+        Wx[m + 1] = total
+        Lx[m + 1] = Lx[m]
+    risks = rows[0]
     for j in range(m):
         w_before = Wx[j]
         w = Wx[j + 1]
         cum = Lx[j + 1]
         tp = w - cum
-        out[1, j] = cum / w
-        out[2, j] = tp - (w_before - Lx[j])
-        out[3, j] = tp / w
-        out[4, j] = cum - Lx[j]
-        out[5, j] = (fails - Lx[j]) / (total - w_before)
-    for j in range(m - 1):
-        out[0, j] = Wx[j + 2] - Wx[j]
-    if g1 < n_groups:
-        w_next = float(ends[g1]) + 1.0 if ties else float(g1) + 1.0
-    else:
-        w_next = total
-    out[0, m - 1] = w_next - Wx[m - 1]
+        risk = cum / w
+        risks[j] = risk
+        rows[1, j] = (Wx[j + 2] - w_before) * risk
+        rows[2, j] = (tp - (w_before - Lx[j])) * (tp / w)
+        rows[3, j] = (Lx[j + 2] - cum) * ((fails - cum) / (total - w))
+    acc = state[SUM_AURC:]
+    ordered_sums(rows, m, m if g1 < n_groups else m - 1, acc)
     # TP is non-decreasing: a threshold is searched only in the block where TP reaches it
     tp95 = state[TP95]
     tp80 = state[TP80]
@@ -181,11 +264,11 @@ def _walk_block(
         while Wx[start + 1] < reach_w:
             start += 1
         found = True
-        state[RISK_AT] = out[1, start]
+        state[RISK_AT] = risks[start]
     if found:
         for j in range(start, m):
-            if out[1, j] < working:
-                working = out[1, j]
+            if risks[j] < working:
+                working = risks[j]
     # the last group of risk <= 0.05, runs of SPAN groups skipped where L at the run's start
     # over W at its end (a lower bound of every risk in it; division is monotone) is above
     for stop in range(m, 0, -SPAN):
@@ -193,7 +276,7 @@ def _walk_block(
         if Lx[first + 1] / Wx[stop] > 0.05:
             continue
         j = stop - 1
-        while j >= first and out[1, j] > 0.05:
+        while j >= first and risks[j] > 0.05:
             j -= 1
         if j >= first:
             state[COVERED] = Wx[j + 1]
@@ -204,15 +287,51 @@ def _walk_block(
     state[L_PREV] = Lx[m]
 
 
+def order_holds(ordered_sums: Callable[..., None]) -> bool:
+    """Whether ``ordered_sums`` (compiled :func:`_ordered_sums`) of the products of two rows
+    equals ``np.einsum("ij,ij->i")`` of the rows bit for bit, on probes whose sums change with
+    the order of the additions, the lane count and fused multiply-adds (integer coefficients
+    below 2^40, factors of random signs and magnitudes over 2^-60..2^60), rows shorter than
+    eight, than a chunk and longer than two chunks, the third row one shorter."""
+    rng = np.random.default_rng(37)
+    for n in (1, 2, 13, 1029, 2 * CHUNK + 13):
+        a = rng.integers(0, 2**40, (3, n)).astype(np.float64)
+        b = rng.normal(size=(3, n)) * 2.0 ** rng.integers(-60, 61, (3, n))
+        for n_last in (n, n - 1):
+            p = np.zeros((4, n))
+            p[1:] = a * b
+            acc = np.zeros(3)
+            ordered_sums(p, n, n_last, acc)
+            want = [np.einsum("ij,ij->i", a[k : k + 1, :n], b[k : k + 1, :n])[0] for k in (0, 1)]
+            want.append(np.einsum("ij,ij->i", a[2:, :n_last], b[2:, :n_last])[0])
+            if acc.tobytes() != np.array(want).tobytes():
+                return False
+    return True
+
+
+#: What :func:`_walk_block` calls: compiled by :func:`compiled` before the walk itself (numba
+#: resolves them when it compiles the walk).
+chunk_sum = _chunk_sum
+chunk_sum3 = _chunk_sum3
+ordered_sums = _ordered_sums
+
+
 @functools.cache
 def compiled() -> SimpleNamespace | None:
     """The passes of this module compiled by numba (imported here), or ``None`` where numba
-    cannot be imported (the value-sort path then makes its NumPy passes)."""
+    cannot be imported or this NumPy's ``einsum`` adds in another order (:func:`order_holds`);
+    the value-sort path then makes its NumPy passes."""
     try:
         from numba import njit
     except ImportError:
         return None
     jit = njit(cache=True, error_model="numpy", nogil=True)
+    global chunk_sum, chunk_sum3, ordered_sums
+    chunk_sum = jit(_chunk_sum)
+    chunk_sum3 = jit(_chunk_sum3)
+    ordered_sums = jit(_ordered_sums)
+    if not order_holds(ordered_sums):
+        return None
     return SimpleNamespace(
         binary_failures=jit(_binary_failures),
         count_changes=jit(_count_changes),
