@@ -91,6 +91,21 @@ def test_compiled_passes_equal_numpy_passes_bit_for_bit(inputs):
     _assert_same_bits(compiled, numpy)
 
 
+def test_order_check_of_the_compiled_sums():
+    """The compiled sums follow einsum's order here, and the check refuses another order."""
+    from fdbench.metrics import _valuesort_kernel as kernel
+
+    assert kernel.compiled() is not None
+    assert kernel.order_holds(kernel.ordered_sums)
+
+    def left_to_right(p, m, m_last, acc):
+        for k, stop in enumerate((m, m, m_last)):
+            for j in range(stop):
+                acc[k] += p[k + 1, j]
+
+    assert not kernel.order_holds(left_to_right)
+
+
 def test_compiled_passes_refuse_what_check_inputs_refuses(monkeypatch):
     """Inputs the compiled check does not accept take check_inputs (same errors) or, for soft
     residuals, the block walk."""

@@ -8,16 +8,25 @@
 - :func:`_walk_block` walks one block of tie groups: it places the failures in their groups (a
   merge of the two sorted arrays instead of binary searches), accumulates the cumulative
   weight W and loss L of each group, every integer sum and threshold search of the suite, and
-  writes the factors of the three sums of rounded terms (AURC, AP_f success, AP_f error).
+  the three sums of rounded terms (AURC, AP_f success, AP_f error).
 
-Every value is the NumPy path's bit for bit: each factor is one IEEE operation on the same
-operands as NumPy's elementwise calls (compiled without fast-math: no reassociation, no fused
-multiply-add, divisions correctly rounded), a factor multiplied by a zero coefficient may be
-any finite number (its product adds +0 to a sum of non-negative terms, which changes no partial
-sum), the integer sums are below 2^53 (exact in any order), and the sums of rounded terms are
-left to NumPy (``np.einsum`` in :class:`~fdbench.metrics._valuesort.RowDot`, in its own order).
+Every value is the NumPy path's bit for bit:
 
-numba is imported, and the passes compiled, on the first call of :func:`compiled` (about 2.7 s
+- each factor and product is one IEEE operation on the same operands as NumPy's elementwise
+  calls (compiled without fast-math: no reassociation, no fused multiply-add, divisions
+  correctly rounded; an elementwise loop rounds alike whether vectorized or not);
+- the integer sums (AUGRC, AUROC_f) are int64 sums of integers below 2^53, exact in any order;
+- the sums of rounded terms add the products in the order of the NumPy path's
+  ``np.einsum("ij,ij->i")`` (:func:`_chunk_sum`, the order of
+  :func:`fdbench.metrics._curve_kernel._aurc_sum`): chunks of NumPy's buffer size
+  (:data:`CHUNK`), two lanes nested by eight. That order depends on the instructions NumPy's
+  build targets; it is checked once per process against ``einsum`` itself
+  (:func:`order_holds`), and where it differs, or ``np.getbufsize()`` is not :data:`CHUNK`,
+  the value-sort path makes its NumPy passes;
+- the threshold searches compare the same values (a run of groups is skipped only where a
+  lower bound of its risks, itself a correctly rounded quotient, already decides).
+
+numba is imported, and the passes compiled, on the first call of :func:`compiled` (about 2.3 s
 in a process that has not imported numba, the machine code loaded from its cache next to this
 module; ~8 s the first time on a machine); ``import fdbench.metrics`` imports neither. The
 value-sort path therefore takes these passes only from :data:`COMPILED_MIN_SAMPLES` samples on.
