@@ -165,6 +165,8 @@ def compiled_binary_unit(
     c = _as_1d_float(confidence, "confidence")
     if r.shape != c.shape or not COMPILED_MIN_SAMPLES <= r.size <= min(max_samples, MAX_SAMPLES):
         return None
+    if not compiled.cache_info().currsize and not bool(np.all((r == 0) | (r == 1))):
+        return None  # numba not loaded yet: not for residuals that will not take this path
     K = compiled()
     if K is None or np.getbufsize() != kernel.CHUNK or BLOCK % kernel.CHUNK:
         return None
