@@ -12,13 +12,19 @@ from hypothesis import strategies as st
 
 import fdbench.metrics.suite as suite
 from fdbench.metrics import _valuesort, evaluate_all
-from fdbench.metrics._valuesort import RowDot, binary_unit_suite
+from fdbench.metrics._valuesort import RowDot, binary_unit_suite, compiled_binary_unit
 
 EXTREMES = (-1.7e308, -1.0, -5e-324, -0.0, 0.0, 5e-324, 0.5, 1.0, 1.7e308)
 
 
-def _both(r: np.ndarray, c: np.ndarray, monkeypatch: pytest.MonkeyPatch) -> tuple[dict, dict]:
-    fast = evaluate_all(r, c)
+def _both(
+    r: np.ndarray, c: np.ndarray, monkeypatch: pytest.MonkeyPatch, compiled: bool = False
+) -> tuple[dict, dict]:
+    """evaluate_all by the value sort (its compiled passes if ``compiled``, whatever N) and by
+    the argsort engine."""
+    with monkeypatch.context() as m:
+        m.setattr(_valuesort, "COMPILED_MIN_SAMPLES", 1 if compiled else _valuesort.MAX_SAMPLES + 1)
+        fast = evaluate_all(r, c)
     with monkeypatch.context() as m:
         m.setattr(suite, "MAX_SAMPLES", 0)
         engine = evaluate_all(r, c)
@@ -60,12 +66,64 @@ def _binary_inputs(draw):
     return r, c
 
 
+def _assert_same_bits(a: dict, b: dict) -> None:
+    assert list(a) == list(b)
+    assert np.array(list(a.values())).tobytes() == np.array(list(b.values())).tobytes()
+
+
 @settings(max_examples=300, deadline=None)
-@given(_binary_inputs())
-def test_value_sort_equals_argsort_engine(inputs):
+@given(_binary_inputs(), st.booleans())
+def test_value_sort_equals_argsort_engine(inputs, compiled):
     r, c = inputs
     with pytest.MonkeyPatch.context() as monkeypatch:
-        _assert_identical(*_both(r, c, monkeypatch))
+        _assert_identical(*_both(r, c, monkeypatch, compiled))
+
+
+@settings(max_examples=200, deadline=None)
+@given(_binary_inputs())
+def test_compiled_passes_equal_numpy_passes_bit_for_bit(inputs):
+    """The compiled passes give the NumPy passes' values bit for bit (signs of zero and NaNs
+    included)."""
+    r, c = inputs
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        compiled = _both(r, c, monkeypatch, True)[0]
+        numpy = _both(r, c, monkeypatch, False)[0]
+    _assert_same_bits(compiled, numpy)
+
+
+def test_order_check_of_the_compiled_sums():
+    """The compiled sums follow einsum's order here, and the check refuses another order."""
+    from fdbench.metrics import _valuesort_kernel as kernel
+
+    assert kernel.compiled() is not None
+    assert kernel.order_holds(kernel.ordered_sums)
+
+    def left_to_right(p, m, m_last, acc):
+        for k, stop in enumerate((m, m, m_last)):
+            for j in range(stop):
+                acc[k] += p[k + 1, j]
+
+    assert not kernel.order_holds(left_to_right)
+
+
+def test_compiled_passes_refuse_what_check_inputs_refuses(monkeypatch):
+    """Inputs the compiled check does not accept take check_inputs (same errors) or, for soft
+    residuals, the block walk."""
+    monkeypatch.setattr(_valuesort, "COMPILED_MIN_SAMPLES", 1)
+    r, c = np.array([0.0, 1.0, 0.0]), np.array([0.2, 0.5, 0.9])
+    for bad_r, bad_c, match in (
+        (r, np.array([0.2, np.nan, 0.9]), "confidence: expected finite"),
+        (r, np.array([0.2, np.inf, 0.9]), "confidence: expected finite"),
+        (np.array([0.0, -1.0, 0.0]), c, "residuals: expected finite non-negative"),
+        (np.array([0.0, np.nan, 1.0]), c, "residuals: expected finite non-negative"),
+        (r[:2], c, "the same length"),
+    ):
+        with pytest.raises(ValueError, match=match):
+            evaluate_all(bad_r, bad_c)
+    soft = np.array([0.0, 0.5, 1.0])
+    got = evaluate_all(soft, c)
+    monkeypatch.setattr(_valuesort, "COMPILED_MIN_SAMPLES", _valuesort.MAX_SAMPLES + 1)
+    _assert_same_bits(got, evaluate_all(soft, c))
 
 
 @settings(max_examples=25, deadline=None)
@@ -75,7 +133,8 @@ def test_value_sort_equals_argsort_engine(inputs):
     rate=st.sampled_from([0.0, 0.02, 0.3, 1.0]),
     seed=st.integers(0, 2**32 - 1),
 )
-def test_value_sort_equals_argsort_engine_across_blocks(n, decimals, rate, seed):
+@pytest.mark.parametrize("compiled", [False, True])
+def test_value_sort_equals_argsort_engine_across_blocks(n, decimals, rate, seed, compiled):
     """Several blocks of tie groups, einsum chunks and pairwise-summation leaves."""
     rng = np.random.default_rng(seed)
     r = (rng.random(n) < rate).astype(np.float64)
@@ -83,7 +142,7 @@ def test_value_sort_equals_argsort_engine_across_blocks(n, decimals, rate, seed)
     if decimals is not None:
         c = np.round(c, decimals)
     with pytest.MonkeyPatch.context() as monkeypatch:
-        _assert_identical(*_both(r, c, monkeypatch))
+        _assert_identical(*_both(r, c, monkeypatch, compiled))
 
 
 def test_value_sort_large_pairwise_bins(monkeypatch):
@@ -92,7 +151,8 @@ def test_value_sort_large_pairwise_bins(monkeypatch):
     n = 3 * _valuesort.BLOCK + 17
     r = (rng.random(n) < 0.1).astype(np.float64)
     for c in (rng.random(n) * 0.01 + 0.95, np.round(rng.random(n) * 0.05 + 0.94, 6)):
-        _assert_identical(*_both(r, c, monkeypatch))
+        for compiled in (False, True):
+            _assert_identical(*_both(r, c, monkeypatch, compiled))
 
 
 @given(
@@ -136,6 +196,11 @@ def test_value_sort_memory_and_path(monkeypatch):
     monkeypatch.setattr(
         suite, "binary_unit_suite", lambda r, c: calls.append(1) or binary_unit_suite(r, c)
     )
+    monkeypatch.setattr(
+        suite,
+        "compiled_binary_unit",
+        lambda r, c, m: (out := compiled_binary_unit(r, c, m)) and (calls.append(2) or out),
+    )
     rng = np.random.default_rng(0)
     r = (rng.random(1000) < 0.1).astype(np.float64)
     c = rng.random(1000)
@@ -146,11 +211,12 @@ def test_value_sort_memory_and_path(monkeypatch):
     n = 2_000_000
     r = (rng.random(n) < 0.1).astype(np.float64)
     c = rng.random(n)
+    _valuesort.compiled()  # numba's one-time load is not the call's memory
     tracemalloc.start()
     evaluate_all(r, c)
     peak = tracemalloc.get_traced_memory()[1]
     tracemalloc.stop()
-    assert calls == [1]
+    assert calls == [2]
     assert peak <= 2 * c.nbytes
 
 

@@ -19,6 +19,13 @@ reproduces the pairwise summation of ``np.add.reduce`` (and of each segment of
 ``np.add.reduceat``, which adds the segment's first element to the pairwise sum of the rest).
 Memory: the sorted confidences (N floats), the failures' (F floats) and, with ties, the ends of
 the tie groups (T int32) besides arrays of :data:`BLOCK` elements.
+
+From :data:`~fdbench.metrics._valuesort_kernel.COMPILED_MIN_SAMPLES` samples on
+(:func:`compiled_binary_unit`, taken by ``evaluate_all`` before ``check_inputs``) the passes
+after the two sorts are compiled (:mod:`fdbench.metrics._valuesort_kernel`: the input checks
+and the failures' extraction in one pass, the tie groups by a scan, the walk with the failures
+placed by a merge and the sums of rounded terms in ``np.einsum``'s order), with the same
+values bit for bit; below it numba's first call (~2.3 s) would outweigh the gain.
 """
 
 from __future__ import annotations
@@ -27,11 +34,17 @@ import bisect
 import math
 import operator
 from collections.abc import Callable
+from types import SimpleNamespace
+from typing import NamedTuple
 
 import numpy as np
+from numpy.typing import ArrayLike
 
+from . import _valuesort_kernel as kernel
 from ._core import _smallest_reaching, optimal_binary_unit
 from ._curve_kernel import EINSUM_BUFFER
+from ._validation import _as_1d_float
+from ._valuesort_kernel import COMPILED_MIN_SAMPLES, compiled
 from .calibration import ece_mce_from_sums
 
 #: Tie groups per block of the walk (a few hundred KB per array: cache-resident).
@@ -132,22 +145,84 @@ def binary_unit_suite(residuals: np.ndarray, confidence: np.ndarray) -> dict[str
     ``ap_f_error``, ``fpr@95tpr``, ``fpr@80tpr``, ``ece``, ``mce``, ``risk@95cov``,
     ``selective_risk@95cov``, ``coverage@risk5`` and ``mean_residual``.
     """
-    n = confidence.size
     failed = residuals == 1
     c_fail = confidence[failed]
     del failed
     c_fail.sort()
-    n_fail = c_fail.size
-    n_ok = n - n_fail
     d = _descending(confidence)
     ends = _group_ends(d)
-    n_groups = n if ends is None else ends.size
-    total, fails = float(n), float(n_fail)
+    n_groups = d.size if ends is None else ends.size
+    return _suite(d, ends, c_fail, _walk(d, ends, c_fail, n_groups), n_groups)
 
+
+def compiled_binary_unit(
+    residuals: ArrayLike, confidence: ArrayLike, max_samples: int = MAX_SAMPLES
+) -> tuple[np.ndarray, np.ndarray, dict[str, float]] | None:
+    """``(residuals, confidence, binary_unit_suite(residuals, confidence))`` as float64 arrays,
+    by the compiled passes (:mod:`fdbench.metrics._valuesort_kernel`), which also validate
+    the inputs in one pass; ``None`` where they do not apply (fewer than
+    :data:`~fdbench.metrics._valuesort_kernel.COMPILED_MIN_SAMPLES` or more than
+    ``max_samples`` (at most :data:`MAX_SAMPLES`) samples, numba missing, a residual other
+    than 0/1, or an input that ``check_inputs`` refuses, which then names the problem)."""
+    r = _as_1d_float(residuals, "residuals")
+    c = _as_1d_float(confidence, "confidence")
+    if r.shape != c.shape or not COMPILED_MIN_SAMPLES <= r.size <= min(max_samples, MAX_SAMPLES):
+        return None
+    if not compiled.cache_info().currsize and not bool(np.all((r == 0) | (r == 1))):
+        return None  # numba not loaded yet: not for residuals that will not take this path
+    K = compiled()
+    if K is None or BLOCK % kernel.CHUNK:
+        return None
+    buffer = np.empty(c.size)
+    n_fail = K.binary_failures(r, c, buffer)
+    if n_fail < 0:
+        return None
+    c_fail = buffer[:n_fail].copy()
+    del buffer
+    c_fail.sort()
+    ascending = np.sort(c)
+    d = ascending[::-1]
+    changes = K.count_changes(ascending)
+    ends = None
+    if changes < d.size - 1:
+        ends = np.empty(changes + 1, dtype=np.int32)
+        K.fill_group_ends(d, ends)
+    n_groups = d.size if ends is None else ends.size
+    walk = _walk_compiled(K, ascending, ends, c_fail, n_groups)
+    return r, c, _suite(d, ends, c_fail, walk, n_groups)
+
+
+class _Walk(NamedTuple):
+    """What the walk over the tie groups accumulates (see :func:`_walk`)."""
+
+    aurc_dot: float
+    ap_ok_dot: float
+    ap_err_dot: float
+    head: float
+    augrc_sum: float
+    auroc_sum: float
+    tp_loss: dict[float, float]
+    working_point: float
+    risk_at: float
+    covered: float
+
+
+def _reach_tp(n_ok: int) -> dict[float, float]:
+    return {tpr: _smallest_reaching(float(n_ok), tpr) if n_ok else 0.0 for tpr in (0.95, 0.80)}
+
+
+def _walk(d: np.ndarray, ends: np.ndarray | None, c_fail: np.ndarray, n_groups: int) -> _Walk:
+    """The tie groups of descending ``d`` walked in blocks by NumPy: the sums of AURC's and
+    AP_f's rounded terms, L of the first group, the integer sums of AUGRC and AUROC_f, the
+    losses at 95 % and 80 % TPR, the working point, the selective risk at 95 % coverage and
+    the largest coverage of risk <= 0.05."""
+    n = d.size
+    n_fail = c_fail.size
+    total, fails = float(n), float(n_fail)
     aurc_dot, ap_ok_dot, ap_err_dot = RowDot(), RowDot(), RowDot()
     augrc_sum = auroc_sum = 0.0
     reach_w = _smallest_reaching(total, 0.95)
-    reach_tp = {tpr: _smallest_reaching(float(n_ok), tpr) if n_ok else 0.0 for tpr in (0.95, 0.80)}
+    reach_tp = _reach_tp(n - n_fail)
     tp_loss: dict[float, float] = {}
     working_point = math.inf
     risk_at = math.nan
@@ -211,28 +286,97 @@ def binary_unit_suite(residuals: np.ndarray, confidence: np.ndarray) -> dict[str
         if acceptable.any():
             covered = float(W[m - 1 - int(np.argmax(acceptable[::-1]))])
         w_prev, l_prev = float(W[-1]), float(L[-1])
+    return _Walk(
+        aurc_dot.total(),
+        ap_ok_dot.total(),
+        ap_err_dot.total(),
+        head,
+        augrc_sum,
+        auroc_sum,
+        tp_loss,
+        working_point,
+        risk_at,
+        covered,
+    )
 
+
+def _walk_compiled(
+    K: SimpleNamespace,
+    ascending: np.ndarray,
+    ends: np.ndarray | None,
+    c_fail: np.ndarray,
+    n_groups: int,
+) -> _Walk:
+    """:func:`_walk` by the compiled pass
+    (:func:`~fdbench.metrics._valuesort_kernel._walk_block`) per block of :data:`BLOCK` groups,
+    the sums of rounded terms in the order of :class:`RowDot` too."""
+    n, n_fail = ascending.size, c_fail.size
+    total = float(n)
+    reach = _reach_tp(n - n_fail)
+    sums = np.array(
+        [total, float(n_fail), _smallest_reaching(total, 0.95), reach[0.95], reach[0.80]]
+    )
+    state = np.zeros(kernel.STATE_SIZE)
+    state[kernel.HI] = n_fail
+    state[[kernel.TP95, kernel.TP80, kernel.RISK_AT]] = math.nan
+    state[kernel.WORKING] = math.inf
+    rows = np.empty((6, min(BLOCK, n_groups) + 2))
+    group_ends = np.empty(0, dtype=np.int32) if ends is None else ends
+    for g0 in range(0, n_groups, BLOCK):
+        K.walk_block(
+            ascending,
+            group_ends,
+            c_fail,
+            g0,
+            min(g0 + BLOCK, n_groups),
+            n_groups,
+            sums,
+            state,
+            rows,
+        )
+    at = kernel.SUM_AURC
+    return _Walk(
+        float(state[at]),
+        float(state[at + 1]),
+        float(state[at + 2]),
+        float(state[kernel.HEAD]),
+        float(state[kernel.AUGRC]),
+        float(state[kernel.AUROC]),
+        {0.95: float(state[kernel.TP95]), 0.80: float(state[kernel.TP80])},
+        float(state[kernel.WORKING]),
+        float(state[kernel.RISK_AT]),
+        float(state[kernel.COVERED]),
+    )
+
+
+def _suite(
+    d: np.ndarray, ends: np.ndarray | None, c_fail: np.ndarray, walk: _Walk, n_groups: int
+) -> dict[str, float]:
+    """The entries of :func:`binary_unit_suite` from the walk over the tie groups."""
+    n, n_fail = d.size, c_fail.size
+    n_ok = n - n_fail
+    total, fails = float(n), float(n_fail)
     out: dict[str, float] = {}
-    out["aurc"] = 0.5 * (aurc_dot.total() + head) / total
-    out["augrc"] = 0.5 * augrc_sum / total**2
+    out["aurc"] = 0.5 * (walk.aurc_dot + walk.head) / total
+    out["augrc"] = 0.5 * walk.augrc_sum / total**2
     perfect = ends is None and (n_ok == 0 or n_fail == 0 or c_fail[-1] < d[n_ok - 1])
     if perfect:
         out["aurc_opt"], out["augrc_opt"] = out["aurc"], out["augrc"]
     else:
         out["aurc_opt"], out["augrc_opt"] = optimal_binary_unit(n_ok, n_fail)
     positives = (total - fails) * fails
-    out["auroc_f"] = 0.5 * auroc_sum / positives if positives > 0 else math.nan
-    out["ap_f_success"] = ap_ok_dot.total() / (total - fails) if n_ok else math.nan
-    first_loss = head
-    ap_err = ap_err_dot.total() + first_loss * fails / total
+    out["auroc_f"] = 0.5 * walk.auroc_sum / positives if positives > 0 else math.nan
+    out["ap_f_success"] = walk.ap_ok_dot / (total - fails) if n_ok else math.nan
+    first_loss = walk.head
+    ap_err = walk.ap_err_dot + first_loss * fails / total
     out["ap_f_error"] = ap_err / fails if n_fail else math.nan
     for tpr in (0.95, 0.80):
         key = f"fpr@{round(tpr * 100)}tpr"
-        out[key] = tp_loss[tpr] / fails if n_ok and n_fail else math.nan
+        out[key] = walk.tp_loss[tpr] / fails if n_ok and n_fail else math.nan
     out["ece"], out["mce"] = _ece_mce(d, ends, c_fail, n_groups)
-    out["risk@95cov"] = working_point
-    out["selective_risk@95cov"] = risk_at
-    out["coverage@risk5"] = covered / total
+    out["risk@95cov"] = walk.working_point
+    out["selective_risk@95cov"] = walk.risk_at
+    out["coverage@risk5"] = walk.covered / total
     out["mean_residual"] = fails / total
     return out
 
@@ -262,7 +406,7 @@ def _ece_mce(
 
     def weighted(i: int, j: int) -> np.ndarray:
         if ends is None:
-            return d[i:j]
+            return np.ascontiguousarray(d[i:j])
         last = ends[i:j] + 1.0
         first = np.empty(j - i)
         first[0] = float(ends[i - 1]) + 1.0 if i else 0.0

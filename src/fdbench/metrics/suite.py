@@ -28,7 +28,7 @@ from ._core import (
     success_cumulative,
 )
 from ._validation import as_real_array, check_inputs, check_labels
-from ._valuesort import MAX_SAMPLES, binary_unit_suite
+from ._valuesort import MAX_SAMPLES, binary_unit_suite, compiled_binary_unit
 from .calibration import bin_sums_sorted, ece_mce_from_sums
 from .probabilities import brier_from_probs, check_probs, nll_from_probs
 from .scoring import balanced_accuracy, brier, nll
@@ -147,6 +147,10 @@ def evaluate_all(
     risk-coverage curve from them without sorting again
     (:func:`fdbench.evaluation.curves.ranked_unit_curve`).
     """
+    if sample_weight is None and labels is None and logits is None and probs is None:
+        fast = compiled_binary_unit(residuals, confidence, MAX_SAMPLES)
+        if fast is not None:
+            return _binary_unit(*fast)
     r, c, w, keep = check_inputs(residuals, confidence, sample_weight)
     if logits is not None and probs is not None:
         raise ValueError("probs: give either logits or probs, not both")
@@ -157,7 +161,7 @@ def evaluate_all(
     y = None if labels is None else check_labels(labels, r.size, keep)
     binary = bool(np.all((r == 0) | (r == 1)))
     if binary and w is None and y is None and r.size <= MAX_SAMPLES:
-        return _binary_unit(r, c)
+        return _binary_unit(r, c, binary_unit_suite(r, c))
     if y is None and (w is not None or not binary) and r.size <= BLOCKWISE_MAX_SAMPLES:
         return _blockwise(r, c, w, binary)
 
@@ -241,10 +245,9 @@ def evaluate_all(
     return out
 
 
-def _binary_unit(r: np.ndarray, c: np.ndarray) -> dict[str, float]:
-    """:func:`evaluate_all` of 0/1 residuals without weights or labels from a value sort
-    (:mod:`fdbench.metrics._valuesort`: no argsort, the same values bit for bit)."""
-    parts = binary_unit_suite(r, c)
+def _binary_unit(r: np.ndarray, c: np.ndarray, parts: dict[str, float]) -> dict[str, float]:
+    """:func:`evaluate_all` of 0/1 residuals without weights or labels from the entries of a
+    value sort (:mod:`fdbench.metrics._valuesort`: no argsort, the same values bit for bit)."""
     out = {key: parts[key] for key in ("aurc", "augrc")}
     out["eaurc"] = out["aurc"] - parts["aurc_opt"]
     out["eaugrc"] = out["augrc"] - parts["augrc_opt"]

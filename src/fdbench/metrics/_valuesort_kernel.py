@@ -1,0 +1,351 @@
+"""Compiled passes of the value-sort path (:mod:`fdbench.metrics._valuesort`), with numba.
+
+- :func:`_binary_failures` checks the inputs and extracts the failures in one pass over the
+  residuals and confidences, where the NumPy path makes six (``check_inputs``' finiteness
+  checks with their temporaries, the 0/1 test, the mask and the gather).
+- :func:`_count_changes` and :func:`_fill_group_ends` find the tie groups of the sorted
+  confidences (NumPy: a comparison of neighbours per block, twice).
+- :func:`_walk_block` walks one block of tie groups: it places the failures in their groups (a
+  merge of the two sorted arrays instead of binary searches), accumulates the cumulative
+  weight W and loss L of each group, every integer sum and threshold search of the suite, and
+  the three sums of rounded terms (AURC, AP_f success, AP_f error).
+
+Every value is the NumPy path's bit for bit:
+
+- each factor and product is one IEEE operation on the same operands as NumPy's elementwise
+  calls (compiled without fast-math: no reassociation, no fused multiply-add, divisions
+  correctly rounded; an elementwise loop rounds alike whether vectorized or not);
+- the integer sums (AUGRC, AUROC_f) are int64 sums of integers below 2^53, exact in any order;
+- the sums of rounded terms add the products in the order of the NumPy path's
+  ``np.einsum("ij,ij->i")`` (:func:`_chunk_sum`, the order of
+  :func:`fdbench.metrics._curve_kernel._aurc_sum`): chunks of NumPy's buffer size
+  (:data:`CHUNK`, whatever :func:`numpy.setbufsize` says), two lanes nested by eight. That
+  order depends on the instructions NumPy's build targets; it is checked once per process
+  against ``einsum`` itself (:func:`order_holds`), and where it differs the value-sort path
+  makes its NumPy passes;
+- the threshold searches compare the same values (a run of groups is skipped only where a
+  lower bound of its risks, itself a correctly rounded quotient, already decides).
+
+numba is imported, and the passes compiled, on the first call of :func:`compiled` (about 2.3 s
+in a process that has not imported numba, the machine code loaded from its cache next to this
+module; ~8 s the first time on a machine); ``import fdbench.metrics`` imports neither. The
+value-sort path therefore takes these passes only from :data:`COMPILED_MIN_SAMPLES` samples on.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from collections.abc import Callable
+from types import SimpleNamespace
+
+import numpy as np
+
+from ._curve_kernel import EINSUM_BUFFER
+
+#: Samples from which ``evaluate_all``'s value-sort path takes the compiled passes (below it,
+#: and where numba is missing, the NumPy passes; the values are the same).
+COMPILED_MIN_SAMPLES = 1 << 19
+
+#: Entries of the walk's state array (float64; positions and counts are exact integers); the
+#: last three are the sums of products of AURC, AP_f success and AP_f error.
+W_PREV, L_PREV, AUGRC, AUROC, HI, HEAD, TP95, TP80, FOUND_W, RISK_AT, WORKING, COVERED = range(12)
+SUM_AURC = 12
+STATE_SIZE = 15
+#: Elements per inner loop of ``np.einsum`` over a row (NumPy's default buffer size, which
+#: einsum keeps after :func:`numpy.setbufsize`).
+CHUNK = EINSUM_BUFFER
+#: Groups per run of the walk's search for the last risk <= 0.05.
+SPAN = 256
+
+
+def _binary_failures(residuals: np.ndarray, confidence: np.ndarray, out: np.ndarray) -> int:
+    """The number k of samples with residual 1, their confidences written in sample order to
+    ``out[:k]`` (``out`` as long as ``confidence``), when every confidence is finite and every
+    residual is 0 or 1; -1 at the first sample where that fails (the caller then validates
+    with ``check_inputs``, which names the problem). ``out[k]`` receives every confidence and
+    k advances at a failure: no branch but the checks'."""
+    k = 0
+    for i in range(residuals.shape[0]):
+        x = residuals[i]
+        y = confidence[i]
+        if not (x == 0.0 or x == 1.0) or not math.isfinite(y):
+            return -1
+        out[k] = y
+        k += x == 1.0
+    return k
+
+
+def _count_changes(d: np.ndarray) -> int:
+    """Number of positions i with d[i + 1] != d[i]."""
+    k = 0
+    for i in range(d.shape[0] - 1):
+        k += d[i + 1] != d[i]
+    return k
+
+
+def _fill_group_ends(d: np.ndarray, ends: np.ndarray) -> None:
+    """The last position of each tie group of ``d`` into ``ends`` (sized by
+    :func:`_count_changes` + 1)."""
+    k = 0
+    for i in range(d.shape[0] - 1):
+        if d[i + 1] != d[i]:
+            ends[k] = i
+            k += 1
+    ends[k] = d.shape[0] - 1
+
+
+def _chunk_sum(p: np.ndarray, start: int, stop: int) -> float:
+    """The sum of ``p[start:stop]`` as one inner loop of ``np.einsum("ij,ij->i")`` adds the
+    products of a contiguous float64 row on x86-64 (see
+    :func:`fdbench.metrics._curve_kernel._aurc_sum`): lane k (0, 1) adds the elements of
+    offset k (mod 2), eight elements at a time nested from the last pair to the first, then the
+    remaining pairs one by one (a missing partner adds 0); the result is v_0 + v_1."""
+    v0 = 0.0
+    v1 = 0.0
+    j = start
+    while j + 8 <= stop:
+        v0 = p[j] + (p[j + 2] + (p[j + 4] + (p[j + 6] + v0)))
+        v1 = p[j + 1] + (p[j + 3] + (p[j + 5] + (p[j + 7] + v1)))
+        j += 8
+    while j < stop:
+        v0 = p[j] + v0
+        v1 = (p[j + 1] if j + 1 < stop else 0.0) + v1
+        j += 2
+    return v0 + v1
+
+
+def _chunk_sum3(p: np.ndarray, start: int, stop: int) -> tuple[float, float, float]:
+    """:func:`_chunk_sum` of rows 1, 2 and 3 of ``p`` over the same columns, interleaved (six
+    independent chains of additions instead of two)."""
+    a0 = a1 = b0 = b1 = c0 = c1 = 0.0
+    pa = p[1]
+    pb = p[2]
+    pc = p[3]
+    j = start
+    while j + 8 <= stop:
+        a0 = pa[j] + (pa[j + 2] + (pa[j + 4] + (pa[j + 6] + a0)))
+        a1 = pa[j + 1] + (pa[j + 3] + (pa[j + 5] + (pa[j + 7] + a1)))
+        b0 = pb[j] + (pb[j + 2] + (pb[j + 4] + (pb[j + 6] + b0)))
+        b1 = pb[j + 1] + (pb[j + 3] + (pb[j + 5] + (pb[j + 7] + b1)))
+        c0 = pc[j] + (pc[j + 2] + (pc[j + 4] + (pc[j + 6] + c0)))
+        c1 = pc[j + 1] + (pc[j + 3] + (pc[j + 5] + (pc[j + 7] + c1)))
+        j += 8
+    while j < stop:
+        a0 = pa[j] + a0
+        b0 = pb[j] + b0
+        c0 = pc[j] + c0
+        last = j + 1 >= stop
+        a1 = (0.0 if last else pa[j + 1]) + a1
+        b1 = (0.0 if last else pb[j + 1]) + b1
+        c1 = (0.0 if last else pc[j + 1]) + c1
+        j += 2
+    return a0 + a1, b0 + b1, c0 + c1
+
+
+def _ordered_sums(p: np.ndarray, m: int, m_last: int, acc: np.ndarray) -> None:
+    """acc[k] += the sum of row k + 1 of ``p`` over columns 0..m-1 (row 3: 0..m_last-1, with
+    m_last <= m) as ``np.einsum("ij,ij->i")`` sums a row of products: chunks of
+    :data:`CHUNK` columns (NumPy's buffer) each summed by :func:`_chunk_sum` and added to the
+    running total in turn. Blocks of whole chunks continue a row exactly."""
+    for start in range(0, m, CHUNK):
+        stop = min(start + CHUNK, m)
+        if min(stop, m_last) == stop:
+            a, b, c = chunk_sum3(p, start, stop)
+            acc[0] = acc[0] + a
+            acc[1] = acc[1] + b
+            acc[2] = acc[2] + c
+        else:
+            acc[0] = acc[0] + chunk_sum(p[1], start, stop)
+            acc[1] = acc[1] + chunk_sum(p[2], start, stop)
+            if m_last > start:
+                acc[2] = acc[2] + chunk_sum(p[3], start, m_last)
+
+
+def _walk_block(
+    ascending: np.ndarray,
+    ends: np.ndarray,
+    c_fail: np.ndarray,
+    g0: int,
+    g1: int,
+    n_groups: int,
+    sums: np.ndarray,
+    state: np.ndarray,
+    rows: np.ndarray,
+) -> None:
+    """Groups g0..g1-1 of the sorted confidences in descending order, d = ``ascending[::-1]``
+    (tie groups ending at ``ends``, positions in d; every group one sample when ``ends`` is
+    empty). ``ascending`` is read in place (contiguous: no strided reads). g0 is a multiple of
+    :data:`CHUNK`.
+
+    ``c_fail`` (ascending) are the failures' confidences, those at index < state[HI] not yet
+    placed. ``sums`` = (N, F, smallest W reaching 95 % coverage, smallest TP reaching 95 % and
+    80 % of the successes). ``rows`` (6, at least g1 - g0 + 2) is scratch: row 0 the risks
+    L_g / W_g, rows 1-3 the products of the sums of AURC, (W_{g+1} - W_{g-1}) L_g / W_g, of
+    AP_f success, (TP_g - TP_{g-1}) (TP_g / W_g), and of AP_f error, for group g + 1,
+    l_{g+1} ((F - L_g) / (N - W_g)) (each factor and product one IEEE operation on the
+    operands of the NumPy path), rows 4 and 5 W and L of groups g0 - 1 .. g1. ``state``
+    carries W and L of the group before, the integer sums, the three sums of products
+    (:func:`_ordered_sums`) and the threshold searches from block to block.
+
+    The merge of the failures into the groups is a scalar loop (the integer sums in int64,
+    exact), the divisions and products an elementwise loop (vectorized: elementwise
+    operations round alike in any order), the sums of products follow NumPy's order.
+    """
+    total, fails, reach_w, reach95, reach80 = sums[0], sums[1], sums[2], sums[3], sums[4]
+    ties = ends.shape[0] > 0
+    top = ascending.shape[0] - 1
+    m = g1 - g0
+    Wx = rows[4]
+    Lx = rows[5]
+    Wx[0] = state[W_PREV]
+    Lx[0] = state[L_PREV]
+    n_total = np.int64(total)
+    augrc = np.int64(0)
+    auroc = np.int64(0)
+    hi = np.int64(state[HI])
+    loss_sum = np.int64(Lx[0])
+    w_before = np.int64(Wx[0])
+    for j in range(m):
+        g = g0 + j
+        if ties:
+            last = ends[g]
+        else:
+            last = g
+        tau = ascending[top - last]
+        loss = np.int64(0)
+        while hi > 0 and c_fail[hi - 1] >= tau:
+            hi -= 1
+            loss += 1
+        w = np.int64(last) + 1
+        tp_before = w_before - loss_sum
+        loss_sum += loss
+        # sums of integers below 2^53: exact in any order
+        augrc += loss * (2 * n_total - w_before - w)
+        auroc += loss * (w - loss_sum + tp_before)
+        Wx[j + 1] = w
+        Lx[j + 1] = loss_sum
+        w_before = w
+    state[AUGRC] += float(augrc)
+    state[AUROC] += float(auroc)
+    state[HI] = float(hi)
+    if g0 == 0:
+        state[HEAD] = Lx[1]
+    # W and L of group g1 (the next block's first; W = N after the last group)
+    if g1 < n_groups:
+        last = ends[g1] if ties else g1
+        Wx[m + 1] = float(last) + 1.0
+        tau = ascending[top - last]
+        k = hi
+        while k > 0 and c_fail[k - 1] >= tau:
+            k -= 1
+        Lx[m + 1] = Lx[m] + float(hi - k)
+    else:
+        Wx[m + 1] = total
+        Lx[m + 1] = Lx[m]
+    risks = rows[0]
+    for j in range(m):
+        w_before = Wx[j]
+        w = Wx[j + 1]
+        cum = Lx[j + 1]
+        tp = w - cum
+        risk = cum / w
+        risks[j] = risk
+        rows[1, j] = (Wx[j + 2] - w_before) * risk
+        rows[2, j] = (tp - (w_before - Lx[j])) * (tp / w)
+        rows[3, j] = (Lx[j + 2] - cum) * ((fails - cum) / (total - w))
+    acc = state[SUM_AURC:]
+    ordered_sums(rows, m, m if g1 < n_groups else m - 1, acc)
+    # TP is non-decreasing: a threshold is searched only in the block where TP reaches it
+    tp95 = state[TP95]
+    tp80 = state[TP80]
+    if (tp95 != tp95 or tp80 != tp80) and Wx[m] - Lx[m] >= min(reach95, reach80):
+        for j in range(m):
+            tp = Wx[j + 1] - Lx[j + 1]
+            if tp95 != tp95 and tp >= reach95:
+                tp95 = Lx[j + 1]
+            if tp80 != tp80 and tp >= reach80:
+                tp80 = Lx[j + 1]
+        state[TP95] = tp95
+        state[TP80] = tp80
+    found = state[FOUND_W] != 0.0
+    working = state[WORKING]
+    start = 0
+    if not found and Wx[m] >= reach_w:
+        while Wx[start + 1] < reach_w:
+            start += 1
+        found = True
+        state[RISK_AT] = risks[start]
+    if found:
+        for j in range(start, m):
+            if risks[j] < working:
+                working = risks[j]
+    # the last group of risk <= 0.05, runs of SPAN groups skipped where L at the run's start
+    # over W at its end (a lower bound of every risk in it; division is monotone) is above
+    for stop in range(m, 0, -SPAN):
+        first = max(stop - SPAN, 0)
+        if Lx[first + 1] / Wx[stop] > 0.05:
+            continue
+        j = stop - 1
+        while j >= first and risks[j] > 0.05:
+            j -= 1
+        if j >= first:
+            state[COVERED] = Wx[j + 1]
+            break
+    state[FOUND_W] = 1.0 if found else 0.0
+    state[WORKING] = working
+    state[W_PREV] = Wx[m]
+    state[L_PREV] = Lx[m]
+
+
+def order_holds(ordered_sums: Callable[..., None]) -> bool:
+    """Whether ``ordered_sums`` (compiled :func:`_ordered_sums`) of the products of two rows
+    equals ``np.einsum("ij,ij->i")`` of the rows bit for bit, on probes whose sums change with
+    the order of the additions, the lane count and fused multiply-adds (integer coefficients
+    below 2^40, factors of random signs and magnitudes over 2^-60..2^60), rows shorter than
+    eight, than a chunk and longer than two chunks, the third row one shorter."""
+    rng = np.random.default_rng(37)
+    for n in (1, 2, 13, 1029, 2 * CHUNK + 13):
+        a = rng.integers(0, 2**40, (3, n)).astype(np.float64)
+        b = rng.normal(size=(3, n)) * 2.0 ** rng.integers(-60, 61, (3, n))
+        for n_last in (n, n - 1):
+            p = np.zeros((4, n))
+            p[1:] = a * b
+            acc = np.zeros(3)
+            ordered_sums(p, n, n_last, acc)
+            want = [np.einsum("ij,ij->i", a[k : k + 1, :n], b[k : k + 1, :n])[0] for k in (0, 1)]
+            want.append(np.einsum("ij,ij->i", a[2:, :n_last], b[2:, :n_last])[0])
+            if acc.tobytes() != np.array(want).tobytes():
+                return False
+    return True
+
+
+#: What :func:`_walk_block` calls: compiled by :func:`compiled` before the walk itself (numba
+#: resolves them when it compiles the walk).
+chunk_sum = _chunk_sum
+chunk_sum3 = _chunk_sum3
+ordered_sums = _ordered_sums
+
+
+@functools.cache
+def compiled() -> SimpleNamespace | None:
+    """The passes of this module compiled by numba (imported here), or ``None`` where numba
+    cannot be imported or this NumPy's ``einsum`` adds in another order (:func:`order_holds`);
+    the value-sort path then makes its NumPy passes."""
+    try:
+        from numba import njit
+    except ImportError:
+        return None
+    jit = njit(cache=True, error_model="numpy", nogil=True)
+    global chunk_sum, chunk_sum3, ordered_sums
+    chunk_sum = jit(_chunk_sum)
+    chunk_sum3 = jit(_chunk_sum3)
+    ordered_sums = jit(_ordered_sums)
+    if not order_holds(ordered_sums):
+        return None
+    return SimpleNamespace(
+        binary_failures=jit(_binary_failures),
+        count_changes=jit(_count_changes),
+        fill_group_ends=jit(_fill_group_ends),
+        walk_block=jit(_walk_block),
+    )
