@@ -231,3 +231,17 @@ def test_import_of_metrics_loads_neither_scipy_nor_pandas():
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "[]"
+
+
+@pytest.mark.parametrize("compiled", [False, True])
+def test_value_sort_ignores_setbufsize(compiled, monkeypatch):
+    """A changed np.setbufsize changes neither einsum's sums nor the value-sort path's."""
+    rng = np.random.default_rng(5)
+    c = rng.standard_normal(40_000) * 10 ** rng.uniform(-6, 6, 40_000)
+    r = (rng.random(40_000) < 0.3).astype(np.float64)
+    saved = np.setbufsize(4096)
+    try:
+        fast, engine = _both(r, c, monkeypatch, compiled)
+    finally:
+        np.setbufsize(saved)
+    _assert_same_bits(fast, engine)
