@@ -172,7 +172,12 @@ def evaluate_all(
         W = pool.steps(r.size)[None, :]
     else:
         W = ranking.cumulative(w, pool.get("W", r.size))[None, :]
-    L = ranking.cumulative(rw, pool.get("L", r.size))[None, :]
+    ranked_r = None
+    if y is not None and w is None:
+        ranked_r = np.take(r, ranking.order, out=pool.get("ranked", r.size))
+        L = ranking.at_ends(np.cumsum(ranked_r, out=pool.get("L", r.size)))[None, :]
+    else:
+        L = ranking.cumulative(rw, pool.get("L", r.size))[None, :]
     if on_ranking is not None:
         on_ranking(W[0], L[0])
     nan = float("nan")
@@ -218,9 +223,15 @@ def evaluate_all(
         out["mean_residual"] = mean_residual
     if y is not None:
         codes, n_classes = class_codes(y)
-        risks_ba = class_mean_selective_risk(ranking, codes, n_classes, r, w)[None, :]
+        ranked = None if ranked_r is None else (codes[ranking.order], ranked_r)
+        risks_ba = class_mean_selective_risk(ranking, codes, n_classes, r, w, ranked=ranked)
+        risks_ba = risks_ba[None, :]
         out["aurc_ba"] = float(aurc_from_risks(W, risks_ba, W[:, 0] * risks_ba[:, 0], work)[0])
-        L_ba = ranking.cumulative(rw * _balance_factor(codes, n_classes, w))[None, :]
+        if ranked is None:
+            L_ba = ranking.cumulative(rw * _balance_factor(codes, n_classes, w))[None, :]
+        else:  # (r * factor)[order] as r[order] * factor[order], then the same sum
+            balanced = ranked[1] * _balance_factor(ranked[0], n_classes, None)
+            L_ba = ranking.at_ends(np.cumsum(balanced, out=balanced))[None, :]
         out["augrc_ba"] = float(augrc_from_cum(W, L_ba, work)[0])
         if logits is not None:
             z = as_real_array(logits, "logits")
