@@ -12,6 +12,9 @@ N is alive. Peak memory: 1.5 arrays of N floats (the weights' copy and the int32
 residuals without weights need neither the copy), besides the argsort's own result, which is
 freed once the int32 order is made.
 
+From :data:`~fdbench.metrics._blockwise_kernel.MIN_SAMPLES` samples on the same walk runs
+compiled (:mod:`fdbench.metrics._blockwise_kernel`, numba), with the same values.
+
 The result equals the argsort engine's bit for bit:
 
 - Cumulative sums: ``np.cumsum`` adds one element after the other, so a block's sums, started

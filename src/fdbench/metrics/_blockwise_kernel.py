@@ -37,8 +37,8 @@ The result equals the NumPy walk's (and so the argsort engine's) bit for bit:
 
 numba is imported, and the kernels compiled or loaded from the cache next to this module
 (``cache=True``), on the first call of :func:`compiled_kernels` (about 1-3 s per process); the
-walk takes this path only from :data:`MIN_SAMPLES` samples on, where the NumPy walk costs more
-than that once-per-process start.
+walk takes this path only from :data:`MIN_SAMPLES` samples on, where the time it saves per call
+repays that start within a process of a few tens of calls.
 """
 
 from __future__ import annotations
@@ -52,8 +52,9 @@ from ._curve_kernel import EINSUM_BUFFER
 
 #: Products per chunk of ``np.einsum("ij,ij->i")`` on a long row, and groups per buffer.
 CHUNK = EINSUM_BUFFER
-#: Fewest samples for which the walk takes the compiled path (below, the NumPy walk costs
-#: less than numba's start in a fresh process; see benchmarks/RESULTS.md).
+#: Fewest samples for which the walk takes the compiled path: from here on it saves ~15 ms or
+#: more per call, repaying numba's ~1 s start in a process that evaluates some tens of CSFs
+#: (one call at 10^7); see benchmarks/RESULTS.md.
 MIN_SAMPLES = 1 << 18
 #: Largest total weight for which W - L of whole-number weights is exact.
 MAX_EXACT_TOTAL = float(2**53)
@@ -63,7 +64,6 @@ GATHER = 4096
 #: groups of one gather beyond.
 GROUP_BUFFER = CHUNK + GATHER + 2
 _TINY = float(np.finfo(np.float64).tiny)
-_N_EDGES = 14
 
 #: Rows of the product buffer: the dot products of the walk.
 AURC, AUGRC, AUGRC_PREV, AUROC, AUROC_PREV, AP_SUCCESS, AP_ERROR = range(7)
