@@ -3,15 +3,20 @@ argsort engine bit for bit."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import tracemalloc
+from pathlib import Path
 
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import fdbench
 import fdbench.metrics.suite as suite
-from fdbench.metrics import _blockwise, evaluate_all
+from fdbench.metrics import _blockwise, _blockwise_kernel, evaluate_all
 from fdbench.metrics._core import optimal_from_unit_cumulative
 
 from .test_valuesort import EXTREMES, _assert_identical
@@ -138,10 +143,117 @@ def test_block_walk_memory_and_path(monkeypatch):
     w = rng.random(n) + 0.5
     soft = r * 0.5
     for residuals, weights in ((r, w), (soft, None), (soft, w)):
+        # the first call loads the compiled kernels (numba's objects are not the walk's)
+        part = slice(0, 300_000)
+        evaluate_all(residuals[part], c[part], sample_weight=None if weights is None else w[part])
         tracemalloc.start()
         evaluate_all(residuals, c, sample_weight=weights)
         peak = tracemalloc.get_traced_memory()[1]
         tracemalloc.stop()
         if residuals is r or weights is None:
             assert peak <= 2 * c.nbytes
-    assert calls == [1, 1, 1]
+    assert calls == [1] * 6
+
+
+@pytest.fixture
+def compiled_walk(monkeypatch):
+    """Every block walk takes the compiled kernels (:mod:`~fdbench.metrics._blockwise_kernel`)."""
+    assert _blockwise_kernel.compiled_kernels() is not None
+    monkeypatch.setattr(_blockwise_kernel, "MIN_SAMPLES", 0)
+
+
+@settings(max_examples=400, deadline=None)
+@given(_inputs())
+def test_compiled_walk_equals_argsort_engine(inputs):
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(_blockwise_kernel, "MIN_SAMPLES", 0)
+        _assert_engine_equal(*inputs)
+
+
+@settings(max_examples=20, deadline=None)
+@given(
+    n=st.integers(2, 3 * _blockwise_kernel.CHUNK + 5),
+    decimals=st.sampled_from([None, 1, 3, 5]),
+    residual=st.sampled_from(["binary", "soft"]),
+    weighted=st.sampled_from(["none", "int", "float"]),
+    seed=st.integers(0, 2**32 - 1),
+)
+def test_compiled_walk_across_chunks(n, decimals, residual, weighted, seed):
+    """Several chunks of groups and gathers, tie groups across their ends, ECE bins."""
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(_blockwise_kernel, "MIN_SAMPLES", 0)
+        test_block_walk_across_blocks.hypothesis.inner_test(
+            n=n, decimals=decimals, residual=residual, weighted=weighted, seed=seed
+        )
+
+
+def test_compiled_walk_single_tie_group_and_unit_optimum(compiled_walk):
+    test_block_walk_single_tie_group_over_blocks()
+    rng = np.random.default_rng(5)
+    for n in (1, 2, _blockwise_kernel.CHUNK, _blockwise_kernel.CHUNK + 1, 3 * 8192 + 7):
+        residuals = np.round(rng.random(n) * 3, 2)
+        expected = optimal_from_unit_cumulative(np.cumsum(np.sort(residuals)))
+        assert _blockwise.unit_optimum(residuals) == expected
+
+
+def test_compiled_walk_is_taken_from_min_samples(monkeypatch):
+    """Below MIN_SAMPLES the NumPy walk runs, from it on the compiled one, same values."""
+    calls = []
+    kernels = _blockwise_kernel.compiled_kernels()
+    assert kernels is not None
+    walk = kernels.walk
+    monkeypatch.setattr(kernels, "walk", lambda *a: calls.append(1) or walk(*a))
+    monkeypatch.setattr(_blockwise_kernel, "MIN_SAMPLES", 5000)
+    rng = np.random.default_rng(3)
+    r = (rng.random(5000) < 0.2).astype(np.float64)
+    c, w = np.round(rng.random(5000), 3), rng.random(5000) + 0.1
+    compiled = evaluate_all(r, c, sample_weight=w)
+    assert calls == [1]
+    monkeypatch.setattr(_blockwise_kernel, "MIN_SAMPLES", 5001)
+    _assert_identical(compiled, evaluate_all(r, c, sample_weight=w))
+    assert calls == [1]
+
+
+def test_whole_number_weights_beyond_exact_totals_take_the_numpy_walk(compiled_walk):
+    """W - L of whole-number weights summing past 2^53 is inexact: the NumPy walk answers."""
+    r = np.array([0.0, 1.0, 0.0, 1.0])
+    c = np.array([0.9, 0.8, 0.7, 0.6])
+    w = np.array([2.0**60, 3.0, 2.0**60, 1.0])
+    assert _blockwise._compiled_suite(r, c, w, True) is None
+    assert _blockwise._compiled_suite(r, c, np.array([1.0, 3.0, 2.0, 1.0]), True) is not None
+    _assert_engine_equal(r, c, w)
+
+
+_NO_FMA_CHILD = """
+import numpy as np
+from fdbench.metrics import _blockwise_kernel as K, evaluate_all
+K.MIN_SAMPLES = 0
+rng = np.random.default_rng(0)
+r, c = (rng.random(500) < 0.2) * 1.0, rng.random(500)
+evaluate_all(r, c, sample_weight=rng.random(500) + 0.1)
+evaluate_all(r * 0.5, c)
+kernels = K.compiled_kernels()
+compiled = [kernels.walk, kernels.gather_weights, kernels.unit_optimum, kernels.row_dot]
+compiled += [K.chunk_sum, K.terms, K._flush_]
+code = [k.inspect_asm(s) for k in compiled for s in k.signatures]
+print(len(code), sum("fma" in text.lower() for text in code))
+"""
+
+
+def test_compiled_sums_follow_einsum_and_hold_no_fma(tmp_path):
+    """The compiled dot product equals einsum's order (and a pairwise sum does not); the
+    machine code of the kernels, compiled afresh (numba inspects no cached code), holds no
+    fused multiply-add."""
+    kernels = _blockwise_kernel.compiled_kernels()
+    assert kernels is not None
+    assert _blockwise_kernel.dot_order_holds(kernels.row_dot)
+    assert not _blockwise_kernel.dot_order_holds(lambda a, b, p: float(np.sum(a * b)))
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path)}
+    src = str(Path(fdbench.__file__).parents[1])
+    env["PYTHONPATH"] = os.pathsep.join([src, env.get("PYTHONPATH", "")])
+    done = subprocess.run(
+        [sys.executable, "-c", _NO_FMA_CHILD], env=env, capture_output=True, text=True, check=True
+    )
+    kernels_seen, with_fma = map(int, done.stdout.split())
+    assert kernels_seen >= 7
+    assert with_fma == 0

@@ -12,6 +12,9 @@ N is alive. Peak memory: 1.5 arrays of N floats (the weights' copy and the int32
 residuals without weights need neither the copy), besides the argsort's own result, which is
 freed once the int32 order is made.
 
+From :data:`~fdbench.metrics._blockwise_kernel.MIN_SAMPLES` samples on the same walk runs
+compiled (:mod:`fdbench.metrics._blockwise_kernel`, numba), with the same values.
+
 The result equals the argsort engine's bit for bit:
 
 - Cumulative sums: ``np.cumsum`` adds one element after the other, so a block's sums, started
@@ -35,6 +38,7 @@ import math
 
 import numpy as np
 
+from . import _blockwise_kernel as _kernel
 from ._core import _TINY, _smallest_reaching
 from ._valuesort import RowDot
 from .calibration import ece_mce_from_sums
@@ -209,21 +213,152 @@ class _Walk:
         """Feed the last group's AURC term (coefficient W_{T-1} - W_{T-2})."""
         self.aurc.feed(np.array([self.Wx[1] - self.Wx[0]]), self.Rx[:1].copy())
 
-    def ece_mce(self, weighted: np.ndarray) -> tuple[float, float]:
-        """ECE and MCE of :func:`~fdbench.metrics.calibration.bin_sums_sorted` (15 bins)."""
-        t, total, fails = self.groups, self.totals.weight, self.totals.loss
-        at = [self.ece_at.get(k, (t, total, fails)) for k in range(len(self.edges))]
-        bounds = np.array([t, *(a[0] for a in at), 0])
-        w_at = np.array([total, *(a[1] for a in at), 0.0])
-        l_at = np.array([fails, *(a[2] for a in at), 0.0])
-        count = w_at[:-1] - w_at[1:]
-        fail = l_at[:-1] - l_at[1:]
-        conf = np.zeros(_N_BINS)
-        filled = np.flatnonzero(bounds[:-1] > bounds[1:])
-        starts = bounds[1:][filled]
-        conf[filled] = np.add.reduceat(weighted[:t], starts[::-1])[::-1]
-        ece_value, mce_value = ece_mce_from_sums(count, count - fail, conf)
-        return float(ece_value), float(mce_value)
+
+def _ece_mce(
+    groups: int,
+    totals: _Totals,
+    ece_at: dict[int, tuple[int, float, float]],
+    weighted: np.ndarray,
+) -> tuple[float, float]:
+    """ECE and MCE of :func:`~fdbench.metrics.calibration.bin_sums_sorted` (15 bins) from the
+    walk's bin bounds ``ece_at`` (inner edge -> the number of groups above it and W, L at the
+    last of them) and the group terms n_g tau_g in ``weighted``."""
+    t, total, fails = groups, totals.weight, totals.loss
+    at = [ece_at.get(k, (t, total, fails)) for k in range(_N_BINS - 1)]
+    bounds = np.array([t, *(a[0] for a in at), 0])
+    w_at = np.array([total, *(a[1] for a in at), 0.0])
+    l_at = np.array([fails, *(a[2] for a in at), 0.0])
+    count = w_at[:-1] - w_at[1:]
+    fail = l_at[:-1] - l_at[1:]
+    conf = np.zeros(_N_BINS)
+    filled = np.flatnonzero(bounds[:-1] > bounds[1:])
+    starts = bounds[1:][filled]
+    conf[filled] = np.add.reduceat(weighted[:t], starts[::-1])[::-1]
+    ece_value, mce_value = ece_mce_from_sums(count, count - fail, conf)
+    return float(ece_value), float(mce_value)
+
+
+def _entries(
+    dots: list[float],
+    head: float,
+    totals: _Totals,
+    fails: float,
+    tp_loss: dict[float, float],
+    binary: bool,
+) -> dict[str, float]:
+    """AURC, AUGRC and, for 0/1 residuals, AUROC_f, AP_f and FPR@TPR from the walk's dot
+    products (in the order of :mod:`~fdbench.metrics._blockwise_kernel`'s rows: AURC, AUGRC,
+    AUGRC's previous-loss terms, AUROC_f, its previous-group terms, AP_f success, AP_f
+    error), the first group's loss ``head`` and the loss at the first group reaching each TPR
+    (``tp_loss``, the total ``fails`` where none does)."""
+    total = totals.weight
+    out: dict[str, float] = {}
+    out["aurc"] = 0.5 * (dots[_kernel.AURC] + head) / total
+    out["augrc"] = 0.5 * (dots[_kernel.AUGRC] + dots[_kernel.AUGRC_PREV]) / (total * total)
+    if binary:
+        positives = (total - fails) * fails
+        area = 0.5 * (dots[_kernel.AUROC] + dots[_kernel.AUROC_PREV])
+        out["auroc_f"] = area / positives if positives > 0 else math.nan
+        ok = total - fails
+        out["ap_f_success"] = dots[_kernel.AP_SUCCESS] / ok if ok > 0 else math.nan
+        ap_err = dots[_kernel.AP_ERROR] + head * fails / total
+        out["ap_f_error"] = ap_err / fails if fails > 0 else math.nan
+        for tpr in (0.95, 0.80):
+            defined = totals.success > 0 and fails > 0
+            value = tp_loss.get(tpr, fails) / fails if defined else math.nan
+            out[f"fpr@{round(tpr * 100)}tpr"] = value
+    return out
+
+
+def _compiled_suite(
+    r: np.ndarray, c: np.ndarray, w: np.ndarray | None, binary: bool
+) -> dict[str, float] | None:
+    """:func:`blockwise_suite` by the compiled walk of
+    :mod:`~fdbench.metrics._blockwise_kernel` (the same values bit for bit; that module says
+    why), or ``None`` where it does not apply: numba's sums differ from this NumPy's
+    ``einsum``, or whole-number weights whose total exceeds 2^53 (W - L inexact)."""
+    kernels = _kernel.compiled_kernels()
+    if kernels is None:
+        return None
+    n = c.size
+    c = np.ascontiguousarray(c)
+    ascending = np.argsort(c)
+    order = np.empty(n, dtype=np.int32)
+    kernels.descending_int32(ascending, order)
+    del ascending
+    success = False
+    if w is None:
+        mode, wo, totals = _kernel.SOFT, np.empty(0), _Totals(float(n))
+    else:
+        mode = _kernel.BINARY if binary else _kernel.SOFT_WEIGHTED
+        wo = np.empty(n)
+        failed = (r == 1).view(np.uint8) if binary else np.empty(0, dtype=np.uint8)
+        sums = np.empty(4)
+        kernels.gather_weights(order, np.ascontiguousarray(w), failed, binary, wo, sums)
+        del failed
+        totals = _Totals(float(sums[0]), float(sums[1]), float(sums[2]))
+        success = binary and sums[3] == 0.0
+        if binary and not success:
+            if totals.weight > _kernel.MAX_EXACT_TOTAL:
+                return None
+            totals.success = totals.weight - totals.loss
+    tp_reach = binary and totals.success > 0
+    reach = [_smallest_reaching(totals.success, t) if tp_reach else 0.0 for t in (0.95, 0.80)]
+    params = np.array(
+        [totals.weight, totals.loss, _smallest_reaching(totals.weight, 0.95), *reach, tp_reach]
+    )
+    edges = np.array((np.arange(_N_BINS + 1) / _N_BINS).tolist()[1:-1])
+    state = np.zeros(_kernel.STATE_SIZE)
+    state[[_kernel.HEAD, _kernel.RISK_AT, _kernel.WORKING, _kernel.LOSS_95, _kernel.LOSS_80]] = (
+        math.nan
+    )
+    state[_kernel.EDGE] = edges.size - 1
+    dots = np.zeros(7)
+    ece_at = np.empty((edges.size, 3))
+    kernels.walk(
+        order,
+        c,
+        np.ascontiguousarray(r),
+        wo,
+        mode,
+        success,
+        params,
+        edges,
+        np.empty((4, _kernel.GROUP_BUFFER)),
+        np.empty((8, _kernel.CHUNK)),
+        np.empty((2, _kernel.GATHER + 1)),
+        state,
+        dots,
+        ece_at,
+    )
+    ece = binary and c[order[-1]] >= 0 and c[order[0]] <= 1
+    del order
+    if not state[_kernel.FOUND_W]:
+        return None
+    fails = float(state[_kernel.FAILS])
+    tp_loss = {
+        tpr: float(state[slot])
+        for tpr, slot, found in (
+            (0.95, _kernel.LOSS_95, _kernel.FOUND_95),
+            (0.80, _kernel.LOSS_80, _kernel.FOUND_80),
+        )
+        if state[found]
+    }
+    out = _entries(dots.tolist(), float(state[_kernel.HEAD]), totals, fails, tp_loss, binary)
+    if ece:
+        set_from = int(state[_kernel.EDGE]) + 1
+        bounds = {
+            k: (int(ece_at[k, 0]), float(ece_at[k, 1]), float(ece_at[k, 2]))
+            for k in range(set_from, edges.size)
+        }
+        out["ece"], out["mce"] = _ece_mce(int(state[_kernel.GROUPS]), totals, bounds, wo)
+    elif binary:
+        out["ece"] = out["mce"] = math.nan
+    out["risk@95cov"] = float(state[_kernel.WORKING])
+    out["selective_risk@95cov"] = float(state[_kernel.RISK_AT])
+    out["coverage@risk5"] = float(state[_kernel.COVERED]) / totals.weight
+    out["mean_residual"] = fails / totals.weight
+    return out
 
 
 def blockwise_suite(
@@ -236,6 +371,10 @@ def blockwise_suite(
     ``ap_f_success``, ``ap_f_error``, ``fpr@95tpr``, ``fpr@80tpr``, ``ece`` and ``mce``."""
     r, c, w = residuals, confidence, weights
     n = c.size
+    if n >= _kernel.MIN_SAMPLES:
+        compiled = _compiled_suite(r, c, w, binary)
+        if compiled is not None:
+            return compiled
     order = descending_order(c)
     success = binary and w is not None and not _integral(w)
     if w is None:
@@ -294,31 +433,25 @@ def blockwise_suite(
             walk.feed(k, tau, wo if ece else None)
     walk.finish()
     del order
-    total, fails = totals.weight, carry_l
-    out: dict[str, float] = {}
-    out["aurc"] = 0.5 * (walk.aurc.total() + walk.head) / total
-    out["augrc"] = 0.5 * (walk.augrc[0].total() + walk.augrc[1].total()) / (total * total)
-    if binary:
-        positives = (total - fails) * fails
-        area = 0.5 * (walk.auroc[0].total() + walk.auroc[1].total())
-        out["auroc_f"] = area / positives if positives > 0 else math.nan
-        ok = total - fails
-        out["ap_f_success"] = walk.ap_success.total() / ok if ok > 0 else math.nan
-        ap_err = walk.ap_error.total() + walk.head * fails / total
-        out["ap_f_error"] = ap_err / fails if fails > 0 else math.nan
-        for tpr in (0.95, 0.80):
-            defined = totals.success > 0 and fails > 0
-            value = walk.tp_loss.get(tpr, walk.Lx[1]) / fails if defined else math.nan
-            out[f"fpr@{round(tpr * 100)}tpr"] = value
+    dots = [
+        walk.aurc.total(),
+        walk.augrc[0].total(),
+        walk.augrc[1].total(),
+        walk.auroc[0].total(),
+        walk.auroc[1].total(),
+        walk.ap_success.total(),
+        walk.ap_error.total(),
+    ]
+    out = _entries(dots, walk.head, totals, carry_l, walk.tp_loss, binary)
     if ece:
         assert wo is not None
-        out["ece"], out["mce"] = walk.ece_mce(wo)
+        out["ece"], out["mce"] = _ece_mce(walk.groups, totals, walk.ece_at, wo)
     elif binary:
         out["ece"] = out["mce"] = math.nan
     out["risk@95cov"] = float(np.min(walk.risk_mins))
     out["selective_risk@95cov"] = walk.risk_at
-    out["coverage@risk5"] = walk.covered / total
-    out["mean_residual"] = fails / total
+    out["coverage@risk5"] = walk.covered / totals.weight
+    out["mean_residual"] = carry_l / totals.weight
     return out
 
 
@@ -330,6 +463,13 @@ def unit_optimum(residuals: np.ndarray) -> tuple[float, float]:
     and AUGRC's weights are 1."""
     losses = np.sort(residuals)
     n = losses.size
+    total = float(n)
+    kernels = _kernel.compiled_kernels() if n >= _kernel.MIN_SAMPLES else None
+    if kernels is not None:
+        sums = np.empty(4)
+        kernels.unit_optimum(losses, np.empty((2, _kernel.CHUNK)), sums)
+        aurc_sum, augrc_sum, shifted_sum, head = sums.tolist()
+        return 0.5 * (aurc_sum + head) / total, 0.5 * (augrc_sum + shifted_sum) / (total * total)
     aurc, augrc, shifted = RowDot(), RowDot(), RowDot()
     carry = 0.0
     for s in range(0, n, BLOCK):
@@ -350,7 +490,6 @@ def unit_optimum(residuals: np.ndarray) -> tuple[float, float]:
             shifted.feed(ones, previous)
         else:
             shifted.feed(ones[1:], L[:-1])
-    total = float(n)
     aurc_opt = 0.5 * (aurc.total() + float(losses[0])) / total
     augrc_opt = 0.5 * (augrc.total() + shifted.total()) / (total * total)
     return aurc_opt, augrc_opt

@@ -1,0 +1,443 @@
+"""The block walk of weighted or soft residuals compiled (numba): two passes over the order
+instead of a dozen NumPy passes per block.
+
+:mod:`fdbench.metrics._blockwise` walks the descending order in blocks with NumPy: per block a
+gather of the indices, the confidences and the residuals, three or four ``np.cumsum``, a pass
+per metric and per dot product. On large inputs those passes cost more than the argsort. Here,
+after the same argsort and the same int32 order, one compiled pass gathers the weights in
+that order (0/1 residuals in the sign bit, as the NumPy walk keeps them) and takes the totals,
+and a second gathers the confidences (and the residuals) a block at a time and walks the
+samples once: the cumulative sums W, L and TP of every tie group are written to a buffer of
+:data:`CHUNK` groups, from which each metric's terms are formed and summed. Memory: the int32
+order, the weights' copy and a byte per sample for the failures (1.6 arrays of N floats;
+soft residuals without weights need the order alone), besides buffers of a few hundred KB.
+
+The result equals the NumPy walk's (and so the argsort engine's) bit for bit:
+
+- Cumulative sums: each is one running float64 sum ``s = s + x`` over the samples in order,
+  started at 0.0, which is what ``np.cumsum`` computes (it adds one element after the other);
+  the addends are the same numbers (``r * w``, the weight or 0.0 of a 0/1 residual).
+- Every per-group value (``W_g - W_{g-1}``, ``L_g / W_g``, ``max(W_g, tiny)``, the AP
+  precisions ...) is the same IEEE operation on the same operands; numba compiles without
+  fast-math, so no operation is reordered, contracted into a fused multiply-add or flushed
+  to zero (``tests/metrics/test_blockwise.py`` checks the machine code holds no FMA).
+- The dot products (AURC, AUGRC, AUROC_f, AP_f) are summed as ``np.einsum("ij,ij->i")`` sums a
+  row (:func:`_chunk_sum`, the order of ``_curve_kernel._aurc_sum``): in chunks of
+  :data:`CHUNK` products, each from zero, the chunk sums added in turn. That order depends on
+  NumPy's build; it is checked once per process against ``einsum`` and the NumPy walk's
+  :class:`~fdbench.metrics._valuesort.RowDot` (:func:`dot_order_holds`), and where it differs
+  the NumPy walk is taken.
+- Minima, the first group reaching a coverage or a TPR, and the ECE's bin bounds are exact
+  comparisons; the first group at which a cumulative sum reaches a value is the one
+  ``np.searchsorted`` finds in the NumPy walk, since the sum is non-decreasing. W - L, the
+  successes' weight for whole-number weights, is non-decreasing only while the sums are exact
+  (total weight <= 2^53): beyond, the NumPy walk is taken.
+- The ECE's per-bin confidence sums are left to the NumPy walk's ``np.add.reduceat`` over the
+  same group terms, written to the part of the weights' copy already walked.
+
+numba is imported, and the kernels compiled or loaded from the cache next to this module
+(``cache=True``), on the first call of :func:`compiled_kernels` (about 1-3 s per process); the
+walk takes this path only from :data:`MIN_SAMPLES` samples on, where the time it saves per call
+repays that start within a process of a few tens of calls.
+"""
+
+from __future__ import annotations
+
+import functools
+from types import SimpleNamespace
+
+import numpy as np
+
+from ._curve_kernel import EINSUM_BUFFER
+
+#: Products per chunk of ``np.einsum("ij,ij->i")`` on a long row, and groups per buffer.
+CHUNK = EINSUM_BUFFER
+#: Fewest samples for which the walk takes the compiled path: from here on it saves ~15 ms or
+#: more per call, repaying numba's ~1 s start in a process that evaluates some tens of CSFs
+#: (one call at 10^7); see benchmarks/RESULTS.md.
+MIN_SAMPLES = 1 << 18
+#: Largest total weight for which W - L of whole-number weights is exact.
+MAX_EXACT_TOTAL = float(2**53)
+#: Samples per gather of the confidences.
+GATHER = 4096
+#: Columns of the walk's group buffer: a chunk, the group before it, one read ahead and the
+#: groups of one gather beyond.
+GROUP_BUFFER = CHUNK + GATHER + 2
+_TINY = float(np.finfo(np.float64).tiny)
+
+#: Rows of the product buffer: the dot products of the walk.
+AURC, AUGRC, AUGRC_PREV, AUROC, AUROC_PREV, AP_SUCCESS, AP_ERROR = range(7)
+_N_DOTS = 7
+#: Row of the product buffer with the selective risks.
+RISKS = 7
+
+#: Modes of the walk: soft residuals without weights, soft residuals with weights, weighted
+#: 0/1 residuals.
+SOFT, SOFT_WEIGHTED, BINARY = range(3)
+
+#: Slots of the walk's state (floats; flags 0/1, counts as whole numbers).
+(
+    HEAD,
+    RISK_AT,
+    WORKING,
+    COVERED,
+    LOSS_95,
+    LOSS_80,
+    FAILS,
+    FOUND_W,
+    FOUND_95,
+    FOUND_80,
+    GROUPS,
+    EDGE,
+) = range(12)
+STATE_SIZE = 12
+
+
+def _descending_int32(ascending: np.ndarray, out: np.ndarray) -> None:
+    """out = ascending[::-1] as int32 (the argsort engine's descending order)."""
+    n = ascending.shape[0]
+    for i in range(n):
+        out[i] = ascending[n - 1 - i]
+
+
+def _gather_weights(
+    order: np.ndarray,
+    w: np.ndarray,
+    failed: np.ndarray,
+    binary: bool,
+    out: np.ndarray,
+    totals: np.ndarray,
+) -> None:
+    """out[i] = w[order[i]], negated for a failure (``failed`` bytes, 0/1 residuals); totals =
+    (W_tot, F, the successes' weight, 1.0 when every weight is a whole number else 0.0), each
+    a sequential sum in order."""
+    n = order.shape[0]
+    total = 0.0
+    fails = 0.0
+    ok = 0.0
+    integral = True
+    for i in range(n):
+        o = order[i]
+        x = w[o]
+        total = total + x
+        integral = integral and np.floor(x) == x
+        if binary:
+            f = failed[o] != 0
+            out[i] = -x if f else x
+            fails = fails + (x if f else 0.0)
+            ok = ok + (0.0 if f else x)
+        else:
+            out[i] = x
+    totals[0] = total
+    totals[1] = fails
+    totals[2] = ok
+    totals[3] = 1.0 if integral else 0.0
+
+
+def _chunk_sum(p: np.ndarray, m: int) -> float:
+    """The sum of p[0..m-1] (m <= :data:`CHUNK`) as ``einsum`` sums a chunk of products on
+    x86-64 (``_curve_kernel._aurc_sum``): lane k (0, 1) adds the products of index k (mod 2),
+    eight elements at a time nested from the last pair to the first, then the remaining pairs
+    one by one (a missing partner adds 0); the chunk's sum is lane 0 + lane 1."""
+    v0 = 0.0
+    v1 = 0.0
+    blocks = m // 8
+    for k in range(blocks):
+        j = 8 * k
+        v0 = p[j] + (p[j + 2] + (p[j + 4] + (p[j + 6] + v0)))
+        v1 = p[j + 1] + (p[j + 3] + (p[j + 5] + (p[j + 7] + v1)))
+    j = 8 * blocks
+    while j < m:
+        v0 = p[j] + v0
+        v1 = (p[j + 1] if j + 1 < m else 0.0) + v1
+        j += 2
+    return v0 + v1
+
+
+def _row_dot(a: np.ndarray, b: np.ndarray, products: np.ndarray) -> float:
+    """``np.einsum("ij,ij->i", a[None], b[None])[0]`` as the walk forms it: the products a
+    chunk at a time, :func:`_chunk_sum` of each, added in turn from 0.0."""
+    n = a.shape[0]
+    out = 0.0
+    for start in range(0, n, CHUNK):
+        m = min(CHUNK, n - start)
+        for k in range(m):
+            products[k] = a[start + k] * b[start + k]
+        out = out + chunk_sum(products, m)
+    return out
+
+
+def _terms(G: np.ndarray, P: np.ndarray, filled: int, last: bool, binary: bool, params) -> None:
+    """Write the dot products' terms of the groups in ``G`` to the rows of ``P`` (row
+    :data:`RISKS`: the selective risks L_g / W_g of groups g0 ..): see :func:`_flush`."""
+    total, fails = params[0], params[1]
+    groups_a = filled - 1 if last else CHUNK
+    groups_b = filled - 2 if last else CHUNK
+    for j in range(1, groups_a + 1):
+        w_j = G[0, j]
+        w_p = G[0, j - 1]
+        l_j = G[1, j]
+        risk = l_j / w_j
+        P[RISKS, j - 1] = risk
+        w_next = G[0, j + 1] if j + 1 < filled else w_j
+        P[AURC, j - 1] = (w_next - w_p) * risk
+        P[AUGRC, j - 1] = (w_j - w_p) * l_j
+    for j in range(2, groups_b + 2):
+        P[AUGRC_PREV, j - 2] = (G[0, j] - G[0, j - 1]) * G[1, j - 1]
+    if not binary:
+        return
+    for j in range(1, groups_a + 1):
+        w_j = G[0, j]
+        l_j = G[1, j]
+        l_p = G[1, j - 1]
+        tp = w_j - l_j
+        tp_p = G[0, j - 1] - l_p
+        P[AUROC, j - 1] = (l_j - l_p) * tp
+        P[AP_SUCCESS, j - 1] = (tp - tp_p) * (tp / (w_j if w_j >= _TINY else _TINY))
+    for j in range(2, groups_b + 2):
+        w_p = G[0, j - 1]
+        l_p = G[1, j - 1]
+        loss = G[1, j] - l_p
+        P[AUROC_PREV, j - 2] = loss * (w_p - l_p)
+        below = total - w_p
+        P[AP_ERROR, j - 2] = loss * ((fails - l_p) / (below if below >= _TINY else _TINY))
+
+
+def _flush(
+    G: np.ndarray,
+    P: np.ndarray,
+    filled: int,
+    last: bool,
+    binary: bool,
+    success: bool,
+    params: np.ndarray,
+    edges: np.ndarray,
+    state: np.ndarray,
+    dots: np.ndarray,
+    ece_at: np.ndarray,
+    weighted: np.ndarray,
+) -> None:
+    """Account for the groups in the buffer ``G`` (rows W, L, TP, threshold; column j is
+    group g0 - 1 + j, column 0 the group before the buffer's first): groups 1 .. CHUNK of a
+    full buffer (``filled`` = CHUNK + 2, column CHUNK + 1 read ahead), or 1 .. filled - 1 at
+    the ``last`` call. Each dot product gets one chunk of terms: the terms of groups
+    g0 .. (AUGRC, AUROC_f, AP_f success), of groups g0 + 1 .. (the terms with a previous
+    group's value, which start at group 1) and AURC's terms of groups g0 .. (coefficient
+    W_{g+1} - W_{g-1}, W_T = W_{T-1})."""
+    reach_w, x95, x80 = params[2], params[3], params[4]
+    groups_a = filled - 1 if last else CHUNK
+    groups_b = filled - 2 if last else CHUNK
+    g0 = int(state[GROUPS])
+    terms(G, P, filled, last, binary, params)
+    if g0 == 0:
+        state[HEAD] = G[1, 1]
+    j = 1
+    if state[FOUND_W] == 0.0:
+        while j <= groups_a and G[0, j] < reach_w:
+            j += 1
+        if j <= groups_a:
+            state[FOUND_W] = 1.0
+            state[RISK_AT] = G[1, j] / G[0, j]
+            state[WORKING] = P[RISKS, j - 1]
+            j += 1
+    working = state[WORKING]
+    if state[FOUND_W] != 0.0 and working == working:
+        for k in range(j - 1, groups_a):
+            risk = P[RISKS, k]
+            if not risk >= working:
+                working = risk
+                if risk != risk:
+                    break
+        state[WORKING] = working
+    for j in range(groups_a, 0, -1):
+        w_j = G[0, j]
+        sr = P[RISKS, j - 1] if w_j >= _TINY else G[1, j] / _TINY
+        if sr <= 0.05:
+            state[COVERED] = w_j
+            break
+    if binary:
+        if params[5] != 0.0:
+            row = 2 if success else -1
+            for found, x, slot in ((FOUND_95, x95, LOSS_95), (FOUND_80, x80, LOSS_80)):
+                if state[found] == 0.0:
+                    for j in range(1, groups_a + 1):
+                        reached = G[row, j] if row >= 0 else G[0, j] - G[1, j]
+                        if reached >= x:
+                            state[found] = 1.0
+                            state[slot] = G[1, j]
+                            break
+        edge = int(state[EDGE])
+        for j in range(1, groups_a + 1):
+            tau = G[3, j]
+            weighted[g0 + j - 1] = (G[0, j] - G[0, j - 1]) * tau
+            while edge >= 0 and tau <= edges[edge]:
+                ece_at[edge, 0] = g0 + j - 1
+                ece_at[edge, 1] = G[0, j - 1]
+                ece_at[edge, 2] = G[1, j - 1]
+                edge -= 1
+        state[EDGE] = edge
+    for d in range(_N_DOTS if binary else 3):
+        previous = d == AUGRC_PREV or d == AUROC_PREV or d == AP_ERROR
+        m = groups_b if previous else groups_a
+        if m > 0:
+            dots[d] = dots[d] + chunk_sum(P[d], m)
+    state[GROUPS] = g0 + groups_a
+
+
+def _walk(
+    order: np.ndarray,
+    c: np.ndarray,
+    r: np.ndarray,
+    wo: np.ndarray,
+    mode: int,
+    success: bool,
+    params: np.ndarray,
+    edges: np.ndarray,
+    G: np.ndarray,
+    P: np.ndarray,
+    gathered: np.ndarray,
+    state: np.ndarray,
+    dots: np.ndarray,
+    ece_at: np.ndarray,
+) -> None:
+    """Walk the samples in ``order`` once: the confidences (and the soft residuals) gathered
+    :data:`GATHER` at a time into ``gathered`` (2, GATHER + 1), the cumulative W, L and TP
+    of each tie group (a run of equal confidences) written to ``G`` and accounted for by
+    :func:`_flush` a buffer at a time. ``wo`` holds the weights in order (0/1 residuals: the
+    failures' negated); for weighted 0/1 residuals the ECE's group terms n_g * tau_g are
+    written to wo[g]."""
+    n = order.shape[0]
+    binary = mode == BINARY
+    cb = gathered[0]
+    rb = gathered[1]
+    total_w = 0.0
+    total_l = 0.0
+    total_ok = 0.0
+    for k in range(4):
+        G[k, 0] = 0.0
+    filled = 1
+    for start in range(0, n, GATHER):
+        m = min(GATHER, n - start)
+        for k in range(m):
+            o = order[start + k]
+            cb[k] = c[np.uint64(o)]
+            if not binary:
+                rb[k] = r[o]
+        cb[m] = c[order[start + m]] if start + m < n else np.nan
+        for k in range(m):
+            i = start + k
+            if mode == SOFT:
+                total_w = float(i + 1)
+                total_l = total_l + rb[k]
+            elif mode == SOFT_WEIGHTED:
+                x = wo[i]
+                total_w = total_w + x
+                total_l = total_l + rb[k] * x
+            else:
+                x = wo[i]
+                if x < 0.0:
+                    x = -x
+                    total_w = total_w + x
+                    total_l = total_l + x
+                else:
+                    total_w = total_w + x
+                    total_ok = total_ok + x
+            if cb[k + 1] != cb[k]:
+                G[0, filled] = total_w
+                G[1, filled] = total_l
+                G[2, filled] = total_ok
+                G[3, filled] = cb[k]
+                filled += 1
+        if filled >= CHUNK + 2:
+            _flush_(G, P, CHUNK + 2, False, binary, success, params, edges, state, dots, ece_at, wo)
+            filled -= CHUNK
+            for row in range(4):
+                for j in range(filled):
+                    G[row, j] = G[row, CHUNK + j]
+    _flush_(G, P, filled, True, binary, success, params, edges, state, dots, ece_at, wo)
+    state[FAILS] = total_l
+
+
+def _unit_optimum(losses: np.ndarray, P: np.ndarray, sums: np.ndarray) -> None:
+    """For residuals sorted ascending (every sample its own step, W_g = g + 1), with L their
+    cumulative sum: sums = (sum_g coef_g (L_g / (g + 1)), sum_g L_g, sum_{g < N-1} L_g, L_0),
+    coef 2 but the last (1), each dot product summed as ``einsum`` sums it
+    (:func:`fdbench.metrics._blockwise.unit_optimum`)."""
+    n = losses.shape[0]
+    cum = 0.0
+    aurc = 0.0
+    augrc = 0.0
+    shifted = 0.0
+    for start in range(0, n, CHUNK):
+        m = min(CHUNK, n - start)
+        for k in range(m):
+            i = start + k
+            cum = cum + losses[i]
+            if i == 0:
+                sums[3] = cum
+            P[0, k] = (1.0 if i == n - 1 else 2.0) * (cum / float(i + 1))
+            P[1, k] = cum
+        aurc = aurc + chunk_sum(P[0], m)
+        augrc = augrc + chunk_sum(P[1], m)
+        if start + m < n:
+            shifted = shifted + chunk_sum(P[1], m)
+        elif m > 1:
+            shifted = shifted + chunk_sum(P[1], m - 1)
+    sums[0] = aurc
+    sums[1] = augrc
+    sums[2] = shifted
+
+
+#: The compiled :func:`_chunk_sum` and :func:`_flush` that the other kernels call (numba
+#: resolves them when it compiles those).
+chunk_sum = _chunk_sum
+terms = _terms
+_flush_ = _flush
+
+
+def dot_order_holds(row_dot) -> bool:
+    """Whether ``row_dot`` (the compiled :func:`_row_dot`) equals ``np.einsum("ij,ij->i")``
+    of one long row, and the NumPy walk's :class:`~fdbench.metrics._valuesort.RowDot` fed
+    in uneven pieces, bit for bit, on probes whose sums change with the order of the
+    additions, the lane count and fused multiply-adds (factors of random signs and
+    magnitudes over 2^-60..2^60; rows shorter than one chunk, one chunk, and several chunks
+    with a tail)."""
+    from ._valuesort import RowDot
+
+    rng = np.random.default_rng(37)
+    products = np.empty(CHUNK)
+    for n in (1, 7, 1029, CHUNK, 2 * CHUNK + 13, 3 * CHUNK + 8):
+        a = rng.normal(size=n) * 2.0 ** rng.integers(-60, 61, n)
+        b = rng.normal(size=n) * 2.0 ** rng.integers(-60, 61, n)
+        got = row_dot(a, b, products)
+        if got != np.einsum("ij,ij->i", a[None], b[None])[0]:
+            return False
+        walk = RowDot()
+        for piece in np.array_split(np.arange(n), 5):
+            walk.feed(a[piece], b[piece])
+        if got != walk.total():
+            return False
+    return True
+
+
+@functools.cache
+def compiled_kernels() -> SimpleNamespace | None:
+    """The kernels of this module compiled by numba (imported here), or ``None`` where this
+    NumPy's ``einsum`` sums in another order (:func:`dot_order_holds`)."""
+    from numba import njit
+
+    global chunk_sum, terms, _flush_
+    jit = njit(cache=True, error_model="numpy", nogil=True)
+    chunk_sum = jit(_chunk_sum)
+    terms = jit(_terms)
+    _flush_ = jit(_flush)
+    row_dot = jit(_row_dot)
+    if not dot_order_holds(row_dot):
+        return None
+    return SimpleNamespace(
+        descending_int32=jit(_descending_int32),
+        gather_weights=jit(_gather_weights),
+        walk=jit(_walk),
+        unit_optimum=jit(_unit_optimum),
+        row_dot=row_dot,
+    )
