@@ -22,7 +22,7 @@ The result equals the NumPy walk's (and so the argsort engine's) bit for bit:
   fast-math, so no operation is reordered, contracted into a fused multiply-add or flushed
   to zero (``tests/metrics/test_blockwise.py`` checks the machine code holds no FMA).
 - The dot products (AURC, AUGRC, AUROC_f, AP_f) are summed as ``np.einsum("ij,ij->i")`` sums a
-  row (:func:`_chunk_sum`, the order of ``_curve_kernel._aurc_sum``): in chunks of
+  row (:func:`einsum_chunk_sum`, the order of ``_curve_kernel._aurc_sum``): in chunks of
   :data:`CHUNK` products, each from zero, the chunk sums added in turn. That order depends on
   NumPy's build; it is checked once per process against ``einsum`` and the NumPy walk's
   :class:`~fdbench.metrics._valuesort.RowDot` (:func:`dot_order_holds`), and where it differs
@@ -48,7 +48,7 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from ._curve_kernel import EINSUM_BUFFER
+from ._curve_kernel import EINSUM_BUFFER, einsum_chunk_sum
 
 #: Products per chunk of ``np.einsum("ij,ij->i")`` on a long row, and groups per buffer.
 CHUNK = EINSUM_BUFFER
@@ -134,36 +134,16 @@ def _gather_weights(
     totals[3] = 1.0 if integral else 0.0
 
 
-def _chunk_sum(p: np.ndarray, m: int) -> float:
-    """The sum of p[0..m-1] (m <= :data:`CHUNK`) as ``einsum`` sums a chunk of products on
-    x86-64 (``_curve_kernel._aurc_sum``): lane k (0, 1) adds the products of index k (mod 2),
-    eight elements at a time nested from the last pair to the first, then the remaining pairs
-    one by one (a missing partner adds 0); the chunk's sum is lane 0 + lane 1."""
-    v0 = 0.0
-    v1 = 0.0
-    blocks = m // 8
-    for k in range(blocks):
-        j = 8 * k
-        v0 = p[j] + (p[j + 2] + (p[j + 4] + (p[j + 6] + v0)))
-        v1 = p[j + 1] + (p[j + 3] + (p[j + 5] + (p[j + 7] + v1)))
-    j = 8 * blocks
-    while j < m:
-        v0 = p[j] + v0
-        v1 = (p[j + 1] if j + 1 < m else 0.0) + v1
-        j += 2
-    return v0 + v1
-
-
 def _row_dot(a: np.ndarray, b: np.ndarray, products: np.ndarray) -> float:
     """``np.einsum("ij,ij->i", a[None], b[None])[0]`` as the walk forms it: the products a
-    chunk at a time, :func:`_chunk_sum` of each, added in turn from 0.0."""
+    chunk at a time, :func:`einsum_chunk_sum` of each, added in turn from 0.0."""
     n = a.shape[0]
     out = 0.0
     for start in range(0, n, CHUNK):
         m = min(CHUNK, n - start)
         for k in range(m):
             products[k] = a[start + k] * b[start + k]
-        out = out + chunk_sum(products, m)
+        out = out + chunk_sum(products, 0, m)
     return out
 
 
@@ -280,7 +260,7 @@ def _flush(
         previous = d == AUGRC_PREV or d == AUROC_PREV or d == AP_ERROR
         m = groups_b if previous else groups_a
         if m > 0:
-            dots[d] = dots[d] + chunk_sum(P[d], m)
+            dots[d] = dots[d] + chunk_sum(P[d], 0, m)
     state[GROUPS] = g0 + groups_a
 
 
@@ -377,20 +357,20 @@ def _unit_optimum(losses: np.ndarray, P: np.ndarray, sums: np.ndarray) -> None:
                 sums[3] = cum
             P[0, k] = (1.0 if i == n - 1 else 2.0) * (cum / float(i + 1))
             P[1, k] = cum
-        aurc = aurc + chunk_sum(P[0], m)
-        augrc = augrc + chunk_sum(P[1], m)
+        aurc = aurc + chunk_sum(P[0], 0, m)
+        augrc = augrc + chunk_sum(P[1], 0, m)
         if start + m < n:
-            shifted = shifted + chunk_sum(P[1], m)
+            shifted = shifted + chunk_sum(P[1], 0, m)
         elif m > 1:
-            shifted = shifted + chunk_sum(P[1], m - 1)
+            shifted = shifted + chunk_sum(P[1], 0, m - 1)
     sums[0] = aurc
     sums[1] = augrc
     sums[2] = shifted
 
 
-#: The compiled :func:`_chunk_sum` and :func:`_flush` that the other kernels call (numba
+#: The compiled :func:`einsum_chunk_sum` and :func:`_flush` that the other kernels call (numba
 #: resolves them when it compiles those).
-chunk_sum = _chunk_sum
+chunk_sum = einsum_chunk_sum
 terms = _terms
 _flush_ = _flush
 
@@ -428,7 +408,7 @@ def compiled_kernels() -> SimpleNamespace | None:
 
     global chunk_sum, terms, _flush_
     jit = njit(cache=True, error_model="numpy", nogil=True)
-    chunk_sum = jit(_chunk_sum)
+    chunk_sum = jit(einsum_chunk_sum)
     terms = jit(_terms)
     _flush_ = jit(_flush)
     row_dot = jit(_row_dot)

@@ -51,6 +51,28 @@ MAX_TOTAL = 94_906_265
 EINSUM_BUFFER = 8192
 
 
+def einsum_chunk_sum(p: np.ndarray, start: int, stop: int) -> float:
+    """The sum of ``p[start:stop]`` (at most :data:`EINSUM_BUFFER` values) as one inner loop of
+    ``np.einsum("ij,ij->i")`` adds the products of a contiguous float64 row on x86-64, in the
+    order of :func:`_aurc_sum`: lane k (0, 1) adds the elements of offset k (mod 2), eight
+    elements at a time nested from the last pair to the first, then the remaining pairs one by
+    one (a missing partner adds 0); the result is v_0 + v_1. Plain Python: the kernels of
+    :mod:`~fdbench.metrics._valuesort_kernel` and :mod:`~fdbench.metrics._blockwise_kernel`
+    compile it with themselves."""
+    v0 = 0.0
+    v1 = 0.0
+    j = start
+    while j + 8 <= stop:
+        v0 = p[j] + (p[j + 2] + (p[j + 4] + (p[j + 6] + v0)))
+        v1 = p[j + 1] + (p[j + 3] + (p[j + 5] + (p[j + 7] + v1)))
+        j += 8
+    while j < stop:
+        v0 = p[j] + v0
+        v1 = (p[j + 1] if j + 1 < stop else 0.0) + v1
+        j += 2
+    return v0 + v1
+
+
 def _divide(num: np.ndarray, den: np.ndarray) -> None:
     """num /= den elementwise (a compiled function of its own: LLVM vectorizes its loop)."""
     for j in range(num.shape[0]):

@@ -17,7 +17,7 @@ Every value is the NumPy path's bit for bit:
   correctly rounded; an elementwise loop rounds alike whether vectorized or not);
 - the integer sums (AUGRC, AUROC_f) are int64 sums of integers below 2^53, exact in any order;
 - the sums of rounded terms add the products in the order of the NumPy path's
-  ``np.einsum("ij,ij->i")`` (:func:`_chunk_sum`, the order of
+  ``np.einsum("ij,ij->i")`` (:func:`einsum_chunk_sum`, the order of
   :func:`fdbench.metrics._curve_kernel._aurc_sum`): chunks of NumPy's buffer size
   (:data:`CHUNK`, whatever :func:`numpy.setbufsize` says), two lanes nested by eight. That
   order depends on the instructions NumPy's build targets; it is checked once per process
@@ -41,7 +41,7 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from ._curve_kernel import EINSUM_BUFFER
+from ._curve_kernel import EINSUM_BUFFER, einsum_chunk_sum
 
 #: Samples from which ``evaluate_all``'s value-sort path takes the compiled passes (below it,
 #: and where numba is missing, the NumPy passes; the values are the same).
@@ -95,28 +95,8 @@ def _fill_group_ends(d: np.ndarray, ends: np.ndarray) -> None:
     ends[k] = d.shape[0] - 1
 
 
-def _chunk_sum(p: np.ndarray, start: int, stop: int) -> float:
-    """The sum of ``p[start:stop]`` as one inner loop of ``np.einsum("ij,ij->i")`` adds the
-    products of a contiguous float64 row on x86-64 (see
-    :func:`fdbench.metrics._curve_kernel._aurc_sum`): lane k (0, 1) adds the elements of
-    offset k (mod 2), eight elements at a time nested from the last pair to the first, then the
-    remaining pairs one by one (a missing partner adds 0); the result is v_0 + v_1."""
-    v0 = 0.0
-    v1 = 0.0
-    j = start
-    while j + 8 <= stop:
-        v0 = p[j] + (p[j + 2] + (p[j + 4] + (p[j + 6] + v0)))
-        v1 = p[j + 1] + (p[j + 3] + (p[j + 5] + (p[j + 7] + v1)))
-        j += 8
-    while j < stop:
-        v0 = p[j] + v0
-        v1 = (p[j + 1] if j + 1 < stop else 0.0) + v1
-        j += 2
-    return v0 + v1
-
-
 def _chunk_sum3(p: np.ndarray, start: int, stop: int) -> tuple[float, float, float]:
-    """:func:`_chunk_sum` of rows 1, 2 and 3 of ``p`` over the same columns, interleaved (six
+    """:func:`einsum_chunk_sum` of rows 1, 2 and 3 of ``p`` over the same columns, interleaved (six
     independent chains of additions instead of two)."""
     a0 = a1 = b0 = b1 = c0 = c1 = 0.0
     pa = p[1]
@@ -146,7 +126,7 @@ def _chunk_sum3(p: np.ndarray, start: int, stop: int) -> tuple[float, float, flo
 def _ordered_sums(p: np.ndarray, m: int, m_last: int, acc: np.ndarray) -> None:
     """acc[k] += the sum of row k + 1 of ``p`` over columns 0..m-1 (row 3: 0..m_last-1, with
     m_last <= m) as ``np.einsum("ij,ij->i")`` sums a row of products: chunks of
-    :data:`CHUNK` columns (NumPy's buffer) each summed by :func:`_chunk_sum` and added to the
+    :data:`CHUNK` columns (NumPy's buffer) each summed by :func:`einsum_chunk_sum` and added to the
     running total in turn. Blocks of whole chunks continue a row exactly."""
     for start in range(0, m, CHUNK):
         stop = min(start + CHUNK, m)
@@ -322,7 +302,7 @@ def order_holds(ordered_sums: Callable[..., None]) -> bool:
 
 #: What :func:`_walk_block` calls: compiled by :func:`compiled` before the walk itself (numba
 #: resolves them when it compiles the walk).
-chunk_sum = _chunk_sum
+chunk_sum = einsum_chunk_sum
 chunk_sum3 = _chunk_sum3
 ordered_sums = _ordered_sums
 
@@ -338,7 +318,7 @@ def compiled() -> SimpleNamespace | None:
         return None
     jit = njit(cache=True, error_model="numpy", nogil=True)
     global chunk_sum, chunk_sum3, ordered_sums
-    chunk_sum = jit(_chunk_sum)
+    chunk_sum = jit(einsum_chunk_sum)
     chunk_sum3 = jit(_chunk_sum3)
     ordered_sums = jit(_ordered_sums)
     if not order_holds(ordered_sums):
