@@ -27,7 +27,7 @@ from ._core import (
     selective_risks_from_cum,
     success_cumulative,
 )
-from ._validation import as_real_array, check_inputs, check_labels
+from ._validation import _as_1d_float, as_real_array, check_inputs, check_labels
 from ._valuesort import MAX_SAMPLES, binary_unit_suite, compiled_binary_unit
 from .calibration import bin_sums_sorted, ece_mce_from_sums
 from .probabilities import brier_from_probs, check_probs, nll_from_probs
@@ -148,6 +148,9 @@ def evaluate_all(
     (:func:`fdbench.evaluation.curves.ranked_unit_curve`).
     """
     if sample_weight is None and labels is None and logits is None and probs is None:
+        # converted once here: check_inputs then finds float64 arrays and copies nothing
+        residuals = _as_1d_float(residuals, "residuals")
+        confidence = _as_1d_float(confidence, "confidence")
         fast = compiled_binary_unit(residuals, confidence, MAX_SAMPLES)
         if fast is not None:
             return _binary_unit(*fast)
