@@ -24,6 +24,9 @@ def _assert_identical(blocked: dict[str, np.ndarray], whole: dict[str, np.ndarra
     for name, values in whole.items():
         assert blocked[name].dtype == np.float64
         np.testing.assert_array_equal(blocked[name], values, err_msg=name)
+        np.testing.assert_array_equal(  # the sign of zero too
+            blocked[name].view(np.uint64), values.view(np.uint64), err_msg=name
+        )
 
 
 @settings(max_examples=60, deadline=None)
@@ -34,7 +37,7 @@ def _assert_identical(blocked: dict[str, np.ndarray], whole: dict[str, np.ndarra
                 np.float64,
                 (n, k),
                 elements=st.one_of(
-                    st.sampled_from([0.0, 1.0, -1.0, 30.0]),
+                    st.sampled_from([0.0, -0.0, 1.0, -1.0, 30.0]),
                     st.floats(-60, 60, allow_nan=False),
                 ),
             )
@@ -56,6 +59,12 @@ def test_blocks_equal_whole_array_wide_and_tall(n, k, rows):
     z = np.random.default_rng(n + k).standard_normal((n, k)) * 4
     blocked = softmax_csfs(z, temperature=1.7, block_bytes=rows * k * 8)
     _assert_identical(blocked, _whole(z, 1.7))
+
+
+def test_zero_maxima_keep_the_sign_np_max_picks():
+    """np.max picks +0.0 from (-0.0, 0.0) and -0.0 from (0.0, -0.0): not the first arg-max."""
+    z = np.array([[-0.0, 0.0, -1.0], [0.0, -0.0, -1.0], [-0.0, -1.0, -0.0], [2.0, 0.0, -0.0]])
+    _assert_identical(softmax_csfs(z, block_bytes=z.shape[1] * 8), _whole(z, None))
 
 
 def test_names_and_refusals():
@@ -104,3 +113,6 @@ def test_blocks_equal_scipy_on_extreme_logits(z, fortran):
         blocked = softmax_csfs(z, block_bytes=z.nbytes)
     for name, values in whole.items():
         np.testing.assert_array_equal(blocked[name], values, err_msg=name)
+        np.testing.assert_array_equal(  # the sign of zero too
+            blocked[name].view(np.uint64), values.view(np.uint64), err_msg=name
+        )

@@ -124,7 +124,9 @@ def _block_csfs(
 ) -> dict[str, np.ndarray]:
     """MSR, MLS, PE, energy and DOCTOR of one float64 block ``z`` (n × K, finite).
 
-    With ``top = max z`` (per row), ``u = z - top`` and ``e = exp(u)``:
+    With ``top = max z`` (per row: the value at the first arg-max, which needs no second
+    pass over the row; ``np.max`` itself where a maximum is zero, whose sign it picks),
+    ``u = z - top`` and ``e = exp(u)``:
 
     - SciPy's ``log_softmax``: ``log p = u - log(Σ e)`` (``x_max`` is finite, so it is not
       replaced); MSR is ``exp(max log p)``, and ``max log p = 0 - log(Σ e)`` exactly because
@@ -132,36 +134,40 @@ def _block_csfs(
     - SciPy's ``logsumexp``: the maxima are left out of the sum and counted (``m``), then
       ``log1p(s / m) + log(m) + top`` with ``s`` the sum of the other terms (``s / m`` is 0
       where ``s`` is 0 since ``m >= 1``; the sign and the non-finite fallback never apply to
-      finite rows); ``s`` is DOCTOR's ``S1 - 1`` (the first maximum left out) unless a row has
-      tied maxima, when the block sums again without any maximum (the arrays keep the layout
-      of ``z``, as SciPy's do, so each row sums in the same order);
+      finite rows); ``s`` is DOCTOR's ``S1 - 1`` (the first maximum left out) and ``m`` is 1
+      unless a block has a row with tied maxima, when the block counts them and sums again
+      without any maximum (the arrays keep the layout of ``z``, as SciPy's do, so each row
+      sums in the same order);
     - :func:`fdbench.csf.doctor` as written there.
 
     ``terms`` = (the split's :class:`LogitTerms`, the block's rows, its labels): the block's
     terms are written there, as :func:`fdbench.metrics.per_sample_scores` computes them from
     the same ``log p`` (its ``log_softmax`` runs the steps above) and ``exp(log p)``.
     """
-    top = np.max(z, axis=1, keepdims=True)
+    first = np.argmax(z, axis=1)
+    first_top = first[:, None]
+    top = np.take_along_axis(z, first_top, axis=1)
+    if not np.all(top):  # a zero maximum: the sign of zero is np.max's to choose
+        top = np.max(z, axis=1, keepdims=True)
     u = z - top
     e = np.exp(u)
     log_sum = np.log(np.sum(e, axis=1, keepdims=True))
     log_probs = u - log_sum
     probs = np.exp(log_probs)
     pe = np.sum(probs * log_probs, axis=1)  # -entropy_from_log_probs: -(-x) is x exactly
-    first = np.argmax(z, axis=1)
     if terms is not None:
         _write_terms(terms, log_probs, probs, first)
     del log_probs, probs
     msr = np.exp(0.0 - log_sum[:, 0])
-    first_top = first[:, None]
     np.put_along_axis(e, first_top, 0.0, axis=1)
     rest = np.sum(e, axis=1)
-    maxima = u == 0.0
-    count = np.count_nonzero(maxima, axis=1)
+    tied = u == 0.0
+    np.put_along_axis(tied, first_top, False, axis=1)
     others = rest
-    if np.any(count > 1):
-        others = np.sum(np.where(maxima, 0.0, e), axis=1)
-    count_f = count.astype(np.float64)
+    count_f = np.ones(rest.size)
+    if np.any(tied):
+        others = np.sum(np.where(tied, 0.0, e), axis=1)
+        count_f += np.count_nonzero(tied, axis=1)
     energy = np.log1p(others / count_f) + np.log(count_f) + top[:, 0]
     e2 = np.exp(2.0 * u)
     np.put_along_axis(e2, first_top, 0.0, axis=1)
