@@ -48,3 +48,19 @@ def test_evaluate_all_balanced_keys_on_ties_and_extremes():
         L_ba = ranking.cumulative(r * _balance_factor(codes, n_classes, None))[None, :]
         W = ranking.cumulative(None)[None, :]
         assert result["augrc_ba"] == float(augrc_from_cum(W, L_ba)[0])
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(st.sampled_from([0.0, -0.0, 1.0, 0.5]), min_size=1, max_size=60),
+    st.integers(0, 2**32 - 1),
+)
+def test_ranked_residuals_equal_the_float_gather(values, seed):
+    """The byte gather of 0/1 residuals gives np.take's bytes (a -0.0 keeps the float gather)."""
+    from fdbench.metrics.suite import _ranked_residuals
+
+    r = np.array(values)
+    order = np.random.default_rng(seed).permutation(r.size)
+    binary = bool(np.all((r == 0) | (r == 1)))
+    got = _ranked_residuals(r, order, binary, np.empty(r.size))
+    assert got.tobytes() == np.take(r, order).tobytes()

@@ -177,7 +177,7 @@ def evaluate_all(
         W = ranking.cumulative(w, pool.get("W", r.size))[None, :]
     ranked_r = None
     if y is not None and w is None:
-        ranked_r = np.take(r, ranking.order, out=pool.get("ranked", r.size))
+        ranked_r = _ranked_residuals(r, ranking.order, binary, pool.get("ranked", r.size))
         L = ranking.at_ends(np.cumsum(ranked_r, out=pool.get("L", r.size)))[None, :]
     else:
         L = ranking.cumulative(rw, pool.get("L", r.size))[None, :]
@@ -257,6 +257,18 @@ def evaluate_all(
     for spec in _plugins(labels=y is not None, logits=logits is not None):
         out[spec.name] = _plugin_value(spec, r, c, w, y, z if logits is not None else None, binary)
     return out
+
+
+def _ranked_residuals(
+    r: np.ndarray, order: np.ndarray, binary: bool, out: np.ndarray
+) -> np.ndarray:
+    """``np.take(r, order, out=out)``; for 0/1 residuals without a -0.0 the failures are
+    gathered as bytes (an eighth of the memory traffic of a random float64 gather) and
+    written back as 0.0 and 1.0, the same values."""
+    if binary and not np.signbit(r).any():
+        np.copyto(out, np.take((r == 1).view(np.uint8), order))
+        return out
+    return np.take(r, order, out=out)
 
 
 def _binary_unit(r: np.ndarray, c: np.ndarray, parts: dict[str, float]) -> dict[str, float]:
