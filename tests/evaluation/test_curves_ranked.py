@@ -110,3 +110,29 @@ def test_evaluate_confidences_curves_equal_confidence_curves():
             pd.testing.assert_frame_equal(curves, expected, check_exact=True)
             plain = evaluate_confidences(labels, predictions, confidences, **common)
             pd.testing.assert_frame_equal(results, plain, check_exact=True)
+
+
+def test_suites_on_threads_equal_the_sequential_suites(monkeypatch):
+    """From THREADS_MIN_SAMPLES on, the CSFs' suites run on threads: the same tables."""
+    from fdbench.core.threads import THREADS_ENV
+    from fdbench.evaluation import confidences as module
+
+    rng = np.random.default_rng(8)
+    labels, predictions, confidences = _splits(rng)
+    used = []
+    real = module.thread_map
+    monkeypatch.setattr(module, "THREADS_MIN_SAMPLES", 1000)
+    monkeypatch.setattr(
+        module,
+        "thread_map",
+        lambda f, items, threads: used.append(threads) or real(f, items, threads=threads),
+    )
+    tables = {}
+    for threads in ("1", "2"):
+        monkeypatch.setenv(THREADS_ENV, threads)
+        tables[threads] = evaluate_confidences(
+            labels, predictions, confidences, return_curves=True, protocol="unknown_detection"
+        )
+    assert 2 in used and 1 in used
+    for sequential, threaded in zip(tables["1"], tables["2"], strict=True):
+        pd.testing.assert_frame_equal(threaded, sequential, check_exact=True)

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from fdbench.core.errors import WorkerLost, one_line
+from fdbench.core.threads import THREADS_ENV
 
 logger = logging.getLogger("fdbench")
 
@@ -92,8 +93,14 @@ def report_epoch(done: int, total: int) -> None:
         worker.log_event(EPOCH_TOPIC, {"key": str(key), "done": done, "total": total})
 
 
-WORKER_ENVIRON = {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"}
-"""Environment of local worker processes: one BLAS/OpenMP thread each (dask's default), but not
+WORKER_ENVIRON = {
+    "OMP_NUM_THREADS": "1",
+    "MKL_NUM_THREADS": "1",
+    "OPENBLAS_NUM_THREADS": "1",
+    THREADS_ENV: "1",
+}
+"""Environment of local worker processes: one BLAS/OpenMP thread each (dask's default) and one
+fdbench thread (:mod:`fdbench.core.threads`: the workers already share the CPUs), but not
 dask's ``MALLOC_TRIM_THRESHOLD_=65536``, which makes glibc return memory on nearly every free
 and doubled the time of a training job (79 s instead of 39 s) in a worker."""
 

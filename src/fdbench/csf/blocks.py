@@ -16,6 +16,11 @@ The block's operations are NumPy's, in the order SciPy 1.17's ``log_softmax`` an
 and :func:`fdbench.csf.doctor` run them on real finite input (:func:`_block_csfs` says which
 step is whose), sharing what they have in common: the shifted logits ``u = z - max z`` and
 ``exp(u)``. No SciPy is imported, and each array-level pass runs once instead of once per CSF.
+
+The blocks are computed on up to :data:`MAX_THREADS` threads
+(:func:`fdbench.core.threads.usable_threads`; NumPy's passes release the GIL), each writing
+its own rows of the results, so the values do not depend on the threads; the temporaries of
+that many blocks are alive at once.
 """
 
 from __future__ import annotations
@@ -25,12 +30,16 @@ from typing import NamedTuple
 
 import numpy as np
 
+from fdbench.core.threads import thread_map, usable_threads
+
 from .temperature import temp_mls
 
 __all__ = ["BLOCK_BYTES", "SOFTMAX_CSFS", "LogitTerms", "row_blocks", "softmax_csfs"]
 
 #: Bytes of logits computed at once (a block of rows of at least one row).
 BLOCK_BYTES = 2**22
+#: Most blocks computed at once (on as many threads).
+MAX_THREADS = 4
 #: The CSFs :func:`softmax_csfs` returns, in order (``TEMP-MLS`` only with a temperature).
 SOFTMAX_CSFS = ("MSR", "MLS", "PE", "energy", "DOCTOR", "TEMP-MLS")
 
@@ -106,7 +115,8 @@ def softmax_csfs_and_terms(
         if y.shape == (z.shape[0],) and y.dtype.kind in "iu":
             n = z.shape[0]
             terms = LogitTerms(np.empty(n), np.empty(n), np.empty(n, dtype=np.int64))
-    for rows in row_blocks(z.shape[0], z.shape[1] * z.itemsize, block_bytes):
+
+    def compute(rows: slice) -> None:
         block = z[rows]
         if not np.all(np.isfinite(block)):
             bad = int((~np.isfinite(z)).sum())
@@ -116,6 +126,9 @@ def softmax_csfs_and_terms(
             out[name][rows] = values
         if temperature is not None:
             out["TEMP-MLS"][rows] = temp_mls(block, temperature)
+
+    blocks = row_blocks(z.shape[0], z.shape[1] * z.itemsize, block_bytes)
+    thread_map(compute, blocks, threads=min(usable_threads(), MAX_THREADS))
     return out, terms
 
 

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
 
 from fdbench import metrics as M
+from fdbench.core.threads import thread_map, usable_threads
 from fdbench.metrics.conventions import check_convention_keys
 from fdbench.protocol import (
     NEW_CLASS_LABEL,
@@ -31,6 +33,12 @@ CurvePoints = tuple[np.ndarray, np.ndarray, np.ndarray]
 
 RESULT_COLUMNS = ("dataset", "method", "seed", "csf", "study", "metric", "value")
 
+
+#: Fewest samples of a study from which the CSFs' metric suites run on threads (NumPy's sorts,
+#: gathers and sums release the GIL); smaller studies run one suite after the other.
+THREADS_MIN_SAMPLES = 1 << 17
+#: Most suites at once: each holds about a dozen arrays of N floats while it runs.
+SUITE_THREADS = 2
 
 NON_TEST_SPLITS = frozenset({"train", "val"})
 #: The optional column of a confidence table that gives each sample's group (a site, a sex):
@@ -138,7 +146,7 @@ def evaluate_confidences(
     spare the NLL, Brier score and balanced accuracy a log-softmax of their own
     (:func:`fdbench.evaluation.logit_scores.study_logit_scores`).
     """
-    from fdbench.evaluation.curves import check_max_points, curve_points, thin_curve
+    from fdbench.evaluation.curves import check_max_points
 
     conventions = check_convention_keys(tuple(conventions))
     if n_bootstrap < 0:
@@ -166,25 +174,21 @@ def evaluate_confidences(
         study_logits = es.gather(logits) if gathered else None
         unit = return_curves and bool(np.all((es.residuals == 0) | (es.residuals == 1)))
         curves.append((study, []))
-        for csf, conf in study_confidences.items():
-            ranked: list[CurvePoints] = []
-            on_ranking = _ranked_curve_into(ranked) if unit else None
-            if scores is None:
-                values = M.evaluate_all(
-                    es.residuals,
-                    conf,
-                    labels=study_labels,
-                    logits=study_logits,
-                    on_ranking=on_ranking,
-                )
-            else:
-                values = _with_scores(
-                    M.evaluate_all(es.residuals, conf, labels=study_labels, on_ranking=on_ranking),
-                    scores,
-                )
-            if return_curves:
-                curve = ranked[0] if ranked else curve_points(es.residuals, conf)
-                curves[-1][1].append((csf, thin_curve(curve, max_points)))
+        threads = min(usable_threads(), SUITE_THREADS) if len(es) >= THREADS_MIN_SAMPLES else 1
+        suite = functools.partial(
+            _csf_suite,
+            residuals=es.residuals,
+            labels=study_labels,
+            logits=study_logits if scores is None else None,
+            unit=unit,
+            max_points=max_points if return_curves else None,
+        )
+        suites = thread_map(suite, study_confidences.values(), threads=threads)
+        for (csf, conf), (values, curve) in zip(study_confidences.items(), suites, strict=True):
+            if scores is not None:
+                values = _with_scores(values, scores)
+            if curve is not None:
+                curves[-1][1].append((csf, curve))
             if with_ood:
                 values.update(ood_detection_metrics(es.is_new_class, conf))
             if conventions:
@@ -214,6 +218,30 @@ def evaluate_confidences(
     if not return_curves:
         return results
     return results, _curve_frames(curves, info)
+
+
+def _csf_suite(
+    confidence: np.ndarray,
+    *,
+    residuals: np.ndarray,
+    labels: np.ndarray | None,
+    logits: np.ndarray | None,
+    unit: bool,
+    max_points: int | None,
+) -> tuple[dict[str, float], CurvePoints | None]:
+    """One CSF's :func:`fdbench.metrics.evaluate_all` and, with ``max_points``, its thinned
+    risk-coverage curve (from the suite's own ranking where the residuals are 0/1: ``unit``)."""
+    from fdbench.evaluation.curves import curve_points, thin_curve
+
+    ranked: list[CurvePoints] = []
+    on_ranking = _ranked_curve_into(ranked) if unit and max_points is not None else None
+    values = M.evaluate_all(
+        residuals, confidence, labels=labels, logits=logits, on_ranking=on_ranking
+    )
+    if max_points is None:
+        return values, None
+    curve = ranked[0] if ranked else curve_points(residuals, confidence)
+    return values, thin_curve(curve, max_points)
 
 
 def _ranked_curve_into(

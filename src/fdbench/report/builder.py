@@ -4,7 +4,6 @@ parallel, and the context a section reads."""
 from __future__ import annotations
 
 import multiprocessing
-import os
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
@@ -42,13 +41,6 @@ def _fill(body: str, images: dict[str, str]) -> str:
     for placeholder, image in images.items():
         body = body.replace(placeholder, image)
     return body
-
-
-def _usable_cpus() -> int:
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:
-        return os.cpu_count() or 1
 
 
 def shown_text_px(png: bytes) -> float | None:

@@ -11,7 +11,8 @@ from pathlib import Path
 import pandas as pd
 
 from fdbench.core.io import RUN_MARKER, verify_if_recorded, write_text
-from fdbench.report.builder import ReportContext, SectionFunction, _Builder, _fill, _usable_cpus
+from fdbench.core.threads import usable_cpus
+from fdbench.report.builder import ReportContext, SectionFunction, _Builder, _fill
 from fdbench.report.gallery import Gallery
 from fdbench.report.html import details_html, page_html
 from fdbench.report.inputs import RunInputs, read_run_inputs
@@ -203,7 +204,7 @@ def write_report(
 
     method_names()
     if processes is None:
-        processes = _usable_cpus()
+        processes = usable_cpus()
     if isinstance(processes, bool) or not isinstance(processes, int) or processes < 1:
         raise ValueError(f"processes: expected a positive integer, got {processes!r}")
     run_dir = Path(run_dir)

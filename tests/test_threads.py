@@ -1,0 +1,60 @@
+"""fdbench.core.threads: an ordered map on threads, capped by FDBENCH_THREADS."""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+import pytest
+
+from fdbench.core.threads import THREADS_ENV, thread_map, usable_cpus, usable_threads
+
+
+def test_thread_map_keeps_the_input_order_and_uses_threads():
+    seen: set[int] = set()
+    barrier = threading.Barrier(2, timeout=10)
+
+    def work(i: int) -> int:
+        seen.add(threading.get_ident())
+        if i < 2:
+            barrier.wait()  # both first items run at the same time, or this times out
+        return i * i
+
+    assert thread_map(work, range(7), threads=2) == [i * i for i in range(7)]
+    assert len(seen) == 2
+
+
+def test_one_thread_runs_in_the_caller():
+    caller = threading.get_ident()
+    assert thread_map(lambda _: threading.get_ident(), range(3), threads=1) == [caller] * 3
+    assert thread_map(lambda x: x, [], threads=4) == []
+
+
+def test_the_first_error_in_input_order_is_raised():
+    def work(i: int) -> int:
+        if i in (3, 5):
+            raise ValueError(f"item {i}")
+        return i
+
+    with pytest.raises(ValueError, match="item 3"):
+        thread_map(work, range(8), threads=2)
+    with pytest.raises(ValueError, match="threads must be >= 1"):
+        thread_map(work, range(8), threads=0)
+
+
+def test_numpy_results_do_not_depend_on_the_threads():
+    rng = np.random.default_rng(0)
+    arrays = [rng.standard_normal(50_000) for _ in range(6)]
+    one = thread_map(lambda a: np.sort(np.exp(a)).tobytes(), arrays, threads=1)
+    assert thread_map(lambda a: np.sort(np.exp(a)).tobytes(), arrays, threads=3) == one
+
+
+def test_usable_threads_reads_the_environment(monkeypatch):
+    monkeypatch.delenv(THREADS_ENV, raising=False)
+    assert usable_threads() == usable_cpus() >= 1
+    monkeypatch.setenv(THREADS_ENV, "3")
+    assert usable_threads() == 3
+    for bad in ("0", "-1", "two", "1.5"):
+        monkeypatch.setenv(THREADS_ENV, bad)
+        with pytest.raises(ValueError, match=THREADS_ENV):
+            usable_threads()
