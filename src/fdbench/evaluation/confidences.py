@@ -230,11 +230,12 @@ def _csf_suite(
     max_points: int | None,
 ) -> tuple[dict[str, float], CurvePoints | None]:
     """One CSF's :func:`fdbench.metrics.evaluate_all` and, with ``max_points``, its thinned
-    risk-coverage curve (from the suite's own ranking where the residuals are 0/1: ``unit``)."""
+    risk-coverage curve (from the suite's own ranking where the residuals are 0/1: ``unit``,
+    which only a caller asking for curves sets)."""
     from fdbench.evaluation.curves import curve_points, thin_curve
 
     ranked: list[CurvePoints] = []
-    on_ranking = _ranked_curve_into(ranked) if unit and max_points is not None else None
+    on_ranking = _ranked_curve_into(ranked) if unit else None
     values = M.evaluate_all(
         residuals, confidence, labels=labels, logits=logits, on_ranking=on_ranking
     )
