@@ -11,7 +11,12 @@ from hypothesis.extra.numpy import arrays
 
 from fdbench import metrics as M
 from fdbench.evaluation.confidences import confidence_curves, evaluate_confidences
-from fdbench.evaluation.curves import binary_unit_curve, ranked_unit_curve
+from fdbench.evaluation.curves import (
+    binary_unit_curve,
+    ranked_thinned_curve,
+    ranked_unit_curve,
+    thin_curve,
+)
 
 _CONFIDENCES = st.one_of(
     st.sampled_from([0.0, -0.0, 1.0, 0.5, -1e300, 1e300, 5e-324]),
@@ -52,6 +57,38 @@ def test_ranked_unit_curve_equals_binary_unit_curve(data):
     expected = M.evaluate_all(residuals, confidence, labels=labels)
     assert list(values) == list(expected)
     np.testing.assert_array_equal(list(values.values()), list(expected.values()))
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    data=st.integers(1, 300).flatmap(
+        lambda n: st.tuples(
+            arrays(np.float64, n, elements=st.sampled_from([0.0, 1.0])),
+            arrays(np.float64, n, elements=_CONFIDENCES),
+        )
+    ),
+    max_points=st.integers(2, 40),
+)
+def test_ranked_thinned_curve_equals_the_thinned_full_curve(data, max_points):
+    """Only the kept points divided: the same float64 values as thinning the full curve, for
+    curves shorter and longer than ``max_points`` (ties, one group, N = 1)."""
+    residuals, confidence = data
+    seen = []
+    M.evaluate_all(
+        residuals,
+        confidence,
+        labels=np.zeros(residuals.size, dtype=np.int64),
+        on_ranking=lambda W, L: seen.append(
+            (
+                ranked_thinned_curve(W, L, max_points),
+                thin_curve(ranked_unit_curve(W, L), max_points),
+            )
+        ),
+    )
+    ((got, want),) = seen
+    for a, b in zip(got, want, strict=True):
+        assert a.dtype == np.float64
+        assert a.tobytes() == b.tobytes()
 
 
 def test_on_ranking_leaves_every_value_unchanged_and_is_not_called_by_the_value_sort():

@@ -140,11 +140,11 @@ def evaluate_confidences(
     ``return_curves`` the result is ``(results, curves)``, ``curves`` equal to
     :func:`confidence_curves` of the same arguments (``max_points`` as there); where the
     suite ranks the confidences by argsort (0/1 residuals with labels), each curve comes from
-    that ranking (:func:`fdbench.evaluation.curves.ranked_unit_curve`) instead of a sort of its
-    own. ``logit_terms`` (per split, the NLL and Brier terms and arg-max predictions of
-    ``logits`` from the logit CSFs' row blocks: :func:`fdbench.csf.registry.logit_terms`)
-    spare the NLL, Brier score and balanced accuracy a log-softmax of their own
-    (:func:`fdbench.evaluation.logit_scores.study_logit_scores`).
+    that ranking (:func:`fdbench.evaluation.curves.ranked_thinned_curve`, only the points kept
+    divided) instead of a sort of its own. ``logit_terms`` (per split, the NLL and Brier terms
+    and arg-max predictions of ``logits`` from the logit CSFs' row blocks:
+    :func:`fdbench.csf.registry.logit_terms`) spare the NLL, Brier score and balanced accuracy
+    a log-softmax of their own (:func:`fdbench.evaluation.logit_scores.study_logit_scores`).
     """
     from fdbench.evaluation.curves import check_max_points
 
@@ -235,24 +235,26 @@ def _csf_suite(
     from fdbench.evaluation.curves import curve_points, thin_curve
 
     ranked: list[CurvePoints] = []
-    on_ranking = _ranked_curve_into(ranked) if unit else None
+    on_ranking = _ranked_curve_into(ranked, max_points) if unit and max_points is not None else None
     values = M.evaluate_all(
         residuals, confidence, labels=labels, logits=logits, on_ranking=on_ranking
     )
     if max_points is None:
         return values, None
-    curve = ranked[0] if ranked else curve_points(residuals, confidence)
-    return values, thin_curve(curve, max_points)
+    if ranked:
+        return values, ranked[0]
+    return values, thin_curve(curve_points(residuals, confidence), max_points)
 
 
 def _ranked_curve_into(
-    curves: list[CurvePoints],
+    curves: list[CurvePoints], max_points: int
 ) -> Callable[[np.ndarray, np.ndarray], None]:
-    """An ``on_ranking`` for :func:`fdbench.metrics.evaluate_all` that appends the curve of
-    its ranking (:func:`fdbench.evaluation.curves.ranked_unit_curve`) to ``curves``."""
-    from fdbench.evaluation.curves import ranked_unit_curve
+    """An ``on_ranking`` for :func:`fdbench.metrics.evaluate_all` that appends the thinned
+    curve of its ranking (:func:`fdbench.evaluation.curves.ranked_thinned_curve`) to
+    ``curves``."""
+    from fdbench.evaluation.curves import ranked_thinned_curve
 
-    return lambda W, L: curves.append(ranked_unit_curve(W, L))
+    return lambda W, L: curves.append(ranked_thinned_curve(W, L, max_points))
 
 
 def _curve_frames(

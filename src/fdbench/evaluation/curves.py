@@ -56,9 +56,14 @@ def thin_curve(
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """A curve's ``points`` (coverages, selective and generalized risks) at no more than
     ``max_points`` evenly spaced positions, both ends kept (for plotting only)."""
-    size = points[0].size
-    keep = np.unique(np.linspace(0, size - 1, min(size, max_points)).round().astype(int))
+    keep = _thinned_positions(points[0].size, max_points)
     return points[0][keep], points[1][keep], points[2][keep]
+
+
+def _thinned_positions(size: int, max_points: int) -> np.ndarray:
+    """The positions :func:`thin_curve` keeps of a curve of ``size`` points (0 and size - 1
+    among them)."""
+    return np.unique(np.linspace(0, size - 1, min(size, max_points)).round().astype(int))
 
 
 def curve_frame(
@@ -131,6 +136,24 @@ def ranked_unit_curve(W: np.ndarray, L: np.ndarray) -> tuple[np.ndarray, np.ndar
     ratio is the same float64 bit for bit (``tests/evaluation/test_curves_ranked.py``).
     """
     return _unit_curve(W[::-1], L[::-1])
+
+
+def ranked_thinned_curve(
+    W: np.ndarray, L: np.ndarray, max_points: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``thin_curve(ranked_unit_curve(W, L), max_points)`` without the full curve: only the
+    points kept are divided (the same divisions of the same counts, so the same float64 values;
+    at N = 10^6 ~35 ms less per CSF)."""
+    n = W.size
+    keep = _thinned_positions(n + 1, max_points)
+    at = n - 1 - keep[:-1]  # the kept points but the closing one, as positions in W and L
+    W_kept, L_kept = W[at], L[at]
+    total = W[-1]
+    return (
+        np.append(W_kept / total, 0.0),
+        np.append(L_kept / W_kept, L[0] / W[0]),
+        np.append(L_kept / total, 0.0),
+    )
 
 
 def _unit_curve(W: np.ndarray, L: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
