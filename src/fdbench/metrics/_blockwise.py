@@ -40,6 +40,7 @@ import numpy as np
 
 from . import _blockwise_kernel as _kernel
 from ._core import _TINY, _smallest_reaching
+from ._packed_order import descending_distinct
 from ._valuesort import RowDot
 from .calibration import ece_mce_from_sums
 
@@ -282,10 +283,12 @@ def _compiled_suite(
         return None
     n = c.size
     c = np.ascontiguousarray(c)
-    ascending = np.argsort(c)
-    order = np.empty(n, dtype=np.int32)
-    kernels.descending_int32(ascending, order)
-    del ascending
+    order = descending_distinct(c, kernels)
+    if order is None:  # ties: np.argsort's order within them
+        ascending = np.argsort(c)
+        order = np.empty(n, dtype=np.int32)
+        kernels.descending_int32(ascending, order)
+        del ascending
     success = False
     if w is None:
         mode, wo, totals = _kernel.SOFT, np.empty(0), _Totals(float(n))

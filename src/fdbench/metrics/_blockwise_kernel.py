@@ -48,6 +48,7 @@ from types import SimpleNamespace
 
 import numpy as np
 
+from . import _packed_order
 from ._curve_kernel import EINSUM_BUFFER, einsum_chunk_sum
 
 #: Products per chunk of ``np.einsum("ij,ij->i")`` on a long row, and groups per buffer.
@@ -415,6 +416,10 @@ def compiled_kernels() -> SimpleNamespace | None:
     if not dot_order_holds(row_dot):
         return None
     return SimpleNamespace(
+        key_range=jit(_packed_order._key_range),
+        packed_keys=jit(_packed_order._packed_keys),
+        order_runs=jit(_packed_order._order_runs),
+        descending_positions=jit(_packed_order._descending_positions),
         descending_int32=jit(_descending_int32),
         gather_weights=jit(_gather_weights),
         walk=jit(_walk),

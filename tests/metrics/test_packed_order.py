@@ -1,0 +1,120 @@
+"""The descending order of distinct confidences from one sort of packed keys is np.argsort's,
+element for element; any tie (-0.0 and 0.0 included) gives None; runs of keys whose high bits
+agree (forced with more position bits) are put in value order."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra.numpy import arrays
+
+from fdbench import metrics as M
+from fdbench.metrics import _blockwise_kernel
+from fdbench.metrics._packed_order import descending_distinct
+
+pytest.importorskip("numba")
+
+_FLOATS = st.one_of(
+    st.floats(allow_nan=False, allow_infinity=False),
+    st.sampled_from([0.0, -0.0, 1.0, -1.0, 5e-324, -5e-324, 1e308, -1e308, 0.5]),
+    st.integers(0, 40).map(lambda k: 1.0 + k * 2.0**-52),
+    st.integers(0, 40).map(lambda k: -(1.0 + k * 2.0**-52)),
+)
+
+
+@pytest.fixture(scope="module")
+def kernels():
+    compiled = _blockwise_kernel.compiled_kernels()
+    if compiled is None:
+        pytest.skip("numba's sums differ from this NumPy's einsum")
+    return compiled
+
+
+def _argsort_descending(c: np.ndarray) -> np.ndarray:
+    return np.argsort(c)[::-1].astype(np.int32)
+
+
+@settings(max_examples=300, deadline=None)
+@given(values=st.lists(_FLOATS, min_size=1, max_size=300), bits=st.sampled_from([None, 48, 60]))
+def test_distinct_confidences_give_np_argsort_order(kernels, values, bits):
+    c = np.array(values, dtype=np.float64)
+    _, first = np.unique(c, return_index=True)  # -0.0 and 0.0 are one value
+    c = c[np.sort(first)]
+    got = descending_distinct(c, kernels, bits=bits)
+    assert got is not None
+    assert got.dtype == np.int32
+    np.testing.assert_array_equal(got, _argsort_descending(c))
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    c=st.integers(2, 200).flatmap(lambda n: arrays(np.float64, n, elements=_FLOATS)),
+    bits=st.sampled_from([None, 48, 60]),
+)
+def test_any_tie_gives_none(kernels, c, bits):
+    distinct = np.unique(c).size == c.size
+    got = descending_distinct(c, kernels, bits=bits)
+    if distinct:
+        np.testing.assert_array_equal(got, _argsort_descending(c))
+    else:
+        assert got is None
+
+
+def test_signed_zeros_are_a_tie_and_crowded_values_are_ordered(kernels):
+    assert descending_distinct(np.array([0.0, 1.0, -0.0]), kernels) is None
+    rng = np.random.default_rng(3)
+    crowded = 1.0 - rng.permutation(50_000) * 2.0**-53  # 50,000 neighbouring floats below 1
+    for bits in (None, 60, 63):
+        np.testing.assert_array_equal(
+            descending_distinct(crowded, kernels, bits=bits), _argsort_descending(crowded)
+        )
+
+
+def test_weighted_and_soft_suites_take_it_with_the_same_values(kernels, monkeypatch):
+    """The compiled walk's values with the packed order equal the argsort engine's (distinct
+    confidences) and, with ties, come from np.argsort's order as before."""
+    from fdbench.metrics import _blockwise, suite
+
+    rng = np.random.default_rng(4)
+    n = 20_000
+    monkeypatch.setattr(_blockwise_kernel, "MIN_SAMPLES", 0)
+    calls = []
+    real = _blockwise.descending_distinct
+    monkeypatch.setattr(
+        _blockwise, "descending_distinct", lambda *a, **k: calls.append(real(*a, **k)) or calls[-1]
+    )
+    r = (rng.random(n) < 0.2).astype(np.float64)
+    soft = rng.random(n)
+    w = rng.random(n) + 0.1
+    for c in (rng.standard_normal(n), rng.random(n).round(3)):
+        for residuals, weights in ((r, w), (soft, None), (soft, w)):
+            got = M.evaluate_all(residuals, c, sample_weight=weights)
+            with monkeypatch.context() as m:
+                m.setattr(suite, "BLOCKWISE_MAX_SAMPLES", 0)
+                want = M.evaluate_all(residuals, c, sample_weight=weights)
+            assert list(got) == list(want)
+            assert np.array(list(got.values())).tobytes() == np.array(list(want.values())).tobytes()
+    assert [order is None for order in calls] == [False] * 3 + [True] * 3
+
+
+def test_rank_takes_it_from_packed_min_samples_with_the_same_values(kernels, monkeypatch):
+    """The argsort engine (labels, the bootstrap's point estimates) ranks by the packed order
+    from PACKED_MIN_SAMPLES on: the same suite, bit for bit, with and without ties."""
+    from fdbench.metrics import _core
+
+    rng = np.random.default_rng(6)
+    n = 30_000
+    labels = rng.integers(0, 7, n)
+    r = (rng.random(n) < 0.3).astype(np.float64)
+    w = rng.random(n) + 0.5
+    for c in (rng.standard_normal(n), rng.random(n).round(3)):
+        for weights in (None, w):
+            want = M.evaluate_all(r, c, labels=labels, sample_weight=weights)
+            with monkeypatch.context() as m:
+                m.setattr(_core, "PACKED_MIN_SAMPLES", 0)
+                assert (_core._packed_descending(c) is None) == (np.unique(c).size < n)
+                got = M.evaluate_all(r, c, labels=labels, sample_weight=weights)
+            assert list(got) == list(want)
+            assert np.array(list(got.values())).tobytes() == np.array(list(want.values())).tobytes()
