@@ -30,6 +30,9 @@ elif ! python -m pip install -q "torch==$TORCH_VERSION+cpu" 2>/dev/null; then
   python -m pip install -q "torch==$TORCH_VERSION" --index-url https://download.pytorch.org/whl/cpu
 fi
 python -m pip install -q -e ".[train,data,dev,integrations]"
+# An editable install is not byte-compiled: compile fdbench's modules once, so that a command
+# does not compile them again where PYTHONDONTWRITEBYTECODE is set (~0.1 s per command).
+python -m compileall -q src/fdbench >/dev/null
 SUDO=""
 if [ "$(id -u)" != 0 ] && command -v sudo >/dev/null; then SUDO="sudo"; fi
 if command -v apt-get >/dev/null && { [ -n "$SUDO" ] || [ "$(id -u)" = 0 ]; }; then

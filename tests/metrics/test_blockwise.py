@@ -214,6 +214,54 @@ def test_compiled_walk_is_taken_from_min_samples(monkeypatch):
     assert calls == [1]
 
 
+def _outcome(r, c, w):
+    try:
+        return evaluate_all(r, c, sample_weight=w)
+    except (ValueError, TypeError) as error:
+        return type(error), str(error)
+
+
+def test_one_pass_input_check_answers_as_check_inputs(monkeypatch):
+    """From MIN_SAMPLES on, weighted or soft inputs are checked in one compiled pass: the same
+    values where they are valid, and where anything needs check_inputs (NaN, inf, negative
+    residuals or weights, zero weights, weights at the ends of the float64 range, float32
+    weights, other shapes) the same values or the same error."""
+    monkeypatch.setattr(_blockwise_kernel, "MIN_SAMPLES", 0)
+    rng = np.random.default_rng(9)
+    n = 3000
+    r = (rng.random(n) < 0.2).astype(np.float64)
+    soft, c, w = rng.random(n), rng.standard_normal(n), rng.random(n) + 0.1
+    cases = [(r, c, w), (soft, c, None), (soft, c, w), (r, c, None)]
+    for position, value in ((0, np.nan), (7, np.inf), (n - 1, -np.inf)):
+        bad_c = c.copy()
+        bad_c[position] = value
+        cases.append((soft, bad_c, None))
+    for bad in (-0.5, np.nan, np.inf):
+        bad_r = soft.copy()
+        bad_r[11] = bad
+        cases += [(bad_r, c, None), (bad_r, c, w)]
+    for bad in (0.0, -1.0, np.nan, np.inf):
+        bad_w = w.copy()
+        bad_w[5] = bad
+        cases.append((r, c, bad_w))
+    cases += [(r, c, w * 1e300), (r, c, w * 1e-300), (r, c, w.astype(np.float32))]
+    cases += [(soft, c, w[:-1]), (soft[:-1], c, None), (soft.reshape(2, -1), c, None)]
+    taken = []
+    real = suite.compiled_inputs
+    monkeypatch.setattr(suite, "compiled_inputs", lambda *a: taken.append(real(*a)) or taken[-1])
+    for inputs in cases:
+        got = _outcome(*inputs)
+        with monkeypatch.context() as m:
+            m.setattr(suite, "compiled_inputs", lambda *a: None)
+            want = _outcome(*inputs)
+        if isinstance(want, dict):
+            _assert_identical(got, want)
+        else:
+            assert got == want
+    assert [t is not None for t in taken[:4]] == [True] * 4
+    assert sum(t is not None for t in taken[4:]) == 0
+
+
 def test_whole_number_weights_beyond_exact_totals_take_the_numpy_walk(compiled_walk):
     """W - L of whole-number weights summing past 2^53 is inexact: the NumPy walk answers."""
     r = np.array([0.0, 1.0, 0.0, 1.0])

@@ -37,10 +37,12 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from . import _blockwise_kernel as _kernel
 from ._core import _TINY, _smallest_reaching
 from ._packed_order import descending_distinct
+from ._validation import _as_1d_float, rescale_weights
 from ._valuesort import RowDot
 from .calibration import ece_mce_from_sums
 
@@ -55,6 +57,39 @@ def descending_order(confidence: np.ndarray) -> np.ndarray:
     """The argsort engine's descending order (:func:`~fdbench.metrics._core.rank`) as int32."""
     ascending = np.argsort(confidence)
     return ascending[::-1].astype(np.int32)
+
+
+def compiled_inputs(
+    residuals: ArrayLike,
+    confidence: ArrayLike,
+    sample_weight: ArrayLike | None,
+    max_samples: int = MAX_SAMPLES,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray | None, bool] | None:
+    """``(residuals, confidence, weights, binary)`` as ``check_inputs`` and the 0/1 test of
+    ``evaluate_all`` give them, from one compiled pass (``_blockwise_kernel._scan_inputs``),
+    for ``_blockwise_kernel.MIN_SAMPLES`` to ``max_samples`` (at most :data:`MAX_SAMPLES`)
+    samples. ``None`` where the pass does not apply (another size, weights that are not
+    float64, kernels that do not compile here) or where an input needs ``check_inputs``,
+    which then names the problem, drops zero weights or rescales weights at the ends of the
+    float64 range."""
+    r = _as_1d_float(residuals, "residuals")
+    c = _as_1d_float(confidence, "confidence")
+    if r.shape != c.shape or not _kernel.MIN_SAMPLES <= r.size <= min(max_samples, MAX_SAMPLES):
+        return None
+    w = None
+    if sample_weight is not None:
+        w = np.asarray(sample_weight)
+        if w.dtype != np.float64 or w.shape != r.shape:
+            return None
+    kernels = _kernel.compiled_kernels()
+    if kernels is None:
+        return None
+    found = np.empty(2)
+    if not kernels.scan_inputs(r, c, np.empty(0) if w is None else w, w is not None, found):
+        return None
+    if w is not None and rescale_weights(np.array([found[1]]))[0] != found[1]:
+        return None
+    return r, c, w, bool(found[0])
 
 
 def _sequential_total(values: np.ndarray, carry: float) -> float:

@@ -44,6 +44,7 @@ repays that start within a process of a few tens of calls.
 from __future__ import annotations
 
 import functools
+import math
 from types import SimpleNamespace
 
 import numpy as np
@@ -92,6 +93,30 @@ SOFT, SOFT_WEIGHTED, BINARY = range(3)
     EDGE,
 ) = range(12)
 STATE_SIZE = 12
+
+
+def _scan_inputs(
+    r: np.ndarray, c: np.ndarray, w: np.ndarray, weighted: bool, out: np.ndarray
+) -> bool:
+    """Whether every confidence is finite, every residual finite and >= 0 and, when
+    ``weighted``, every weight finite and > 0 (``check_inputs`` accepts these as they are);
+    then out = (1.0 when every residual is 0 or 1 else 0.0, the largest weight). One pass
+    over the arrays instead of ``check_inputs``' and the 0/1 test's temporaries."""
+    binary = True
+    largest = 0.0
+    for i in range(r.shape[0]):
+        x = r[i]
+        if not (math.isfinite(c[i]) and math.isfinite(x) and x >= 0.0):
+            return False
+        binary = binary and (x == 0.0 or x == 1.0)
+        if weighted:
+            v = w[i]
+            if not (math.isfinite(v) and v > 0.0):
+                return False
+            largest = max(largest, v)
+    out[0] = 1.0 if binary else 0.0
+    out[1] = largest
+    return True
 
 
 def _descending_int32(ascending: np.ndarray, out: np.ndarray) -> None:
@@ -420,6 +445,7 @@ def compiled_kernels() -> SimpleNamespace | None:
         packed_keys=jit(_packed_order._packed_keys),
         order_runs=jit(_packed_order._order_runs),
         descending_positions=jit(_packed_order._descending_positions),
+        scan_inputs=jit(_scan_inputs),
         descending_int32=jit(_descending_int32),
         gather_weights=jit(_gather_weights),
         walk=jit(_walk),

@@ -10,7 +10,7 @@ from numpy.typing import ArrayLike
 
 from ._balanced import class_codes, class_mean_selective_risk
 from ._blockwise import MAX_SAMPLES as BLOCKWISE_MAX_SAMPLES
-from ._blockwise import blockwise_suite, unit_optimum
+from ._blockwise import blockwise_suite, compiled_inputs, unit_optimum
 from ._core import (
     ScratchPool,
     ap_error_from_cum,
@@ -154,6 +154,10 @@ def evaluate_all(
         fast = compiled_binary_unit(residuals, confidence, MAX_SAMPLES)
         if fast is not None:
             return _binary_unit(*fast)
+    if labels is None and logits is None and probs is None:
+        checked = compiled_inputs(residuals, confidence, sample_weight, BLOCKWISE_MAX_SAMPLES)
+        if checked is not None and (checked[2] is not None or not checked[3]):
+            return _blockwise(*checked)
     r, c, w, keep = check_inputs(residuals, confidence, sample_weight)
     if logits is not None and probs is not None:
         raise ValueError("probs: give either logits or probs, not both")
