@@ -245,3 +245,40 @@ def test_value_sort_ignores_setbufsize(compiled, monkeypatch):
     finally:
         np.setbufsize(saved)
     _assert_same_bits(fast, engine)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    n=st.integers(2, 6 * 8192),
+    decimals=st.sampled_from([None, 0, 1, 2, 4]),
+    rate=st.sampled_from([0.0, 0.01, 0.05, 0.3, 0.97, 1.0]),
+    ordered=st.booleans(),
+    seed=st.integers(0, 2**32 - 1),
+)
+def test_compiled_walk_in_two_segments_equals_one(n, decimals, rate, ordered, seed):
+    """With a second CPU the sort runs beside the failures' extraction and the groups are
+    walked in two segments on two threads (here blocks of one einsum chunk, so that small
+    inputs split): every value equals the one-thread walk and the argsort engine, bit for bit,
+    whether 95 % coverage, the TPR thresholds or the last risk <= 0.05 fall in the first
+    segment, the second or at the split (``ordered``: failures at the lowest confidences)."""
+    rng = np.random.default_rng(seed)
+    r = (rng.random(n) < rate).astype(np.float64)
+    c = rng.random(n) - (1.5 if ordered else 0.2) * r * rng.random(n)
+    if decimals is not None:
+        c = np.round(c, decimals)
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(_valuesort, "COMPILED_MIN_SAMPLES", 1)
+        m.setattr(_valuesort, "BLOCK", 8192)
+        split = []
+        real = _valuesort._segment_state
+        m.setattr(_valuesort, "_segment_state", lambda *a: split.append(a[3]) or real(*a))
+        m.setattr(_valuesort, "_second_thread_allowed", lambda: True)
+        two = evaluate_all(r, c)
+        m.setattr(_valuesort, "_second_thread_allowed", lambda: False)
+        one = evaluate_all(r, c)
+        m.setattr(suite, "MAX_SAMPLES", 0)
+        engine = evaluate_all(r, c)
+    groups = np.unique(c).size
+    assert (max(split) > 0) == (groups >= 2 * 8192)
+    _assert_same_bits(two, one)
+    _assert_identical(two, engine)

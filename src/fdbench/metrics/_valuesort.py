@@ -31,14 +31,19 @@ values bit for bit; below it numba's first call (~2.3 s) would outweigh the gain
 from __future__ import annotations
 
 import bisect
+import functools
 import math
 import operator
+import threading
 from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
 from types import SimpleNamespace
 from typing import NamedTuple
 
 import numpy as np
 from numpy.typing import ArrayLike
+
+from fdbench.core.threads import usable_threads
 
 from . import _valuesort_kernel as kernel
 from ._core import _smallest_reaching, optimal_binary_unit
@@ -173,14 +178,24 @@ def compiled_binary_unit(
     K = compiled()
     if K is None or BLOCK % kernel.CHUNK:
         return None
-    buffer = np.empty(c.size)
-    n_fail = K.binary_failures(r, c, buffer)
+    sorting = _sort_beside(c)
+    if sorting is None:
+        buffer = np.empty(c.size)
+        n_fail = K.binary_failures(r, c, buffer)
+        c_fail = buffer[: max(n_fail, 0)].copy()
+        del buffer
+    else:  # the sort's copy of N is alive: the failures counted first, then extracted
+        n_fail = K.count_failures(r, c)
+        c_fail = np.empty(max(n_fail, 0) + 1)
+        if n_fail >= 0:
+            K.extract_failures(r, c, c_fail)
+        c_fail = c_fail[:-1]
     if n_fail < 0:
+        if sorting is not None:
+            sorting.result()
         return None
-    c_fail = buffer[:n_fail].copy()
-    del buffer
     c_fail.sort()
-    ascending = np.sort(c)
+    ascending = np.sort(c) if sorting is None else sorting.result()
     d = ascending[::-1]
     changes = K.count_changes(ascending)
     ends = None
@@ -190,6 +205,28 @@ def compiled_binary_unit(
     n_groups = d.size if ends is None else ends.size
     walk = _walk_compiled(K, ascending, ends, c_fail, n_groups)
     return r, c, _suite(d, ends, c_fail, walk, n_groups)
+
+
+@functools.cache
+def _second_thread() -> ThreadPoolExecutor:
+    """One worker thread for the compiled value-sort path's second piece of work."""
+    return ThreadPoolExecutor(max_workers=1, thread_name_prefix="fdbench-valuesort")
+
+
+def _second_thread_allowed() -> bool:
+    """Whether the value-sort path may run work on :func:`_second_thread`: this process may use
+    two CPUs (``FDBENCH_THREADS``, the affinity mask) and the call comes from the main thread
+    (not from the evaluation's own threads, which already use the CPUs)."""
+    return threading.current_thread() is threading.main_thread() and usable_threads() >= 2
+
+
+def _sort_beside(confidence: np.ndarray) -> Future[np.ndarray] | None:
+    """``np.sort(confidence)`` started on :func:`_second_thread` (NumPy's sort releases the
+    GIL), so that it runs while the calling thread extracts and sorts the failures; ``None``
+    (sort in the calling thread) where :func:`_second_thread_allowed` says no."""
+    if not _second_thread_allowed():
+        return None
+    return _second_thread().submit(np.sort, confidence)
 
 
 class _Walk(NamedTuple):
@@ -309,44 +346,89 @@ def _walk_compiled(
 ) -> _Walk:
     """:func:`_walk` by the compiled pass
     (:func:`~fdbench.metrics._valuesort_kernel._walk_block`) per block of :data:`BLOCK` groups,
-    the sums of rounded terms in the order of :class:`RowDot` too."""
+    the sums of rounded terms in the order of :class:`RowDot` too.
+
+    Each block logs its chunks' sums (:func:`~fdbench.metrics._valuesort_kernel._chunk_sums`),
+    added in chunk order at the end, so that the groups can be walked in two segments at once:
+    from two blocks per thread on, where this process may use a second CPU
+    (:func:`_second_thread_allowed`), the second half of the blocks runs on another thread,
+    started from the W, L and unplaced failures of the group before it (found by a binary
+    search among the failures), and the segments' integer sums (exact), minima, first and last
+    groups are combined; every value is the sequential walk's bit for bit."""
     n, n_fail = ascending.size, c_fail.size
     total = float(n)
     reach = _reach_tp(n - n_fail)
     sums = np.array(
         [total, float(n_fail), _smallest_reaching(total, 0.95), reach[0.95], reach[0.80]]
     )
+    group_ends = np.empty(0, dtype=np.int32) if ends is None else ends
+    log = np.empty((-(-n_groups // kernel.CHUNK), 3))
+    split = (n_groups // 2) // BLOCK * BLOCK
+    if split == 0 or not _second_thread_allowed():
+        split = n_groups
+    segments = [(0, split), (split, n_groups)] if split < n_groups else [(0, n_groups)]
+    states = [_segment_state(ascending, ends, c_fail, g, sums[2]) for g, _ in segments]
+
+    def walk(segment: int) -> None:
+        g_start, g_stop = segments[segment]
+        rows = np.empty((6, min(BLOCK, g_stop - g_start) + 2))
+        for g0 in range(g_start, g_stop, BLOCK):
+            g1 = min(g0 + BLOCK, g_stop)
+            K.walk_block(
+                ascending, group_ends, c_fail, g0, g1, n_groups, sums, states[segment], rows, log
+            )
+
+    if len(segments) == 2:
+        second = _second_thread().submit(walk, 1)
+        walk(0)
+        second.result()
+    else:
+        walk(0)
+    dots = [0.0, 0.0, 0.0]
+    for chunk in log.tolist():
+        dots = [dot + term for dot, term in zip(dots, chunk, strict=True)]
+    first, last = states[0], states[-1]
+    tp = {}
+    for tpr, slot in ((0.95, kernel.TP95), (0.80, kernel.TP80)):
+        found = [float(state[slot]) for state in states if state[slot] == state[slot]]
+        tp[tpr] = found[0] if found else math.nan
+    reached = [state for state in states if state[kernel.RISK_AT] == state[kernel.RISK_AT]]
+    covered = float(last[kernel.COVERED])
+    return _Walk(
+        dots[0],
+        dots[1],
+        dots[2],
+        float(first[kernel.HEAD]),
+        float(sum(float(state[kernel.AUGRC]) for state in states)),
+        float(sum(float(state[kernel.AUROC]) for state in states)),
+        tp,
+        float(min(state[kernel.WORKING] for state in states)),
+        float(reached[0][kernel.RISK_AT]) if reached else math.nan,
+        covered if covered >= 0 else float(first[kernel.COVERED]),
+    )
+
+
+def _segment_state(
+    ascending: np.ndarray, ends: np.ndarray | None, c_fail: np.ndarray, g: int, reach_w: float
+) -> np.ndarray:
+    """The walk's state before group ``g``: W and L of group g - 1, the failures not yet
+    placed (those below its threshold), whether 95 % coverage is reached; the searches unset
+    (NaN, +inf) and, after group 0, the last group of risk <= 0.05 unset (-1)."""
     state = np.zeros(kernel.STATE_SIZE)
-    state[kernel.HI] = n_fail
     state[[kernel.TP95, kernel.TP80, kernel.RISK_AT]] = math.nan
     state[kernel.WORKING] = math.inf
-    rows = np.empty((6, min(BLOCK, n_groups) + 2))
-    group_ends = np.empty(0, dtype=np.int32) if ends is None else ends
-    for g0 in range(0, n_groups, BLOCK):
-        K.walk_block(
-            ascending,
-            group_ends,
-            c_fail,
-            g0,
-            min(g0 + BLOCK, n_groups),
-            n_groups,
-            sums,
-            state,
-            rows,
-        )
-    at = kernel.SUM_AURC
-    return _Walk(
-        float(state[at]),
-        float(state[at + 1]),
-        float(state[at + 2]),
-        float(state[kernel.HEAD]),
-        float(state[kernel.AUGRC]),
-        float(state[kernel.AUROC]),
-        {0.95: float(state[kernel.TP95]), 0.80: float(state[kernel.TP80])},
-        float(state[kernel.WORKING]),
-        float(state[kernel.RISK_AT]),
-        float(state[kernel.COVERED]),
-    )
+    state[kernel.HI] = c_fail.size
+    if g == 0:
+        return state
+    last = int(ends[g - 1]) if ends is not None else g - 1
+    tau = ascending[ascending.size - 1 - last]
+    unplaced = int(np.searchsorted(c_fail, tau, side="left"))
+    state[kernel.W_PREV] = float(last + 1)
+    state[kernel.L_PREV] = float(c_fail.size - unplaced)
+    state[kernel.HI] = unplaced
+    state[kernel.FOUND_W] = 1.0 if last + 1 >= reach_w else 0.0
+    state[kernel.COVERED] = -1.0
+    return state
 
 
 def _suite(

@@ -76,6 +76,28 @@ def _binary_failures(residuals: np.ndarray, confidence: np.ndarray, out: np.ndar
     return k
 
 
+def _count_failures(residuals: np.ndarray, confidence: np.ndarray) -> int:
+    """The number of samples with residual 1 when every confidence is finite and every
+    residual is 0 or 1, else -1 (:func:`_binary_failures`' checks, without its N-sized
+    output: the value-sort path's two-thread mode, whose sort holds a copy of N)."""
+    k = 0
+    for i in range(residuals.shape[0]):
+        x = residuals[i]
+        if not (x == 0.0 or x == 1.0) or not math.isfinite(confidence[i]):
+            return -1
+        k += x == 1.0
+    return k
+
+
+def _extract_failures(residuals: np.ndarray, confidence: np.ndarray, out: np.ndarray) -> None:
+    """The confidences of the samples with residual 1 to ``out`` in sample order (``out``
+    one longer than their number: every confidence is written at the next free place)."""
+    k = 0
+    for i in range(residuals.shape[0]):
+        out[k] = confidence[i]
+        k += residuals[i] == 1.0
+
+
 def _count_changes(d: np.ndarray) -> int:
     """Number of positions i with d[i + 1] != d[i]."""
     k = 0
@@ -126,20 +148,35 @@ def _chunk_sum3(p: np.ndarray, start: int, stop: int) -> tuple[float, float, flo
 def _ordered_sums(p: np.ndarray, m: int, m_last: int, acc: np.ndarray) -> None:
     """acc[k] += the sum of row k + 1 of ``p`` over columns 0..m-1 (row 3: 0..m_last-1, with
     m_last <= m) as ``np.einsum("ij,ij->i")`` sums a row of products: chunks of
-    :data:`CHUNK` columns (NumPy's buffer) each summed by :func:`einsum_chunk_sum` and added to the
-    running total in turn. Blocks of whole chunks continue a row exactly."""
+    :data:`CHUNK` columns (NumPy's buffer) each summed by :func:`einsum_chunk_sum`
+    (:func:`_chunk_sums`) and added to the running total in turn. Blocks of whole chunks
+    continue a row exactly."""
+    log = np.empty(((m + CHUNK - 1) // CHUNK, 3))
+    chunk_sums(p, m, m_last, log)
+    for k in range(log.shape[0]):
+        acc[0] = acc[0] + log[k, 0]
+        acc[1] = acc[1] + log[k, 1]
+        acc[2] = acc[2] + log[k, 2]
+
+
+def _chunk_sums(p: np.ndarray, m: int, m_last: int, log: np.ndarray) -> None:
+    """log[k] = what :func:`_ordered_sums` adds to its three totals for chunk k of rows 1-3
+    of ``p`` (columns 0..m-1, row 3 0..m_last-1): each row's :func:`einsum_chunk_sum`, -0.0
+    where row 3 adds nothing (x + -0.0 is x for every x, so that adding the log in order gives
+    :func:`_ordered_sums`' totals bit for bit)."""
+    k = 0
     for start in range(0, m, CHUNK):
         stop = min(start + CHUNK, m)
         if min(stop, m_last) == stop:
             a, b, c = chunk_sum3(p, start, stop)
-            acc[0] = acc[0] + a
-            acc[1] = acc[1] + b
-            acc[2] = acc[2] + c
+            log[k, 0] = a
+            log[k, 1] = b
+            log[k, 2] = c
         else:
-            acc[0] = acc[0] + chunk_sum(p[1], start, stop)
-            acc[1] = acc[1] + chunk_sum(p[2], start, stop)
-            if m_last > start:
-                acc[2] = acc[2] + chunk_sum(p[3], start, m_last)
+            log[k, 0] = chunk_sum(p[1], start, stop)
+            log[k, 1] = chunk_sum(p[2], start, stop)
+            log[k, 2] = chunk_sum(p[3], start, m_last) if m_last > start else -0.0
+        k += 1
 
 
 def _walk_block(
@@ -152,6 +189,7 @@ def _walk_block(
     sums: np.ndarray,
     state: np.ndarray,
     rows: np.ndarray,
+    log: np.ndarray,
 ) -> None:
     """Groups g0..g1-1 of the sorted confidences in descending order, d = ``ascending[::-1]``
     (tie groups ending at ``ends``, positions in d; every group one sample when ``ends`` is
@@ -234,8 +272,7 @@ def _walk_block(
         rows[1, j] = (Wx[j + 2] - w_before) * risk
         rows[2, j] = (tp - (w_before - Lx[j])) * (tp / w)
         rows[3, j] = (Lx[j + 2] - cum) * ((fails - cum) / (total - w))
-    acc = state[SUM_AURC:]
-    ordered_sums(rows, m, m if g1 < n_groups else m - 1, acc)
+    chunk_sums(rows, m, m if g1 < n_groups else m - 1, log[g0 // CHUNK :])
     # TP is non-decreasing: a threshold is searched only in the block where TP reaches it
     tp95 = state[TP95]
     tp80 = state[TP80]
@@ -304,6 +341,7 @@ def order_holds(ordered_sums: Callable[..., None]) -> bool:
 #: resolves them when it compiles the walk).
 chunk_sum = einsum_chunk_sum
 chunk_sum3 = _chunk_sum3
+chunk_sums = _chunk_sums
 ordered_sums = _ordered_sums
 
 
@@ -317,14 +355,17 @@ def compiled() -> SimpleNamespace | None:
     except ImportError:
         return None
     jit = njit(cache=True, error_model="numpy", nogil=True)
-    global chunk_sum, chunk_sum3, ordered_sums
+    global chunk_sum, chunk_sum3, chunk_sums, ordered_sums
     chunk_sum = jit(einsum_chunk_sum)
     chunk_sum3 = jit(_chunk_sum3)
+    chunk_sums = jit(_chunk_sums)
     ordered_sums = jit(_ordered_sums)
     if not order_holds(ordered_sums):
         return None
     return SimpleNamespace(
         binary_failures=jit(_binary_failures),
+        count_failures=jit(_count_failures),
+        extract_failures=jit(_extract_failures),
         count_changes=jit(_count_changes),
         fill_group_ends=jit(_fill_group_ends),
         walk_block=jit(_walk_block),
