@@ -58,3 +58,33 @@ def test_usable_threads_reads_the_environment(monkeypatch):
         monkeypatch.setenv(THREADS_ENV, bad)
         with pytest.raises(ValueError, match=THREADS_ENV):
             usable_threads()
+
+
+def test_beside_runs_on_a_second_thread_only_where_allowed(monkeypatch):
+    """From the main thread with two CPUs the function runs on the shared second thread;
+    with FDBENCH_THREADS=1, or from another thread, in the calling thread; its result and its
+    exception come back through the future either way."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from fdbench.core.threads import beside, second_thread_allowed
+
+    def where() -> str:
+        return threading.current_thread().name
+
+    def fail() -> None:
+        raise KeyError("x")
+
+    monkeypatch.setenv(THREADS_ENV, "2")
+    assert second_thread_allowed()
+    assert beside(where).result().startswith("fdbench-beside")
+    with pytest.raises(KeyError):
+        beside(fail).result()
+    with ThreadPoolExecutor(1) as pool:
+        name = pool.submit(lambda: (threading.current_thread().name, beside(where).result()))
+        caller, ran = name.result()
+    assert ran == caller
+    monkeypatch.setenv(THREADS_ENV, "1")
+    assert not second_thread_allowed()
+    assert beside(where).result() == threading.current_thread().name
+    with pytest.raises(KeyError):
+        beside(fail).result()

@@ -272,9 +272,9 @@ def test_compiled_walk_in_two_segments_equals_one(n, decimals, rate, ordered, se
         split = []
         real = _valuesort._segment_state
         m.setattr(_valuesort, "_segment_state", lambda *a: split.append(a[3]) or real(*a))
-        m.setattr(_valuesort, "_second_thread_allowed", lambda: True)
+        m.setattr(_valuesort, "second_thread_allowed", lambda: True)
         two = evaluate_all(r, c)
-        m.setattr(_valuesort, "_second_thread_allowed", lambda: False)
+        m.setattr(_valuesort, "second_thread_allowed", lambda: False)
         one = evaluate_all(r, c)
         m.setattr(suite, "MAX_SAMPLES", 0)
         engine = evaluate_all(r, c)

@@ -12,12 +12,21 @@ may run on (``os.sched_getaffinity``) is used.
 
 from __future__ import annotations
 
+import functools
 import os
+import threading
 from collections.abc import Callable, Iterable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import TypeVar
 
-__all__ = ["THREADS_ENV", "thread_map", "usable_cpus", "usable_threads"]
+__all__ = [
+    "THREADS_ENV",
+    "beside",
+    "second_thread_allowed",
+    "thread_map",
+    "usable_cpus",
+    "usable_threads",
+]
 
 #: The environment variable that caps the threads of :func:`usable_threads`.
 THREADS_ENV = "FDBENCH_THREADS"
@@ -59,3 +68,29 @@ def thread_map(
         return [function(item) for item in work]
     with ThreadPoolExecutor(max_workers=min(threads, len(work))) as pool:
         return list(pool.map(function, work))
+
+
+@functools.cache
+def _second_thread() -> ThreadPoolExecutor:
+    return ThreadPoolExecutor(max_workers=1, thread_name_prefix="fdbench-beside")
+
+
+def second_thread_allowed() -> bool:
+    """Whether a numeric routine may hand a piece of its work to a second thread
+    (:func:`beside`): the call comes from the main thread (not from a stage's own threads,
+    which already use the CPUs) and the process may use two CPUs (:func:`usable_threads`)."""
+    return threading.current_thread() is threading.main_thread() and usable_threads() >= 2
+
+
+def beside(function: Callable[..., _Out], *args: object) -> Future[_Out]:
+    """``function(*args)`` started on a second thread where :func:`second_thread_allowed`
+    (one shared worker; NumPy and compiled kernels release the GIL), else run now in the
+    calling thread; either way its future, whose ``result()`` raises what it raised."""
+    if second_thread_allowed():
+        return _second_thread().submit(function, *args)
+    done: Future[_Out] = Future()
+    try:
+        done.set_result(function(*args))
+    except BaseException as error:  # handed to the caller by result(), as a thread would
+        done.set_exception(error)
+    return done

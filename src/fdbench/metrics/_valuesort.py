@@ -31,19 +31,16 @@ values bit for bit; below it numba's first call (~2.3 s) would outweigh the gain
 from __future__ import annotations
 
 import bisect
-import functools
 import math
 import operator
-import threading
 from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor
 from types import SimpleNamespace
 from typing import NamedTuple
 
 import numpy as np
 from numpy.typing import ArrayLike
 
-from fdbench.core.threads import usable_threads
+from fdbench.core.threads import beside, second_thread_allowed
 
 from . import _valuesort_kernel as kernel
 from ._core import _smallest_reaching, optimal_binary_unit
@@ -178,7 +175,7 @@ def compiled_binary_unit(
     K = compiled()
     if K is None or BLOCK % kernel.CHUNK:
         return None
-    sorting = _sort_beside(c)
+    sorting = beside(np.sort, c) if second_thread_allowed() else None
     if sorting is None:
         buffer = np.empty(c.size)
         n_fail = K.binary_failures(r, c, buffer)
@@ -205,28 +202,6 @@ def compiled_binary_unit(
     n_groups = d.size if ends is None else ends.size
     walk = _walk_compiled(K, ascending, ends, c_fail, n_groups)
     return r, c, _suite(d, ends, c_fail, walk, n_groups)
-
-
-@functools.cache
-def _second_thread() -> ThreadPoolExecutor:
-    """One worker thread for the compiled value-sort path's second piece of work."""
-    return ThreadPoolExecutor(max_workers=1, thread_name_prefix="fdbench-valuesort")
-
-
-def _second_thread_allowed() -> bool:
-    """Whether the value-sort path may run work on :func:`_second_thread`: this process may use
-    two CPUs (``FDBENCH_THREADS``, the affinity mask) and the call comes from the main thread
-    (not from the evaluation's own threads, which already use the CPUs)."""
-    return threading.current_thread() is threading.main_thread() and usable_threads() >= 2
-
-
-def _sort_beside(confidence: np.ndarray) -> Future[np.ndarray] | None:
-    """``np.sort(confidence)`` started on :func:`_second_thread` (NumPy's sort releases the
-    GIL), so that it runs while the calling thread extracts and sorts the failures; ``None``
-    (sort in the calling thread) where :func:`_second_thread_allowed` says no."""
-    if not _second_thread_allowed():
-        return None
-    return _second_thread().submit(np.sort, confidence)
 
 
 class _Walk(NamedTuple):
@@ -351,10 +326,11 @@ def _walk_compiled(
     Each block logs its chunks' sums (:func:`~fdbench.metrics._valuesort_kernel._chunk_sums`),
     added in chunk order at the end, so that the groups can be walked in two segments at once:
     from two blocks per thread on, where this process may use a second CPU
-    (:func:`_second_thread_allowed`), the second half of the blocks runs on another thread,
-    started from the W, L and unplaced failures of the group before it (found by a binary
-    search among the failures), and the segments' integer sums (exact), minima, first and last
-    groups are combined; every value is the sequential walk's bit for bit."""
+    (:func:`fdbench.core.threads.second_thread_allowed`), the second half of the blocks runs
+    on another thread, started from the W, L and unplaced failures of the group before it
+    (found by a binary search among the failures), and the segments' integer sums (exact),
+    minima, first and last groups are combined; every value is the sequential walk's bit for
+    bit."""
     n, n_fail = ascending.size, c_fail.size
     total = float(n)
     reach = _reach_tp(n - n_fail)
@@ -364,7 +340,7 @@ def _walk_compiled(
     group_ends = np.empty(0, dtype=np.int32) if ends is None else ends
     log = np.empty((-(-n_groups // kernel.CHUNK), 3))
     split = (n_groups // 2) // BLOCK * BLOCK
-    if split == 0 or not _second_thread_allowed():
+    if split == 0 or not second_thread_allowed():
         split = n_groups
     segments = [(0, split), (split, n_groups)] if split < n_groups else [(0, n_groups)]
     states = [_segment_state(ascending, ends, c_fail, g, sums[2]) for g, _ in segments]
@@ -379,7 +355,7 @@ def _walk_compiled(
             )
 
     if len(segments) == 2:
-        second = _second_thread().submit(walk, 1)
+        second = beside(walk, 1)
         walk(0)
         second.result()
     else:
