@@ -36,16 +36,18 @@ def _ranked_curve(residuals, confidence, labels):
     return values, seen[0]
 
 
-@settings(max_examples=150, deadline=None)
-@given(
-    data=st.integers(1, 300).flatmap(
-        lambda n: st.tuples(
-            arrays(np.float64, n, elements=st.sampled_from([0.0, 1.0])),
-            arrays(np.float64, n, elements=_CONFIDENCES),
-            arrays(np.int64, n, elements=st.integers(0, 3)),
-        )
+#: 0/1 residuals, confidences and class labels of one length (1 to 300).
+_INPUTS = st.integers(1, 300).flatmap(
+    lambda n: st.tuples(
+        arrays(np.float64, n, elements=st.sampled_from([0.0, 1.0])),
+        arrays(np.float64, n, elements=_CONFIDENCES),
+        arrays(np.int64, n, elements=st.integers(0, 3)),
     )
 )
+
+
+@settings(max_examples=150, deadline=None)
+@given(data=_INPUTS)
 def test_ranked_unit_curve_equals_binary_unit_curve(data):
     """Heavy ties, signed zeros, extreme values, N = 1, one class, all failures or none."""
     residuals, confidence, labels = data
@@ -60,24 +62,16 @@ def test_ranked_unit_curve_equals_binary_unit_curve(data):
 
 
 @settings(max_examples=150, deadline=None)
-@given(
-    data=st.integers(1, 300).flatmap(
-        lambda n: st.tuples(
-            arrays(np.float64, n, elements=st.sampled_from([0.0, 1.0])),
-            arrays(np.float64, n, elements=_CONFIDENCES),
-        )
-    ),
-    max_points=st.integers(2, 40),
-)
+@given(data=_INPUTS, max_points=st.integers(2, 40))
 def test_ranked_thinned_curve_equals_the_thinned_full_curve(data, max_points):
     """Only the kept points divided: the same float64 values as thinning the full curve, for
     curves shorter and longer than ``max_points`` (ties, one group, N = 1)."""
-    residuals, confidence = data
+    residuals, confidence, labels = data
     seen = []
     M.evaluate_all(
         residuals,
         confidence,
-        labels=np.zeros(residuals.size, dtype=np.int64),
+        labels=labels,
         on_ranking=lambda W, L: seen.append(
             (
                 ranked_thinned_curve(W, L, max_points),
