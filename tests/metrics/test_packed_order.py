@@ -100,9 +100,9 @@ def test_weighted_and_soft_suites_take_it_with_the_same_values(kernels, monkeypa
 
 
 def test_rank_takes_it_from_packed_min_samples_with_the_same_values(kernels, monkeypatch):
-    """The argsort engine (labels, the bootstrap's point estimates) ranks by the packed order
-    from PACKED_MIN_SAMPLES on: the same suite, bit for bit, with and without ties."""
-    from fdbench.metrics import _core
+    """evaluate_all's argsort engine (labels) ranks by the packed order from
+    RANK_PACKED_MIN_SAMPLES on: the same suite, bit for bit, with and without ties."""
+    from fdbench.metrics import _blockwise
 
     rng = np.random.default_rng(6)
     n = 30_000
@@ -113,8 +113,8 @@ def test_rank_takes_it_from_packed_min_samples_with_the_same_values(kernels, mon
         for weights in (None, w):
             want = M.evaluate_all(r, c, labels=labels, sample_weight=weights)
             with monkeypatch.context() as m:
-                m.setattr(_core, "PACKED_MIN_SAMPLES", 0)
-                assert (_core._packed_descending(c) is None) == (np.unique(c).size < n)
+                m.setattr(_blockwise, "RANK_PACKED_MIN_SAMPLES", 0)
+                assert (_blockwise.packed_descending(c) is None) == (np.unique(c).size < n)
                 got = M.evaluate_all(r, c, labels=labels, sample_weight=weights)
             assert list(got) == list(want)
             assert np.array(list(got.values())).tobytes() == np.array(list(want.values())).tobytes()

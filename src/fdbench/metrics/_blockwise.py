@@ -53,6 +53,24 @@ MAX_SAMPLES = int(np.iinfo(np.int32).max)
 _N_BINS = 15
 
 
+#: Samples from which ``evaluate_all``'s argsort engine (labels) ranks distinct confidences by
+#: the packed order (numba: ~0.5 s to load once per process) instead of ``np.argsort``.
+RANK_PACKED_MIN_SAMPLES = 1 << 21
+
+
+def packed_descending(confidence: np.ndarray) -> np.ndarray | None:
+    """:func:`~fdbench.metrics._packed_order.descending_distinct` of a contiguous float64
+    ``confidence`` of at least :data:`RANK_PACKED_MIN_SAMPLES` samples (``np.argsort``'s
+    descending order, 3-7x faster where NumPy sorts values with SIMD), or ``None``: fewer
+    samples, a tie, or kernels that do not compile here (the caller arg-sorts)."""
+    if confidence.size < RANK_PACKED_MIN_SAMPLES or confidence.dtype != np.float64:
+        return None
+    kernels = _kernel.compiled_kernels()
+    if kernels is None:
+        return None
+    return descending_distinct(np.ascontiguousarray(confidence), kernels)
+
+
 def descending_order(confidence: np.ndarray) -> np.ndarray:
     """The argsort engine's descending order (:func:`~fdbench.metrics._core.rank`) as int32."""
     ascending = np.argsort(confidence)

@@ -96,21 +96,18 @@ class ScratchPool(threading.local):
         return kept[:n]
 
 
-#: Samples from which :func:`rank` orders distinct confidences by one sort of packed keys
-#: (:mod:`fdbench.metrics._packed_order`, numba: ~0.5 s to load once per process) instead of
-#: ``np.argsort``; the order is the same.
-PACKED_MIN_SAMPLES = 1 << 21
-
-
-def rank(confidence: np.ndarray, pool: ScratchPool | None = None) -> Ranking:
+def rank(
+    confidence: np.ndarray,
+    pool: ScratchPool | None = None,
+    descending: np.ndarray | None = None,
+) -> Ranking:
     """Sort ``confidence`` once (descending) and find its tie groups.
 
     With ``pool`` the order and the sorted confidences are written into its arrays (``order``
-    then is contiguous, which makes later gathers cheaper). From :data:`PACKED_MIN_SAMPLES`
-    samples on, distinct confidences are ordered from a sort of packed keys (``np.argsort``'s
-    order, 3-7x faster where NumPy sorts values with SIMD); with ties, by ``np.argsort``.
+    then is contiguous, which makes later gathers cheaper). ``descending``: the order
+    ``np.argsort(confidence)[::-1]`` when the caller has it already (the packed order of
+    distinct confidences, :func:`fdbench.metrics._blockwise.packed_descending`).
     """
-    descending = _packed_descending(confidence)
     if descending is not None:
         order = (
             np.empty(confidence.size, np.intp)
@@ -118,7 +115,6 @@ def rank(confidence: np.ndarray, pool: ScratchPool | None = None) -> Ranking:
             else pool.get("order", confidence.size, np.intp)
         )
         np.copyto(order, descending)
-        del descending
         c_sorted = confidence[order]
     elif pool is None:
         ascending = np.argsort(confidence)
@@ -135,21 +131,6 @@ def rank(confidence: np.ndarray, pool: ScratchPool | None = None) -> Ranking:
         return Ranking(order=order, ends=None, thresholds=c_sorted)
     ends = np.append(np.flatnonzero(change), order.size - 1)
     return Ranking(order=order, ends=ends, thresholds=c_sorted[ends])
-
-
-def _packed_descending(confidence: np.ndarray) -> np.ndarray | None:
-    """:func:`fdbench.metrics._packed_order.descending_distinct` of a large contiguous
-    float64 ``confidence``, or ``None`` (fewer than :data:`PACKED_MIN_SAMPLES` samples, a
-    tie, or kernels that do not compile here)."""
-    if confidence.size < PACKED_MIN_SAMPLES or confidence.dtype != np.float64:
-        return None
-    from ._blockwise_kernel import compiled_kernels
-    from ._packed_order import descending_distinct
-
-    kernels = compiled_kernels()
-    if kernels is None:
-        return None
-    return descending_distinct(np.ascontiguousarray(confidence), kernels)
 
 
 def _rowdot(a: np.ndarray, b: np.ndarray) -> np.ndarray:

@@ -10,7 +10,7 @@ from numpy.typing import ArrayLike
 
 from ._balanced import class_codes, class_mean_selective_risk
 from ._blockwise import MAX_SAMPLES as BLOCKWISE_MAX_SAMPLES
-from ._blockwise import blockwise_suite, compiled_inputs, unit_optimum
+from ._blockwise import blockwise_suite, compiled_inputs, packed_descending, unit_optimum
 from ._core import (
     ScratchPool,
     ap_error_from_cum,
@@ -173,7 +173,7 @@ def evaluate_all(
         return _blockwise(r, c, w, binary)
 
     pool = _POOL
-    ranking = rank(c, pool)
+    ranking = rank(c, pool, packed_descending(c))
     rw = r if w is None else r * w
     if w is None and ranking.ends is None:
         W = pool.steps(r.size)[None, :]
