@@ -8,7 +8,7 @@
 - :func:`_walk_block` walks one block of tie groups: it places the failures in their groups (a
   merge of the two sorted arrays instead of binary searches), accumulates the cumulative
   weight W and loss L of each group, every integer sum and threshold search of the suite, and
-  the three sums of rounded terms (AURC, AP_f success, AP_f error).
+  logs each einsum chunk's three sums of rounded terms (AURC, AP_f success, AP_f error).
 
 Every value is the NumPy path's bit for bit:
 
@@ -47,11 +47,9 @@ from ._curve_kernel import EINSUM_BUFFER, einsum_chunk_sum
 #: and where numba is missing, the NumPy passes; the values are the same).
 COMPILED_MIN_SAMPLES = 1 << 19
 
-#: Entries of the walk's state array (float64; positions and counts are exact integers); the
-#: last three are the sums of products of AURC, AP_f success and AP_f error.
+#: Entries of the walk's state array (float64; positions and counts are exact integers).
 W_PREV, L_PREV, AUGRC, AUROC, HI, HEAD, TP95, TP80, FOUND_W, RISK_AT, WORKING, COVERED = range(12)
-SUM_AURC = 12
-STATE_SIZE = 15
+STATE_SIZE = 12
 #: Elements per inner loop of ``np.einsum`` over a row (NumPy's default buffer size, which
 #: einsum keeps after :func:`numpy.setbufsize`).
 CHUNK = EINSUM_BUFFER
@@ -203,8 +201,9 @@ def _walk_block(
     AP_f success, (TP_g - TP_{g-1}) (TP_g / W_g), and of AP_f error, for group g + 1,
     l_{g+1} ((F - L_g) / (N - W_g)) (each factor and product one IEEE operation on the
     operands of the NumPy path), rows 4 and 5 W and L of groups g0 - 1 .. g1. ``state``
-    carries W and L of the group before, the integer sums, the three sums of products
-    (:func:`_ordered_sums`) and the threshold searches from block to block.
+    carries W and L of the group before, the integer sums and the threshold searches from
+    block to block; ``log`` (one row per einsum chunk of the whole walk) receives the three
+    sums of products of each chunk of the block (:func:`_chunk_sums`).
 
     The merge of the failures into the groups is a scalar loop (the integer sums in int64,
     exact), the divisions and products an elementwise loop (vectorized: elementwise
