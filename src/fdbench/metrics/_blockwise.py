@@ -350,8 +350,9 @@ def _compiled_suite(
         wo = np.empty(n)
         failed = (r == 1).view(np.uint8) if binary else np.empty(0, dtype=np.uint8)
         sums = np.empty(4)
-        kernels.gather_weights(order, np.ascontiguousarray(w), failed, binary, wo, sums)
-        del failed
+        failed_out = np.empty(n if binary else 0, dtype=np.uint8)
+        kernels.gather_weights(order, np.ascontiguousarray(w), failed, binary, wo, failed_out, sums)
+        del failed, failed_out
         totals = _Totals(float(sums[0]), float(sums[1]), float(sums[2]))
         success = binary and sums[3] == 0.0
         if binary and not success:

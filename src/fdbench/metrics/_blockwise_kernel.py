@@ -94,6 +94,9 @@ SOFT, SOFT_WEIGHTED, BINARY = range(3)
 ) = range(12)
 STATE_SIZE = 12
 
+#: Samples that :func:`_scan_inputs` checks between two tests of what it found.
+SCAN_BLOCK = 4096
+
 
 def _scan_inputs(
     r: np.ndarray, c: np.ndarray, w: np.ndarray, weighted: bool, out: np.ndarray
@@ -101,19 +104,27 @@ def _scan_inputs(
     """Whether every confidence is finite, every residual finite and >= 0 and, when
     ``weighted``, every weight finite and > 0 (``check_inputs`` accepts these as they are);
     then out = (1.0 when every residual is 0 or 1 else 0.0, the largest weight). One pass
-    over the arrays instead of ``check_inputs``' and the 0/1 test's temporaries."""
+    over the arrays instead of ``check_inputs``' and the 0/1 test's temporaries, a block of
+    :data:`SCAN_BLOCK` at a time without branches inside a block (vectorised)."""
+    n = r.shape[0]
     binary = True
     largest = 0.0
-    for i in range(r.shape[0]):
-        x = r[i]
-        if not (math.isfinite(c[i]) and math.isfinite(x) and x >= 0.0):
-            return False
-        binary = binary and (x == 0.0 or x == 1.0)
+    for start in range(0, n, SCAN_BLOCK):
+        stop = min(start + SCAN_BLOCK, n)
+        valid = True
+        zero_one = True
+        for i in range(start, stop):
+            x = r[i]
+            valid = valid & (math.isfinite(c[i]) & math.isfinite(x) & (x >= 0.0))
+            zero_one = zero_one & ((x == 0.0) | (x == 1.0))
         if weighted:
-            v = w[i]
-            if not (math.isfinite(v) and v > 0.0):
-                return False
-            largest = max(largest, v)
+            for i in range(start, stop):
+                v = w[i]
+                valid = valid & (math.isfinite(v) & (v > 0.0))
+                largest = max(largest, v)
+        if not valid:
+            return False
+        binary = binary & zero_one
     out[0] = 1.0 if binary else 0.0
     out[1] = largest
     return True
@@ -132,28 +143,33 @@ def _gather_weights(
     failed: np.ndarray,
     binary: bool,
     out: np.ndarray,
+    failed_out: np.ndarray,
     totals: np.ndarray,
 ) -> None:
-    """out[i] = w[order[i]], negated for a failure (``failed`` bytes, 0/1 residuals); totals =
-    (W_tot, F, the successes' weight, 1.0 when every weight is a whole number else 0.0), each
-    a sequential sum in order."""
+    """out[i] = w[order[i]], negated for a failure (``failed`` bytes, 0/1 residuals; gathered
+    into ``failed_out``); totals = (W_tot, F, the successes' weight, 1.0 when every weight is
+    a whole number else 0.0), each a sequential sum in order. The gathers are loops of their
+    own (vectorised: the processor's gather instructions), the sums a third loop over what
+    they gathered."""
     n = order.shape[0]
+    for i in range(n):
+        out[i] = w[order[i]]
+    if binary:
+        for i in range(n):
+            failed_out[i] = failed[order[i]]
     total = 0.0
     fails = 0.0
     ok = 0.0
     integral = True
     for i in range(n):
-        o = order[i]
-        x = w[o]
+        x = out[i]
         total = total + x
-        integral = integral and np.floor(x) == x
+        integral = integral & (np.floor(x) == x)
         if binary:
-            f = failed[o] != 0
+            f = failed_out[i] != 0
             out[i] = -x if f else x
             fails = fails + (x if f else 0.0)
             ok = ok + (0.0 if f else x)
-        else:
-            out[i] = x
     totals[0] = total
     totals[1] = fails
     totals[2] = ok
@@ -339,15 +355,13 @@ def _walk(
                 x = wo[i]
                 total_w = total_w + x
                 total_l = total_l + rb[k] * x
-            else:
+            else:  # without branches on the sign: adding 0.0 leaves a sum as it is
                 x = wo[i]
-                if x < 0.0:
-                    x = -x
-                    total_w = total_w + x
-                    total_l = total_l + x
-                else:
-                    total_w = total_w + x
-                    total_ok = total_ok + x
+                failure = x < 0.0
+                x = abs(x)
+                total_w = total_w + x
+                total_l = total_l + (x if failure else 0.0)
+                total_ok = total_ok + (0.0 if failure else x)
             if cb[k + 1] != cb[k]:
                 G[0, filled] = total_w
                 G[1, filled] = total_l
