@@ -206,8 +206,9 @@ def _walk_block(
     sums of products of each chunk of the block (:func:`_chunk_sums`).
 
     The merge of the failures into the groups is a scalar loop (the integer sums in int64,
-    exact), the divisions and products an elementwise loop (vectorized: elementwise
-    operations round alike in any order), the sums of products follow NumPy's order.
+    exact; without ties a group holds at most one failure, a comparison's 0 or 1), the
+    divisions and products an elementwise loop (vectorized: elementwise operations round
+    alike in any order), the sums of products follow NumPy's order.
     """
     total, fails, reach_w, reach95, reach80 = sums[0], sums[1], sums[2], sums[3], sums[4]
     ties = ends.shape[0] > 0
@@ -230,10 +231,14 @@ def _walk_block(
         else:
             last = g
         tau = ascending[top - last]
-        loss = np.int64(0)
-        while hi > 0 and c_fail[hi - 1] >= tau:
-            hi -= 1
-            loss += 1
+        if ties:
+            loss = np.int64(0)
+            while hi > 0 and c_fail[hi - 1] >= tau:
+                hi -= 1
+                loss += 1
+        else:  # distinct confidences: at most one failure per group, placed without a branch
+            loss = np.int64(hi > 0 and c_fail[max(hi - 1, 0)] >= tau)
+            hi -= loss
         w = np.int64(last) + 1
         tp_before = w_before - loss_sum
         loss_sum += loss
