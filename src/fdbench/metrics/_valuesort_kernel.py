@@ -115,6 +115,18 @@ def _fill_group_ends(d: np.ndarray, ends: np.ndarray) -> None:
     ends[k] = d.shape[0] - 1
 
 
+def _group_terms(ascending: np.ndarray, ends: np.ndarray, first: int, out: np.ndarray) -> None:
+    """out[k] = n_g * tau_g of tie group g = first + k of d = ``ascending[::-1]`` (its size
+    ends[g] - ends[g - 1], ends[-1] taken as -1, times its confidence), each one product of a
+    whole number and a float64 as NumPy forms it."""
+    top = ascending.shape[0] - 1
+    for k in range(out.shape[0]):
+        g = first + k
+        last = ends[g]
+        before = ends[g - 1] if g > 0 else -1
+        out[k] = float(last - before) * ascending[top - last]
+
+
 def _chunk_sum3(p: np.ndarray, start: int, stop: int) -> tuple[float, float, float]:
     """:func:`einsum_chunk_sum` of rows 1, 2 and 3 of ``p`` over the same columns, interleaved (six
     independent chains of additions instead of two)."""
@@ -372,5 +384,6 @@ def compiled() -> SimpleNamespace | None:
         extract_failures=jit(_extract_failures),
         count_changes=jit(_count_changes),
         fill_group_ends=jit(_fill_group_ends),
+        group_terms=jit(_group_terms),
         walk_block=jit(_walk_block),
     )
