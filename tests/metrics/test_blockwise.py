@@ -1,8 +1,12 @@
 """The block walk of ``evaluate_all`` (weighted 0/1 or soft residuals, no labels) equals the
-argsort engine bit for bit."""
+argsort engine bit for bit. The compiled walk orders a tie group's samples by position (the
+stable arg-sort's order), where the engine takes ``np.argsort``'s own: it is compared with the
+engine under a stable ``np.argsort``."""
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import os
 import subprocess
 import sys
@@ -22,12 +26,23 @@ from fdbench.metrics._core import optimal_from_unit_cumulative
 from .test_valuesort import EXTREMES, _assert_identical
 
 
-def _assert_engine_equal(r, c, w) -> None:
-    """The block walk's output equals the argsort engine's, key for key and bit for bit."""
-    fast = evaluate_all(r, c, sample_weight=w)
+@contextlib.contextmanager
+def stable_argsort():
+    """``np.argsort`` that keeps equal values in position order (``kind="stable"``)."""
     with pytest.MonkeyPatch.context() as m:
-        m.setattr(suite, "BLOCKWISE_MAX_SAMPLES", 0)
-        engine = evaluate_all(r, c, sample_weight=w)
+        m.setattr(np, "argsort", functools.partial(np.argsort, kind="stable"))
+        yield
+
+
+def _assert_engine_equal(r, c, w) -> None:
+    """The block walk's output equals the argsort engine's, key for key and bit for bit: under
+    a stable ``np.argsort`` where the compiled walk runs (from its MIN_SAMPLES on)."""
+    compiled = c.size >= _blockwise_kernel.MIN_SAMPLES
+    with stable_argsort() if compiled else contextlib.nullcontext():
+        fast = evaluate_all(r, c, sample_weight=w)
+        with pytest.MonkeyPatch.context() as m:
+            m.setattr(suite, "BLOCKWISE_MAX_SAMPLES", 0)
+            engine = evaluate_all(r, c, sample_weight=w)
     _assert_identical(fast, engine)
 
 
@@ -210,8 +225,30 @@ def test_compiled_walk_is_taken_from_min_samples(monkeypatch):
     compiled = evaluate_all(r, c, sample_weight=w)
     assert calls == [1]
     monkeypatch.setattr(_blockwise_kernel, "MIN_SAMPLES", 5001)
-    _assert_identical(compiled, evaluate_all(r, c, sample_weight=w))
+    with stable_argsort():  # ties: the compiled walk's order within them
+        _assert_identical(compiled, evaluate_all(r, c, sample_weight=w))
     assert calls == [1]
+
+
+def test_compiled_walk_ties_are_the_same_on_every_machine(compiled_walk):
+    """With ties the compiled walk sums each tie group in position order, not in the order
+    of ``np.argsort`` (a sorting network that differs between processors): its values equal
+    the NumPy walk's under a stable ``np.argsort`` and differ from the argsort engine's at
+    most in the last bits."""
+    rng = np.random.default_rng(8)
+    n = 40_000
+    c = np.round(rng.random(n), 2)  # tie groups of ~400 samples
+    r, w = (rng.random(n) < 0.2).astype(np.float64), rng.random(n) + 0.1
+    got = evaluate_all(r, c, sample_weight=w)
+    with stable_argsort(), pytest.MonkeyPatch.context() as m:
+        m.setattr(_blockwise_kernel, "MIN_SAMPLES", n + 1)
+        _assert_identical(got, evaluate_all(r, c, sample_weight=w))
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(suite, "BLOCKWISE_MAX_SAMPLES", 0)
+        engine = evaluate_all(r, c, sample_weight=w)
+    assert got.keys() == engine.keys()
+    for key, value in engine.items():
+        assert got[key] == pytest.approx(value, rel=1e-13, nan_ok=True), key
 
 
 def _outcome(r, c, w):

@@ -1,6 +1,7 @@
 """The descending order of distinct confidences from one sort of packed keys is np.argsort's,
-element for element; any tie (-0.0 and 0.0 included) gives None; runs of keys whose high bits
-agree (forced with more position bits) are put in value order."""
+element for element; any tie (-0.0 and 0.0 included) gives None, or with ``ties=True`` the
+stable arg-sort's order; runs of keys whose high bits agree (forced with more position bits)
+are put in value order."""
 
 from __future__ import annotations
 
@@ -62,8 +63,25 @@ def test_any_tie_gives_none(kernels, c, bits):
         assert got is None
 
 
+@settings(max_examples=200, deadline=None)
+@given(
+    c=st.integers(1, 200).flatmap(lambda n: arrays(np.float64, n, elements=_FLOATS)),
+    bits=st.sampled_from([None, 48, 60]),
+)
+def test_with_ties_the_stable_argsort_order(kernels, c, bits):
+    got = descending_distinct(c, kernels, bits=bits, ties=True)
+    np.testing.assert_array_equal(got, np.argsort(c, kind="stable")[::-1].astype(np.int32))
+
+
 def test_signed_zeros_are_a_tie_and_crowded_values_are_ordered(kernels):
     assert descending_distinct(np.array([0.0, 1.0, -0.0]), kernels) is None
+    kept = descending_distinct(np.array([0.0, 1.0, -0.0]), kernels, ties=True)
+    np.testing.assert_array_equal(kept, [1, 2, 0])
+    crowded_ties = np.repeat(1.0 - np.arange(3000) * 2.0**-53, 3)[::-1].copy()
+    np.testing.assert_array_equal(
+        descending_distinct(crowded_ties, kernels, bits=60, ties=True),
+        np.argsort(crowded_ties, kind="stable")[::-1],
+    )
     rng = np.random.default_rng(3)
     crowded = 1.0 - rng.permutation(50_000) * 2.0**-53  # 50,000 neighbouring floats below 1
     for bits in (None, 60, 63):
@@ -73,8 +91,11 @@ def test_signed_zeros_are_a_tie_and_crowded_values_are_ordered(kernels):
 
 
 def test_weighted_and_soft_suites_take_it_with_the_same_values(kernels, monkeypatch):
-    """The compiled walk's values with the packed order equal the argsort engine's (distinct
-    confidences) and, with ties, come from np.argsort's order as before."""
+    """The compiled walk's values with the packed order equal the argsort engine's: for
+    distinct confidences as they are, with ties under a stable ``np.argsort`` (the packed
+    order keeps a tie group's samples in position order)."""
+    import functools
+
     from fdbench.metrics import _blockwise, suite
 
     rng = np.random.default_rng(4)
@@ -93,10 +114,11 @@ def test_weighted_and_soft_suites_take_it_with_the_same_values(kernels, monkeypa
             got = M.evaluate_all(residuals, c, sample_weight=weights)
             with monkeypatch.context() as m:
                 m.setattr(suite, "BLOCKWISE_MAX_SAMPLES", 0)
+                m.setattr(np, "argsort", functools.partial(np.argsort, kind="stable"))
                 want = M.evaluate_all(residuals, c, sample_weight=weights)
             assert list(got) == list(want)
             assert np.array(list(got.values())).tobytes() == np.array(list(want.values())).tobytes()
-    assert [order is None for order in calls] == [False] * 3 + [True] * 3
+    assert [order is None for order in calls] == [False] * 6
 
 
 def test_rank_takes_it_from_packed_min_samples_with_the_same_values(kernels, monkeypatch):

@@ -12,7 +12,10 @@ samples once: the cumulative sums W, L and TP of every tie group are written to 
 order, the weights' copy and a byte per sample for the failures (1.6 arrays of N floats;
 soft residuals without weights need the order alone), besides buffers of a few hundred KB.
 
-The result equals the NumPy walk's (and so the argsort engine's) bit for bit:
+The result equals the NumPy walk's (and so the argsort engine's) bit for bit, given the same
+order; the caller's packed order (:mod:`~fdbench.metrics._packed_order`) is ``np.argsort``'s
+where the confidences differ and keeps a tie group's samples in position order
+(:mod:`fdbench.metrics._blockwise` says what that changes):
 
 - Cumulative sums: each is one running float64 sum ``s = s + x`` over the samples in order,
   started at 0.0, which is what ``np.cumsum`` computes (it adds one element after the other);
@@ -128,13 +131,6 @@ def _scan_inputs(
     out[0] = 1.0 if binary else 0.0
     out[1] = largest
     return True
-
-
-def _descending_int32(ascending: np.ndarray, out: np.ndarray) -> None:
-    """out = ascending[::-1] as int32 (the argsort engine's descending order)."""
-    n = ascending.shape[0]
-    for i in range(n):
-        out[i] = ascending[n - 1 - i]
 
 
 def _gather_weights(
@@ -460,7 +456,6 @@ def compiled_kernels() -> SimpleNamespace | None:
         order_runs=jit(_packed_order._order_runs),
         descending_positions=jit(_packed_order._descending_positions),
         scan_inputs=jit(_scan_inputs),
-        descending_int32=jit(_descending_int32),
         gather_weights=jit(_gather_weights),
         walk=jit(_walk),
         unit_optimum=jit(_unit_optimum),

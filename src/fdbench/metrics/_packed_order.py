@@ -18,7 +18,9 @@ order within the tie is ``np.argsort``'s own, which depends on NumPy's sorting n
 which no other sort reproduces; weighted and soft sums within a tie group depend on it, so
 :func:`descending_distinct` then returns ``None`` and the caller arg-sorts (the attempt costs
 about one ``np.sort``). Every tie is found: equal confidences have equal keys above the
-position bits, so they fall in one run.
+position bits, so they fall in one run. Asked to keep ties (``ties=True``, the compiled block
+walk), it orders equal confidences by position instead: the stable arg-sort's order, the same
+on every machine.
 
 The passes are compiled with the block walk's kernels
 (:func:`fdbench.metrics._blockwise_kernel.compiled_kernels`).
@@ -62,10 +64,11 @@ def _packed_keys(u: np.ndarray, lo: np.uint64, shift: int, bits: int, keys: np.n
         keys[i] = (((t - lo) >> s) << b) | np.uint64(i)
 
 
-def _order_runs(keys: np.ndarray, bits: int, c: np.ndarray) -> int:
+def _order_runs(keys: np.ndarray, bits: int, c: np.ndarray, ties: bool) -> int:
     """Put each run of sorted ``keys`` with equal high parts in the order of the confidences
-    ``c`` at their positions; -1 where two of them are equal (a tie), else the number of
-    samples in such runs."""
+    ``c`` at their positions, equal ones in the order of their positions (a run's keys are
+    in position order, and the merge sort is stable); -1 where two are equal (a tie) unless
+    ``ties``, else the number of samples in such runs."""
     n = keys.shape[0]
     b = np.uint64(bits)
     low = (np.uint64(1) << b) - np.uint64(1)
@@ -85,7 +88,7 @@ def _order_runs(keys: np.ndarray, bits: int, c: np.ndarray) -> int:
         for t in range(i + 1, j + 1):
             before = c[np.int64(keys[t - 1] & low)]
             here = c[np.int64(keys[t] & low)]
-            if here == before:
+            if here == before and not ties:
                 return -1
             if here < before:
                 ordered = False
@@ -97,7 +100,7 @@ def _order_runs(keys: np.ndarray, bits: int, c: np.ndarray) -> int:
                 values[t] = c[positions[t]]
             by_value = np.argsort(values, kind="mergesort")
             for t in range(m):
-                if t and values[by_value[t]] == values[by_value[t - 1]]:
+                if t and values[by_value[t]] == values[by_value[t - 1]] and not ties:
                     return -1
                 keys[i + t] = (keys[i + t] & ~low) | np.uint64(positions[by_value[t]])
         i = j + 1
@@ -113,10 +116,16 @@ def _descending_positions(keys: np.ndarray, bits: int, out: np.ndarray) -> None:
 
 
 def descending_distinct(
-    confidence: np.ndarray, kernels: SimpleNamespace, *, bits: int | None = None
+    confidence: np.ndarray,
+    kernels: SimpleNamespace,
+    *,
+    bits: int | None = None,
+    ties: bool = False,
 ) -> np.ndarray | None:
     """``np.argsort(confidence)[::-1]`` as int32 when no two confidences are equal, from one
-    ``np.sort`` of packed keys; ``None`` when two are equal (the caller arg-sorts).
+    ``np.sort`` of packed keys; ``None`` when two are equal (the caller arg-sorts). With
+    ``ties``, never ``None``: equal confidences follow their positions, last first, which is
+    ``np.argsort(confidence, kind="stable")[::-1]`` (the same order where all differ).
 
     ``confidence``: contiguous finite float64 (at most 2^31 samples). ``bits``: the position
     bits of the keys (default: the fewest that hold N - 1; more leave fewer bits for the
@@ -131,7 +140,7 @@ def descending_distinct(
     keys = np.empty(n, dtype=np.uint64)
     kernels.packed_keys(u, bounds[0], shift, bits, keys)
     keys.sort()
-    if kernels.order_runs(keys, bits, confidence) < 0:
+    if kernels.order_runs(keys, bits, confidence, ties) < 0:
         return None
     order = np.empty(n, dtype=np.int32)
     kernels.descending_positions(keys, bits, order)
