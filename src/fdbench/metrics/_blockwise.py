@@ -48,7 +48,7 @@ from numpy.typing import ArrayLike
 
 from . import _blockwise_kernel as _kernel
 from ._core import _TINY, _smallest_reaching
-from ._packed_order import descending_distinct
+from ._packed_order import descending_distinct, descending_stable
 from ._validation import _as_1d_float, rescale_weights
 from ._valuesort import RowDot
 from .calibration import ece_mce_from_sums
@@ -345,7 +345,7 @@ def _compiled_suite(
         return None
     n = c.size
     c = np.ascontiguousarray(c)
-    order = descending_distinct(c, kernels, ties=True)
+    order = descending_stable(c, kernels)
     success = False
     if w is None:
         mode, wo, totals = _kernel.SOFT, np.empty(0), _Totals(float(n))

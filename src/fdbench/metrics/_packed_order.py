@@ -18,9 +18,9 @@ order within the tie is ``np.argsort``'s own, which depends on NumPy's sorting n
 which no other sort reproduces; weighted and soft sums within a tie group depend on it, so
 :func:`descending_distinct` then returns ``None`` and the caller arg-sorts (the attempt costs
 about one ``np.sort``). Every tie is found: equal confidences have equal keys above the
-position bits, so they fall in one run. Asked to keep ties (``ties=True``, the compiled block
-walk), it orders equal confidences by position instead: the stable arg-sort's order, the same
-on every machine.
+position bits, so they fall in one run. :func:`descending_stable` (the compiled block walk)
+keeps ties instead, equal confidences in position order: the stable arg-sort's order, the
+same on every machine.
 
 The passes are compiled with the block walk's kernels
 (:func:`fdbench.metrics._blockwise_kernel.compiled_kernels`).
@@ -29,6 +29,7 @@ The passes are compiled with the block walk's kernels
 from __future__ import annotations
 
 from types import SimpleNamespace
+from typing import cast
 
 import numpy as np
 
@@ -116,20 +117,29 @@ def _descending_positions(keys: np.ndarray, bits: int, out: np.ndarray) -> None:
 
 
 def descending_distinct(
-    confidence: np.ndarray,
-    kernels: SimpleNamespace,
-    *,
-    bits: int | None = None,
-    ties: bool = False,
+    confidence: np.ndarray, kernels: SimpleNamespace, *, bits: int | None = None
 ) -> np.ndarray | None:
     """``np.argsort(confidence)[::-1]`` as int32 when no two confidences are equal, from one
-    ``np.sort`` of packed keys; ``None`` when two are equal (the caller arg-sorts). With
-    ``ties``, never ``None``: equal confidences follow their positions, last first, which is
-    ``np.argsort(confidence, kind="stable")[::-1]`` (the same order where all differ).
+    ``np.sort`` of packed keys; ``None`` when two are equal (the caller arg-sorts).
 
     ``confidence``: contiguous finite float64 (at most 2^31 samples). ``bits``: the position
     bits of the keys (default: the fewest that hold N - 1; more leave fewer bits for the
     confidences, which tests use to force runs of equal high parts)."""
+    return _descending(confidence, kernels, bits, ties=False)
+
+
+def descending_stable(
+    confidence: np.ndarray, kernels: SimpleNamespace, *, bits: int | None = None
+) -> np.ndarray:
+    """``np.argsort(confidence, kind="stable")[::-1]`` as int32 (equal confidences by
+    position, last first; :func:`descending_distinct`'s order where all differ), from one
+    ``np.sort`` of packed keys. Arguments as :func:`descending_distinct`'s."""
+    return cast(np.ndarray, _descending(confidence, kernels, bits, ties=True))
+
+
+def _descending(
+    confidence: np.ndarray, kernels: SimpleNamespace, bits: int | None, ties: bool
+) -> np.ndarray | None:
     n = confidence.size
     bits = max(1, (n - 1).bit_length()) if bits is None else bits
     u = confidence.view(np.uint64)
