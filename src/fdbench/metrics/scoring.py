@@ -116,13 +116,15 @@ def balanced_accuracy_of_predictions(labels: ArrayLike, predictions: ArrayLike) 
         raise ValueError("labels: expected a non-empty vector of class indices >= 0")
     if pred.shape != y.shape or pred.dtype.kind not in "iu":
         raise ValueError(f"predictions: expected {y.size} class indices, got {pred.shape}")
-    return _balanced_accuracy(y.astype(np.int64), pred, None)
+    return _balanced_accuracy(y.astype(np.int64, copy=False), pred, None)
 
 
 def _balanced_accuracy(y: np.ndarray, predicted: np.ndarray, w: np.ndarray | None) -> float:
-    correct = (predicted == y).astype(np.float64)
-    weights = np.ones(y.size) if w is None else w
-    per_class = np.bincount(y, weights=weights)
-    hit = np.bincount(y, weights=weights * correct)
+    if w is None:  # counts: the sums of unit weights, exact as integers
+        per_class = np.bincount(y).astype(np.float64)
+        hit = np.bincount(y[predicted == y], minlength=per_class.size).astype(np.float64)
+    else:
+        per_class = np.bincount(y, weights=w)
+        hit = np.bincount(y, weights=w * (predicted == y))
     present = per_class > 0
     return float(np.mean(hit[present] / per_class[present]))
