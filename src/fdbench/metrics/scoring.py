@@ -120,6 +120,8 @@ def balanced_accuracy_of_predictions(labels: ArrayLike, predictions: ArrayLike) 
 
 
 def _balanced_accuracy(y: np.ndarray, predicted: np.ndarray, w: np.ndarray | None) -> float:
+    per_class: np.ndarray
+    hit: np.ndarray
     if w is None:  # counts: the sums of unit weights, exact as integers
         per_class = np.bincount(y).astype(np.float64)
         hit = np.bincount(y[predicted == y], minlength=per_class.size).astype(np.float64)
