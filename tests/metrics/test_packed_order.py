@@ -140,3 +140,27 @@ def test_rank_takes_it_from_packed_min_samples_with_the_same_values(kernels, mon
                 got = M.evaluate_all(r, c, labels=labels, sample_weight=weights)
             assert list(got) == list(want)
             assert np.array(list(got.values())).tobytes() == np.array(list(want.values())).tobytes()
+
+
+def test_confidences_already_in_order_take_no_sort(kernels, monkeypatch):
+    """Ascending, descending and non-decreasing confidences (ties, signed zeros): the orders of
+    np.argsort and of its stable kind, with no keys packed and sorted."""
+    rng = np.random.default_rng(12)
+    ascending = np.sort(rng.random(3000))
+    ties = np.sort(np.round(rng.random(3000), 2) - 0.5)
+    ties[np.flatnonzero(ties == 0.0)[:2]] = -0.0
+    packed = []
+    real = kernels.packed_keys
+    monkeypatch.setattr(kernels, "packed_keys", lambda *a: packed.append(1) or real(*a))
+    for c in (ascending, ascending[::-1].copy()):
+        np.testing.assert_array_equal(descending_distinct(c, kernels), _argsort_descending(c))
+        np.testing.assert_array_equal(
+            descending_stable(c, kernels), np.argsort(c, kind="stable")[::-1]
+        )
+    assert descending_distinct(ties, kernels) is None
+    np.testing.assert_array_equal(
+        descending_stable(ties, kernels), np.argsort(ties, kind="stable")[::-1]
+    )
+    assert packed == []
+    descending_stable(ties[::-1].copy(), kernels)  # descending with ties: packed and sorted
+    assert packed == [1]

@@ -282,3 +282,29 @@ def test_compiled_walk_in_two_segments_equals_one(n, decimals, rate, ordered, se
     assert (max(split) > 0) == (groups >= 2 * 8192)
     _assert_same_bits(two, one)
     _assert_identical(two, engine)
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_confidences_already_in_order_are_not_sorted_again(monkeypatch, threads):
+    """Ascending, non-decreasing (ties, signed zeros) and descending confidences take no sort
+    (``np.argsort`` of sorted data is a copy, cheaper than any sort) and give the argsort
+    engine's values."""
+    from fdbench.core import threads as thread_module
+
+    pytest.importorskip("numba")
+    monkeypatch.setattr(thread_module, "usable_threads", lambda: threads)
+    rng = np.random.default_rng(9)
+    n = 5000
+    r = (rng.random(n) < 0.3).astype(np.float64)
+    ascending = np.sort(rng.random(n))
+    ties = np.sort(np.round(rng.random(n), 2) - 0.5)
+    ties[np.flatnonzero(ties == 0.0)[:3]] = -0.0
+    sorts = []
+    real_sort = np.sort
+    monkeypatch.setattr(np, "sort", lambda *a, **k: sorts.append(1) or real_sort(*a, **k))
+    for c in (ascending, ties, ascending[::-1].copy(), ascending[::-1]):
+        with monkeypatch.context() as m:
+            m.setattr(np, "sort", real_sort)
+            engine = _both(r, c, m, compiled=True)[1]
+        _assert_identical(_both(r, c, monkeypatch, compiled=True)[0], engine)
+    assert len(sorts) == 1  # the strided descending view only, which is not scanned

@@ -451,6 +451,7 @@ def compiled_kernels() -> SimpleNamespace | None:
     if not dot_order_holds(row_dot):
         return None
     return SimpleNamespace(
+        monotone=jit(_packed_order._monotone),
         key_range=jit(_packed_order._key_range),
         packed_keys=jit(_packed_order._packed_keys),
         order_runs=jit(_packed_order._order_runs),

@@ -18,7 +18,10 @@ order within the tie is ``np.argsort``'s own, which depends on NumPy's sorting n
 which no other sort reproduces; weighted and soft sums within a tie group depend on it, so
 :func:`descending_distinct` then returns ``None`` and the caller arg-sorts (the attempt costs
 about one ``np.sort``). Every tie is found: equal confidences have equal keys above the
-position bits, so they fall in one run. :func:`descending_stable` (the compiled block walk)
+position bits, so they fall in one run. Confidences already in order (ascending, or
+descending without ties: one pass that stops at the first pair out of order, so at once on
+unsorted data) need no sort: ``np.argsort`` of sorted data is a copy (3 ms at 10^6 against 8
+for ``np.sort``), which no sort matches. :func:`descending_stable` (the compiled block walk)
 keeps ties instead, equal confidences in position order: the stable arg-sort's order, the
 same on every machine.
 
@@ -34,6 +37,29 @@ from typing import cast
 import numpy as np
 
 _SIGN = 1 << 63
+
+
+#: What :func:`_monotone` finds.
+UNSORTED, DESCENDING, NON_DECREASING, ASCENDING = 0, -1, 1, 2
+
+
+def _monotone(c: np.ndarray) -> int:
+    """:data:`ASCENDING` when every confidence is below the next, :data:`NON_DECREASING` when
+    none is above it (some equal: ties, -0.0 and 0.0 included), :data:`DESCENDING` when every
+    one is above the next, else :data:`UNSORTED` (found at the first pair out of order: at
+    once on unsorted data; a NaN is out of any order)."""
+    n = c.shape[0]
+    if n > 1 and c[1] < c[0]:
+        for i in range(n - 1):
+            if not c[i] > c[i + 1]:
+                return UNSORTED
+        return DESCENDING
+    strict = True
+    for i in range(n - 1):
+        if not c[i] <= c[i + 1]:
+            return UNSORTED
+        strict = strict and c[i] < c[i + 1]
+    return ASCENDING if strict else NON_DECREASING
 
 
 def _key_range(u: np.ndarray, bounds: np.ndarray) -> None:
@@ -141,6 +167,13 @@ def _descending(
     confidence: np.ndarray, kernels: SimpleNamespace, bits: int | None, ties: bool
 ) -> np.ndarray | None:
     n = confidence.size
+    shape = kernels.monotone(confidence)
+    if shape == ASCENDING or (shape == NON_DECREASING and ties):
+        return np.arange(n - 1, -1, -1, dtype=np.int32)
+    if shape == NON_DECREASING:
+        return None
+    if shape == DESCENDING:
+        return np.arange(n, dtype=np.int32)
     bits = max(1, (n - 1).bit_length()) if bits is None else bits
     u = confidence.view(np.uint64)
     bounds = np.empty(2, dtype=np.uint64)

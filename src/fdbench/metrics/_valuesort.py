@@ -45,6 +45,7 @@ from fdbench.core.threads import beside, second_thread_allowed
 from . import _valuesort_kernel as kernel
 from ._core import _smallest_reaching, optimal_binary_unit
 from ._curve_kernel import EINSUM_BUFFER
+from ._packed_order import DESCENDING, UNSORTED
 from ._validation import _as_1d_float
 from ._valuesort_kernel import COMPILED_MIN_SAMPLES, compiled
 from .calibration import ece_mce_from_sums
@@ -175,9 +176,11 @@ def compiled_binary_unit(
     K = compiled()
     if K is None or BLOCK % kernel.CHUNK:
         return None
+    # confidences already in order need no sort (a pass that stops at once on unsorted data)
+    shape = K.monotone(c) if c.flags.c_contiguous else UNSORTED
     probe = r[:: max(1, r.size // 64)]  # soft residuals are not worth a sort on the side
     threaded = second_thread_allowed() and bool(np.all((probe == 0) | (probe == 1)))
-    sorting = beside(np.sort, c) if threaded else None
+    sorting = beside(np.sort, c) if threaded and shape == UNSORTED else None
     if sorting is None:
         buffer = np.empty(c.size)
         n_fail = K.binary_failures(r, c, buffer)
@@ -193,8 +196,14 @@ def compiled_binary_unit(
         if sorting is not None:
             sorting.result()
         return None
-    c_fail.sort()
-    ascending = np.sort(c) if sorting is None else sorting.result()
+    if shape == UNSORTED:
+        c_fail.sort()
+        ascending = np.sort(c) if sorting is None else sorting.result()
+    elif shape == DESCENDING:  # the failures were taken in sample order
+        c_fail = c_fail[::-1].copy()
+        ascending = c[::-1].copy()
+    else:
+        ascending = c
     d = ascending[::-1]
     changes = K.count_changes(ascending)
     ends = None

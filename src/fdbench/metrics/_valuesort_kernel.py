@@ -42,6 +42,7 @@ from types import SimpleNamespace
 import numpy as np
 
 from ._curve_kernel import EINSUM_BUFFER, einsum_chunk_sum
+from ._packed_order import _monotone
 
 #: Samples from which ``evaluate_all``'s value-sort path takes the compiled passes (below it,
 #: and where numba is missing, the NumPy passes; the values are the same).
@@ -392,5 +393,6 @@ def compiled() -> SimpleNamespace | None:
         count_changes=jit(_count_changes),
         fill_group_ends=jit(_fill_group_ends),
         group_terms=jit(_group_terms),
+        monotone=jit(_monotone),
         walk_block=jit(_walk_block),
     )
