@@ -9,8 +9,9 @@ that order (0/1 residuals in the sign bit, as the NumPy walk keeps them) and tak
 and a second gathers the confidences (and the residuals) a block at a time and walks the
 samples once: the cumulative sums W, L and TP of every tie group are written to a buffer of
 :data:`CHUNK` groups, from which each metric's terms are formed and summed. Memory: the int32
-order, the weights' copy and a byte per sample for the failures (1.6 arrays of N floats;
-soft residuals without weights need the order alone), besides buffers of a few hundred KB.
+order, the weights' copy and two bytes per sample for the failures' flags and their copy in
+order (1.75 arrays of N floats; soft residuals without weights need the order alone), besides
+buffers of a few hundred KB.
 
 The result equals the NumPy walk's (and so the argsort engine's) bit for bit, given the same
 order; the caller's packed order (:mod:`~fdbench.metrics._packed_order`) is ``np.argsort``'s

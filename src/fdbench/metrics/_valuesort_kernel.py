@@ -257,7 +257,7 @@ def _walk_block(
                 hi -= 1
                 loss += 1
         else:  # distinct confidences: at most one failure per group, placed without a branch
-            loss = np.int64(hi > 0 and c_fail[hi - 1 if hi > 0 else 0] >= tau)
+            loss = np.int64(hi > 0 and c_fail[hi - 1] >= tau)
             hi -= loss
         w = np.int64(last) + 1
         tp_before = w_before - loss_sum
