@@ -88,3 +88,23 @@ def test_per_sample_terms_average_to_the_metrics():
         M.balanced_accuracy_of_predictions(y, predicted[:-1])
     with pytest.raises(ValueError, match="labels"):
         M.balanced_accuracy_of_predictions(y - 10, predicted)
+
+
+@pytest.mark.parametrize("order", ["C", "F"])
+def test_prediction_group_takes_the_arg_max_of_the_logit_terms(order):
+    """The logits group's predictions are the arg-max the CSF blocks wrote into the logit
+    terms (C-ordered logits) or ``np.argmax`` of the logits (no terms): equal either way,
+    tied rows included (the first maximum)."""
+    from fdbench.evaluation.runs import prediction_groups
+    from fdbench.outputs import RunOutputs, SplitOutputs
+
+    rng = np.random.default_rng(4)
+    labels, z = _split(rng, 500, 4, ties=True)
+    z = np.asarray(z, order=order)
+    run = RunOutputs(splits={"iid": SplitOutputs(labels, z)}, meta={})
+    (group,) = [g for g in prediction_groups([run], ["iid"]) if g.source == "logits"]
+    np.testing.assert_array_equal(group.predictions["iid"], np.argmax(z, axis=1))
+    if order == "C":
+        assert group.predictions["iid"] is group.logit_terms["iid"].predicted
+    else:
+        assert group.logit_terms is None

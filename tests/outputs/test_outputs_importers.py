@@ -142,6 +142,20 @@ def test_npz_import_errors(tmp_path):
         import_npz(tmp_path / "c.npz")
 
 
+def test_npz_integer_labels_are_read_as_they_are(tmp_path):
+    logits = np.zeros((3, 2))
+    for labels in (np.array([1, 0, 1], dtype=np.uint8), np.array([True, False, True])):
+        np.savez(tmp_path / "a.npz", logits=logits, labels=labels)
+        got = import_npz(tmp_path / "a.npz").splits["iid"].labels
+        assert got.dtype == np.int64
+        np.testing.assert_array_equal(got, [1, 0, 1])
+    np.savez(tmp_path / "b.npz", logits=logits, labels=np.array([0, 1, 2**64 - 1], np.uint64))
+    with pytest.raises(ValueError, match="below 2\\*\\*63"):
+        import_npz(tmp_path / "b.npz")
+    np.savez(tmp_path / "c.npz", logits=logits, labels=np.array([0.0, 1.0, -1.0]))
+    np.testing.assert_array_equal(import_npz(tmp_path / "c.npz").splits["iid"].labels, [0, 1, -1])
+
+
 def test_fd_shifts_hydra_config_gives_names_kinds_and_head(tmp_path):
     # FD-Shifts writes its config to <experiment>/hydra/config.yaml; without arguments the
     # importer takes val_tuning, ext_confid_name, dataset names and study kinds from there.

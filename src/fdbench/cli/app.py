@@ -126,7 +126,9 @@ def _forced(force: bool) -> contextlib.AbstractContextManager:
 
 def _check_bootstrap_fits(n_resamples: int, option: str) -> None:
     """Refuse up front a number of resamples whose seeds alone cannot fit in memory (the
-    bootstrap checks its full need again when it starts)."""
+    bootstrap checks its full need again when it starts). No resamples: nothing to check."""
+    if n_resamples == 0:
+        return
     from fdbench.metrics.bootstrap import SEED_BYTES, check_memory
 
     check_memory(n_resamples * SEED_BYTES, f"{option}: {n_resamples} resamples")

@@ -167,7 +167,7 @@ def evaluate_confidences(
         )
         in_distribution_only = not es.is_new_class.any()
         with_ood = unknown_detection and not in_distribution_only
-        study_labels = _gathered(es, labels) if in_distribution_only else None
+        study_labels = es.gather(labels, copy=False) if in_distribution_only else None
         with_logits = in_distribution_only and bool(logits)
         scores = _logit_scores(es, labels, logits, logit_terms) if with_logits else None
         gathered = with_logits and (scores is None or binary_protocol)
@@ -319,23 +319,9 @@ def _study_confidences(
     )
     names = _common_csfs(confidences, [name for name, _ in es.parts])
     return es, {
-        csf: _gathered(es, {split: confidences[split][csf] for split, _ in es.parts})
+        csf: es.gather({split: confidences[split][csf] for split, _ in es.parts}, copy=False)
         for csf in names
     }
-
-
-def _gathered(es: EvaluationSet, values_by_split: Mapping[str, np.ndarray]) -> np.ndarray:
-    """``es.gather(values_by_split)``; a read-only view of the split's own array instead of a
-    copy where the study is one split with every sample kept (the same values in the same
-    order)."""
-    if len(es.parts) == 1:
-        name, kept = es.parts[0]
-        values = np.asarray(values_by_split[name])
-        if values.ndim == 1 and kept.size == values.shape[0]:
-            view = values.view()
-            view.flags.writeable = False
-            return view
-    return es.gather(values_by_split)
 
 
 def confidence_curves(

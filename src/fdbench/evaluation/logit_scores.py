@@ -83,12 +83,14 @@ def _scores_from_terms(
     """:func:`study_logit_scores` from the splits' :class:`LogitTerms`, gathered in the
     study's order (the vectors the blocks would write); ``None`` where a term is NaN (a label
     that is not a class index)."""
-    nll_terms = es.gather({split: terms[split].nll for split, _ in es.parts})
+    nll_terms = es.gather({split: terms[split].nll for split, _ in es.parts}, copy=False)
     if np.isnan(nll_terms).any():
         return None
-    brier_terms = es.gather({split: terms[split].brier for split, _ in es.parts})
-    predicted = es.gather({split: terms[split].predicted for split, _ in es.parts})
-    study_labels = es.gather({split: np.asarray(labels[split]) for split, _ in es.parts})
+    brier_terms = es.gather({split: terms[split].brier for split, _ in es.parts}, copy=False)
+    predicted = es.gather({split: terms[split].predicted for split, _ in es.parts}, copy=False)
+    study_labels = es.gather(
+        {split: np.asarray(labels[split]) for split, _ in es.parts}, copy=False
+    )
     return {
         "nll": float(np.average(nll_terms)),
         "brier": float(np.average(brier_terms)),

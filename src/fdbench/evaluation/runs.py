@@ -180,10 +180,9 @@ def prediction_groups(
             )
             continue
         logits = {s: _source_logits(runs, s, source) for s in splits}
-        group = _group(source, labels, logits, confidences, runs, binary_fpr, rule)
-        if source == "logits":
-            group = replace(group, logit_terms=_split_terms(first, splits))
-        groups.append(group)
+        terms = _split_terms(first, splits) if source == "logits" else None
+        group = _group(source, labels, logits, confidences, runs, binary_fpr, rule, terms)
+        groups.append(replace(group, logit_terms=terms))
     return groups
 
 
@@ -196,11 +195,18 @@ def _split_terms(run: RunOutputs, splits: Sequence[str]) -> dict[str, LogitTerms
     return None if any(t is None for t in terms.values()) else cast("dict[str, LogitTerms]", terms)
 
 
-def _group(source, labels, logits, confidences, runs, binary_fpr, rule) -> PredictionGroup:
+def _group(
+    source, labels, logits, confidences, runs, binary_fpr, rule, terms=None
+) -> PredictionGroup:
+    """The prediction group of ``source``; its arg-max predictions are those of the logit
+    ``terms`` the CSF blocks computed (``np.argmax`` of the same rows) where there are some."""
     from fdbench.csf import csf_spec
 
     if binary_fpr is None:
-        predictions = {s: np.argmax(v, axis=1) for s, v in logits.items()}
+        predictions = {
+            s: np.argmax(v, axis=1) if terms is None else terms[s].predicted
+            for s, v in logits.items()
+        }
         return PredictionGroup(source, labels, logits, predictions, confidences)
     threshold = _binary_threshold(runs, source, binary_fpr, rule)
     predictions, adapted = {}, {}

@@ -113,8 +113,15 @@ def _read_npz(path: Path, what: str) -> dict[str, np.ndarray]:
         raise ValueError(f"cannot read {what} {str(path)!r}: {err}") from err
 
 
-def _labels_from_float(values: np.ndarray, what: str) -> np.ndarray:
-    values = as_real_array(values, what)
+def _integer_labels(values: np.ndarray, what: str) -> np.ndarray:
+    """``values`` as int64 class indices: integers (and booleans) as they are, without a
+    round trip through float64; floats that hold whole numbers rounded."""
+    array = np.asarray(values)
+    if array.dtype.kind in "biu":
+        if array.dtype.kind == "u" and array.size and array.max() > np.iinfo(np.int64).max:
+            raise ValueError(f"{what} must hold integers below 2**63")
+        return array.astype(np.int64, copy=False)
+    values = as_real_array(array, what)
     rounded = np.rint(values)
     if not np.all(np.isfinite(values)) or not np.array_equal(rounded, values):
         raise ValueError(f"{what} must hold integer values")
@@ -169,7 +176,7 @@ def _run_from_arrays(
             f"{where}: labels must have shape ({logits.shape[0]},) to match the "
             f"logits; got {np.shape(data['labels'])}"
         )
-    labels = _labels_from_float(data["labels"], f"{str(file)!r}: labels")
+    labels = _integer_labels(data["labels"], f"{str(file)!r}: labels")
     group_key = "study" if "study" in data else ("group" if "group" in data else None)
     n = logits.shape[0]
     rows_of: dict[str, slice | np.ndarray] = {"iid": slice(0, n)}
@@ -386,10 +393,10 @@ def _score_part(file: Path) -> dict[str, np.ndarray]:
             raise ValueError(f"{where}: {key} must have shape ({n},), got {np.shape(data[key])}")
     if not np.isfinite(conf).all():
         raise ValueError(f"{where}: conf holds {int((~np.isfinite(conf)).sum())} non-finite values")
-    labels = _labels_from_float(data["label"], f"{where}: label")
+    labels = _integer_labels(data["label"], f"{where}: label")
     if (labels < -1).any():
         raise ValueError(f"{where}: label must be >= -1 (-1 marks an out-of-distribution sample)")
-    prediction = _labels_from_float(data["pred"], f"{where}: pred")
+    prediction = _integer_labels(data["pred"], f"{where}: pred")
     return {"label": labels, "prediction": prediction, "conf": conf}
 
 
@@ -645,8 +652,8 @@ def import_fd_shifts(
         raise ValueError(f"raw_logits.npz must have shape N × (K+2), got {raw.shape}")
     logits = raw[:, :-2]
     n, k = logits.shape
-    labels = _labels_from_float(raw[:, -2], "raw_logits.npz label column")
-    dataset_idx = _labels_from_float(raw[:, -1], "raw_logits.npz dataset_idx column")
+    labels = _integer_labels(raw[:, -2], "raw_logits.npz label column")
+    dataset_idx = _integer_labels(raw[:, -1], "raw_logits.npz dataset_idx column")
 
     mcd = _load_arr0(root / "raw_logits_dist.npz")
     if mcd is not None:
@@ -755,7 +762,7 @@ def import_fd_shifts(
             )
         train_features = train[:, :-1]
         splits["train"] = SplitOutputs(
-            labels=_labels_from_float(train[:, -1], "train_features.npz label column"),
+            labels=_integer_labels(train[:, -1], "train_features.npz label column"),
             logits=train_features @ run_meta["fc_weight"].T + run_meta["fc_bias"],
             features=train_features,
             kind="train",

@@ -47,8 +47,18 @@ class EvaluationSet:
     def __len__(self) -> int:
         return int(self.residuals.shape[0])
 
-    def gather(self, values_by_split: Mapping[str, np.ndarray]) -> np.ndarray:
-        """Concatenate per-split arrays (confidences, labels, …) in this set's sample order."""
+    def gather(self, values_by_split: Mapping[str, np.ndarray], *, copy: bool = True) -> np.ndarray:
+        """Concatenate per-split arrays (confidences, labels, …) in this set's sample order.
+
+        ``copy=False``: where the set is one split with every sample kept, a read-only view of
+        that split's own array (the same values in the same order) instead of a copy."""
+        if not copy and len(self.parts) == 1:
+            name, kept = self.parts[0]
+            values = np.asarray(values_by_split[name])
+            if values.ndim >= 1 and kept.size == values.shape[0]:
+                view = values.view()
+                view.flags.writeable = False
+                return view
         return np.concatenate([np.asarray(values_by_split[name])[idx] for name, idx in self.parts])
 
 
@@ -84,7 +94,7 @@ def build_evaluation_set(
     """
     protocol = _as_protocol(protocol)
     names = list(study_splits(study, labels, pools=pools))
-    study_labels = np.concatenate([np.asarray(labels[name]) for name in names])
+    study_labels = _joined([np.asarray(labels[name]) for name in names])
     if study_labels.size == 0:
         raise ValueError(f"study {study!r} has no samples")
     if np.all(study_labels == NEW_CLASS_LABEL):
@@ -110,16 +120,22 @@ def build_evaluation_set(
             )
         is_new = y == NEW_CLASS_LABEL
         wrong = is_new | (pred != y)
-        keep = np.ones(y.shape[0], dtype=bool)
         if has_new_class and protocol is Protocol.FAILURE_DETECTION:
-            keep = is_new | ~wrong
-        idx = np.flatnonzero(keep)
+            idx = np.flatnonzero(is_new | ~wrong)
+            wrong, is_new = wrong[idx], is_new[idx]
+        else:
+            idx = np.arange(y.shape[0])
         parts.append((name, idx))
-        residuals.append(wrong[idx].astype(np.float64))
-        new_class.append(is_new[idx])
+        residuals.append(wrong.astype(np.float64))
+        new_class.append(is_new)
     return EvaluationSet(
         study=study,
         parts=tuple(parts),
-        residuals=np.concatenate(residuals),
-        is_new_class=np.concatenate(new_class),
+        residuals=_joined(residuals),
+        is_new_class=_joined(new_class),
     )
+
+
+def _joined(arrays: list[np.ndarray]) -> np.ndarray:
+    """``np.concatenate(arrays)`` without the copy of a single array."""
+    return arrays[0] if len(arrays) == 1 else np.concatenate(arrays)
