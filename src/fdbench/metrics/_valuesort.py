@@ -336,12 +336,12 @@ def _walk_compiled(
 
     Each block logs its chunks' sums (:func:`~fdbench.metrics._valuesort_kernel._chunk_sums`),
     added in chunk order at the end, so that the groups can be walked in two segments at once:
-    from two blocks per thread on, where this process may use a second CPU
-    (:func:`fdbench.core.threads.second_thread_allowed`), the second half of the blocks runs
-    on another thread, started from the W, L and unplaced failures of the group before it
-    (found by a binary search among the failures), and the segments' integer sums (exact),
-    minima, first and last groups are combined; every value is the sequential walk's bit for
-    bit."""
+    from two blocks of groups on, where this process may use a second CPU
+    (:func:`fdbench.core.threads.second_thread_allowed`), the second half of the groups (from
+    the einsum chunk nearest the middle) runs on another thread, started from the W, L and
+    unplaced failures of the group before it (found by a binary search among the failures),
+    and the segments' integer sums (exact), minima, first and last groups are combined; every
+    value is the sequential walk's bit for bit."""
     n, n_fail = ascending.size, c_fail.size
     total = float(n)
     reach = _reach_tp(n - n_fail)
@@ -350,8 +350,8 @@ def _walk_compiled(
     )
     group_ends = np.empty(0, dtype=np.int32) if ends is None else ends
     log = np.empty((-(-n_groups // kernel.CHUNK), 3))
-    split = (n_groups // 2) // BLOCK * BLOCK
-    if split == 0 or not second_thread_allowed():
+    split = (n_groups // 2) // kernel.CHUNK * kernel.CHUNK  # halves to a chunk
+    if n_groups < 2 * BLOCK or not second_thread_allowed():
         split = n_groups
     segments = [(0, split), (split, n_groups)] if split < n_groups else [(0, n_groups)]
     states = [_segment_state(ascending, ends, c_fail, g, sums[2]) for g, _ in segments]
