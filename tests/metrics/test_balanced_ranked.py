@@ -21,14 +21,33 @@ def test_ranked_inputs_give_the_same_bits(data, k, seed):
     r, c, _ = data
     labels = np.random.default_rng(seed).integers(0, k, r.size)
     ranking = rank(c)
-    codes, n_classes = class_codes(labels)
+    codes, n_classes, counts = class_codes(labels)
+    np.testing.assert_array_equal(counts, np.bincount(codes))
+    assert n_classes == np.unique(labels).size
     ranked = (codes[ranking.order], r[ranking.order])
     expected = class_mean_selective_risk(ranking, codes, n_classes, r, None)
     got = class_mean_selective_risk(ranking, codes, n_classes, r, None, ranked=ranked)
     assert got.tobytes() == expected.tobytes()
+    binary = bool(np.all((r == 0) | (r == 1)))
+    shared = class_mean_selective_risk(
+        ranking, codes, n_classes, r, None, ranked=ranked, counts=counts, binary=binary
+    )
+    assert shared.tobytes() == expected.tobytes()
     gathered = ranking.cumulative(r * _balance_factor(codes, n_classes, None))
     in_order = ranking.at_ends(np.cumsum(ranked[1] * _balance_factor(ranked[0], n_classes, None)))
     assert in_order.tobytes() == gathered.tobytes()
+    counted = _balance_factor(ranked[0], n_classes, None, counts)
+    assert counted.tobytes() == _balance_factor(ranked[0], n_classes, None).tobytes()
+
+
+def test_class_codes_of_labels_beyond_small_codes():
+    labels = np.array([70_000, -3, 70_000, 5, -3, -3])
+    codes, n_classes, counts = class_codes(labels)
+    assert n_classes == 3 and codes.dtype == np.uint16
+    np.testing.assert_array_equal(codes, [2, 0, 2, 1, 0, 0])
+    np.testing.assert_array_equal(counts, [3, 1, 2])
+    empty = class_codes(np.array([], dtype=np.int64))
+    assert empty.n_classes == 0 and empty.counts.size == 0
 
 
 def test_evaluate_all_balanced_keys_on_ties_and_extremes():
@@ -44,7 +63,7 @@ def test_evaluate_all_balanced_keys_on_ties_and_extremes():
         result = M.evaluate_all(r, c, labels=labels)
         assert result["aurc_ba"] == M.aurc_ba(r, c, labels)
         ranking = rank(c)
-        codes, n_classes = class_codes(labels)
+        codes, n_classes, _ = class_codes(labels)
         L_ba = ranking.cumulative(r * _balance_factor(codes, n_classes, None))[None, :]
         W = ranking.cumulative(None)[None, :]
         assert result["augrc_ba"] == float(augrc_from_cum(W, L_ba)[0])

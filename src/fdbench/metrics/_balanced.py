@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 
 from ._core import Ranking
@@ -9,8 +11,19 @@ from ._core import Ranking
 _SMALL_CODES = 1 << 16
 
 
-def class_codes(labels: np.ndarray) -> tuple[np.ndarray, int]:
-    """Non-negative integer class codes and the number K of distinct classes.
+class Classes(NamedTuple):
+    """The classes of N labels: ``codes`` (N non-negative integers), the number
+    ``n_classes`` (K) of distinct classes and ``counts`` = ``np.bincount(codes)`` (the samples
+    of each code; 0 for a code no label has)."""
+
+    codes: np.ndarray
+    n_classes: int
+    counts: np.ndarray
+
+
+def class_codes(labels: np.ndarray) -> Classes:
+    """Non-negative integer class codes, the number K of distinct classes and the samples per
+    code (one count of the codes, which the class-balanced metrics share).
 
     Codes are ``uint16`` wherever the classes fit (then a stable sort by class is a radix
     sort, linear in N); labels already in [0, 2^16) are kept as they are (codes of absent
@@ -18,10 +31,11 @@ def class_codes(labels: np.ndarray) -> tuple[np.ndarray, int]:
     """
     if labels.size and labels.min() >= 0 and labels.max() < _SMALL_CODES:
         codes = labels.astype(np.uint16)
-        return codes, int(np.count_nonzero(np.bincount(codes)))
-    classes, inverse = np.unique(labels, return_inverse=True)
-    dtype = np.uint16 if classes.size <= _SMALL_CODES else np.intp
-    return inverse.astype(dtype), int(classes.size)
+    else:
+        classes, inverse = np.unique(labels, return_inverse=True)
+        codes = inverse.astype(np.uint16 if classes.size <= _SMALL_CODES else np.intp)
+    counts = np.bincount(codes)
+    return Classes(codes, int(np.count_nonzero(counts)), counts)
 
 
 def _segment_offsets(cumulative: np.ndarray, starts: np.ndarray, sizes: np.ndarray) -> np.ndarray:
@@ -58,6 +72,8 @@ def class_mean_selective_risk(
     weights: np.ndarray | None,
     *,
     ranked: tuple[np.ndarray, np.ndarray] | None = None,
+    counts: np.ndarray | None = None,
+    binary: bool | None = None,
 ) -> np.ndarray:
     """Mean over the K classes of each class's selective risk, at every tie-group end (T,).
 
@@ -75,12 +91,14 @@ def class_mean_selective_risk(
     positive.
 
     ``ranked`` (without weights): ``codes`` and ``residuals`` already in ranking order, which
-    spares their gathers (the same values in the same places).
+    spares their gathers (the same values in the same places). ``counts``: ``np.bincount`` of
+    the codes (:class:`Classes`), ``binary``: whether every residual is 0 or 1, where the
+    caller has them (neither is computed again).
     """
     n = ranking.order.size
     ranked_codes = codes[ranking.order] if ranked is None else ranked[0]
     by_class = np.argsort(ranked_codes, kind="stable")
-    sizes = np.bincount(ranked_codes)
+    sizes = np.bincount(ranked_codes) if counts is None else counts
     starts = (np.cumsum(sizes) - sizes)[sizes > 0]
     sizes = sizes[sizes > 0]
     if ranked is not None and weights is None:
@@ -89,7 +107,9 @@ def class_mean_selective_risk(
         samples = ranking.order[by_class]
         r = residuals[samples]
     integral = weights is None or bool(np.all(weights == np.round(weights)))
-    exact = integral and bool(np.all((r == 0) | (r == 1)))
+    if binary is None:
+        binary = bool(np.all((r == 0) | (r == 1)))
+    exact = integral and binary
     if weights is None:
         accepted = np.arange(1.0, n + 1.0)
         accepted -= np.repeat(starts.astype(np.float64), sizes)

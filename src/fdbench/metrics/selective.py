@@ -366,7 +366,8 @@ def balanced_residuals(
     """
     r, _, w, keep = check_inputs(residuals, np.zeros(np.shape(residuals)), sample_weight)
     y = check_labels(labels, r.size, keep)
-    factor = _balance_factor(*class_codes(y), w)
+    codes, n_classes, counts = class_codes(y)
+    factor = _balance_factor(codes, n_classes, w, counts)
     out = np.asarray(residuals, dtype=np.float64).copy()
     if keep is None:
         out *= factor
@@ -375,9 +376,17 @@ def balanced_residuals(
     return out
 
 
-def _balance_factor(codes: np.ndarray, n_classes: int, weights: np.ndarray | None) -> np.ndarray:
-    """n / (K n_{y_i}) per sample from the class codes of :func:`class_codes` (weights > 0)."""
-    counts = np.bincount(codes, weights=weights)
+def _balance_factor(
+    codes: np.ndarray,
+    n_classes: int,
+    weights: np.ndarray | None,
+    counts: np.ndarray | None = None,
+) -> np.ndarray:
+    """n / (K n_{y_i}) per sample from the class codes of :func:`class_codes` (weights > 0);
+    ``counts``, the codes' ``np.bincount`` from there, spares counting them again without
+    weights."""
+    if weights is not None or counts is None:
+        counts = np.bincount(codes, weights=weights)
     present = counts > 0
     per_class = np.zeros(counts.size)
     per_class[present] = counts[present].sum() / (n_classes * counts[present])
@@ -387,7 +396,8 @@ def _balance_factor(codes: np.ndarray, n_classes: int, weights: np.ndarray | Non
 def _prepare_balanced(residuals, confidence, labels, sample_weight):
     r, c, w, keep = check_inputs(residuals, confidence, sample_weight)
     y = check_labels(labels, r.size, keep)
-    return prepare(r * _balance_factor(*class_codes(y), w), c, w)
+    codes, n_classes, counts = class_codes(y)
+    return prepare(r * _balance_factor(codes, n_classes, w, counts), c, w)
 
 
 def aurc_ba(
@@ -420,8 +430,8 @@ def aurc_ba(
     y = check_labels(labels, r.size, keep)
     ranking = rank(c)
     W = ranking.cumulative(w)[None, :]
-    codes, n_classes = class_codes(y)
-    risks = class_mean_selective_risk(ranking, codes, n_classes, r, w)[None, :]
+    codes, n_classes, counts = class_codes(y)
+    risks = class_mean_selective_risk(ranking, codes, n_classes, r, w, counts=counts)[None, :]
     return float(aurc_from_risks(W, risks, W[:, 0] * risks[:, 0])[0])
 
 

@@ -229,15 +229,17 @@ def evaluate_all(
     else:
         out["mean_residual"] = mean_residual
     if y is not None:
-        codes, n_classes = class_codes(y)
+        codes, n_classes, counts = class_codes(y)
         ranked = None if ranked_r is None else (codes[ranking.order], ranked_r)
-        risks_ba = class_mean_selective_risk(ranking, codes, n_classes, r, w, ranked=ranked)
+        risks_ba = class_mean_selective_risk(
+            ranking, codes, n_classes, r, w, ranked=ranked, counts=counts, binary=binary
+        )
         risks_ba = risks_ba[None, :]
         out["aurc_ba"] = float(aurc_from_risks(W, risks_ba, W[:, 0] * risks_ba[:, 0], work)[0])
         if ranked is None:
-            L_ba = ranking.cumulative(rw * _balance_factor(codes, n_classes, w))[None, :]
+            L_ba = ranking.cumulative(rw * _balance_factor(codes, n_classes, w, counts))[None, :]
         else:  # (r * factor)[order] as r[order] * factor[order], then the same sum
-            balanced = ranked[1] * _balance_factor(ranked[0], n_classes, None)
+            balanced = ranked[1] * _balance_factor(ranked[0], n_classes, None, counts)
             L_ba = ranking.at_ends(np.cumsum(balanced, out=balanced))[None, :]
         out["augrc_ba"] = float(augrc_from_cum(W, L_ba, work)[0])
         if logits is not None:
