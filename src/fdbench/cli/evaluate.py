@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 if TYPE_CHECKING:
-    pass
+    import pyarrow as pa
 from fdbench.cli.app import (
     FORCE_HELP,
     TABLE_SUFFIXES,
@@ -208,7 +208,7 @@ def _evaluate(
     from fdbench.evaluation.runs import evaluate_run
     from fdbench.evaluation.tables import evaluate_table, read_confidence_table
     from fdbench.metrics.conventions import OOD_CONVENTION_KEYS, check_convention_keys
-    from fdbench.protocol import Protocol
+    from fdbench.protocol import UNKNOWN_STUDY, Protocol
     from fdbench.protocol.binary import THRESHOLD_RULES
     from fdbench.report.console import (
         print_compact,
@@ -325,14 +325,19 @@ def _evaluate(
         else:
             table = table_from_probability_columns(read_confidence_table(path, columns=confidence))
         _check_calibration_split(request, set(table["study"]))
-        results, curves = evaluate_table(
-            table,
-            protocol=protocol,
-            iid_split=iid_study,
-            n_bootstrap=bootstrap,
-            seed=seed,
-            return_curves=True,
-            conventions=conventions,
+        import pyarrow as pa
+
+        results, curves = (
+            pa.Table.from_pandas(frame, preserve_index=False)
+            for frame in evaluate_table(
+                table,
+                protocol=protocol,
+                iid_split=iid_study,
+                n_bootstrap=bootstrap,
+                seed=seed,
+                return_curves=True,
+                conventions=conventions,
+            )
         )
     else:
         from fdbench.csf import OpenMaxParams
@@ -351,19 +356,22 @@ def _evaluate(
             return_curves=True,
             threshold_rule=threshold_rule,
             conventions=conventions,
+            output="arrow",
         )
         if precision_report:
             _print_precision_report(run)
     if name is not None:
-        results["dataset"] = name
-        curves["dataset"] = name
-    if results["study"].nunique() > MAX_PRINTED_STUDIES:
-        print_compact(results, iid_study=iid_study)
-        written = write_study_tables(results, tables)
+        results, curves = (_with_dataset(t, name) for t in (results, curves))
+    studies = dict.fromkeys(results.column("study").to_pylist())
+    if len(studies) > MAX_PRINTED_STUDIES:
+        frame = results.to_pandas()
+        print_compact(frame, iid_study=iid_study)
+        written = write_study_tables(frame, tables)
         typer.echo(f"wrote {len(written)} per-study tables to {tables}")
     else:
         print_results(results)
-    print_unknown_detection(results, iid_study=iid_study)
+    if UNKNOWN_STUDY in studies:
+        print_unknown_detection(results.to_pandas(), iid_study=iid_study)
     if request is not None:
         points, sets = _operating_points(
             request, table if is_table or score_dump or probs_file else None,
@@ -392,6 +400,14 @@ SHOWN_POINT_COLUMNS = [
     "csf", "study", "procedure", "group", "threshold", "calibration_coverage", "bound",
     "coverage", "risk", "held",
 ]  # fmt: skip
+
+
+def _with_dataset(table: pa.Table, name: str) -> pa.Table:
+    """``table`` with every row's ``dataset`` set to ``name`` (``--name``)."""
+    import pyarrow as pa
+
+    column = pa.array([name] * table.num_rows, table.schema.field("dataset").type)
+    return table.set_column(table.schema.get_field_index("dataset"), "dataset", column)
 
 
 def _check_calibration_split(request, splits: set[str]) -> None:

@@ -17,6 +17,7 @@ from fdbench.core import written
 
 if TYPE_CHECKING:
     import pandas as pd
+    import pyarrow as pa
 
 #: Suffix of the checksum file written beside every file fdbench writes, in the format of
 #: ``sha256sum`` (``<hex digest>  <file name>``), so ``sha256sum -c results.parquet.sha256``
@@ -162,7 +163,7 @@ def write_table(table: pd.DataFrame, path: str | Path) -> Path:
     return path
 
 
-def write_tables(tables: Mapping[Path, pd.DataFrame]) -> list[Path]:
+def write_tables(tables: Mapping[Path, pd.DataFrame | pa.Table]) -> list[Path]:
     """Write several tables (path → table, one folder) as one unit (:func:`atomic_paths`):
     none is replaced unless all are written, and a reader refuses a mix of two writes."""
     paths = [_table_path(p) for p in tables]
@@ -179,11 +180,17 @@ def _table_path(path: str | Path) -> Path:
     return path
 
 
-def write_table_file(table: pd.DataFrame, path: Path, tmp: Path) -> None:
-    """Write ``table`` into ``tmp`` (a temporary path of :func:`atomic_paths`) in the format the
-    suffix of ``path`` names: CSV, or Parquet with page checksums."""
+def write_table_file(table: pd.DataFrame | pa.Table, path: Path, tmp: Path) -> None:
+    """Write ``table`` (a DataFrame or a pyarrow Table) into ``tmp`` (a temporary path of
+    :func:`atomic_paths`) in the format the suffix of ``path`` names: CSV (a pyarrow Table as
+    its DataFrame, so that both write the same text), or Parquet with page checksums."""
+    arrow = not hasattr(table, "to_csv")
     if path.suffix.lower() == ".csv":
-        table.to_csv(tmp, index=False)
+        (table.to_pandas() if arrow else table).to_csv(tmp, index=False)
+    elif arrow:
+        import pyarrow.parquet as pq
+
+        pq.write_table(table, tmp, write_page_checksum=True)
     else:
         table.to_parquet(tmp, index=False, write_page_checksum=True)
 

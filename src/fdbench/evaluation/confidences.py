@@ -10,6 +10,15 @@ import numpy as np
 
 from fdbench import metrics as M
 from fdbench.core.threads import thread_map, usable_threads
+from fdbench.evaluation.result_tables import (
+    CurvePoints,
+    TableType,
+    check_table_type,
+    curves_arrow,
+    curves_frame,
+    results_arrow,
+    results_frame,
+)
 from fdbench.metrics.conventions import check_convention_keys
 from fdbench.protocol import (
     NEW_CLASS_LABEL,
@@ -22,16 +31,9 @@ from fdbench.protocol import (
 
 if TYPE_CHECKING:
     import pandas as pd
+    import pyarrow as pa
 
     from fdbench.csf.blocks import LogitTerms
-
-    pass
-
-
-#: A curve's coverages, selective and generalized risks (:mod:`fdbench.evaluation.curves`).
-CurvePoints = tuple[np.ndarray, np.ndarray, np.ndarray]
-
-RESULT_COLUMNS = ("dataset", "method", "seed", "csf", "study", "metric", "value")
 
 
 #: Fewest samples of a study from which the CSFs' metric suites run on threads (NumPy's sorts,
@@ -114,7 +116,8 @@ def evaluate_confidences(
     return_curves: bool = False,
     max_points: int = 2000,
     logit_terms: Mapping[str, LogitTerms] | None = None,
-) -> pd.DataFrame | tuple[pd.DataFrame, pd.DataFrame]:
+    output: TableType = "pandas",
+) -> pd.DataFrame | pa.Table | tuple[pd.DataFrame, pd.DataFrame] | tuple[pa.Table, pa.Table]:
     """Compute the metric suite for every CSF on every study.
 
     ``labels``/``predictions``/``logits`` map split names to per-sample arrays, ``confidences``
@@ -136,7 +139,10 @@ def evaluate_confidences(
     (:func:`fdbench.metrics.evaluate_conventions`: ``fdbench.metrics.CONVENTION_KEYS`` on every
     study, ``OOD_CONVENTION_KEYS`` where the OoD-detection metrics are computed).
 
-    Returns the tidy results table (columns ``RESULT_COLUMNS`` plus ``n_samples``). With
+    Returns the tidy results table (columns
+    :data:`~fdbench.evaluation.result_tables.RESULT_COLUMNS` plus ``n_samples``), a pandas
+    DataFrame, or with ``output="arrow"`` a pyarrow Table of the same columns and types
+    (:mod:`fdbench.evaluation.result_tables`; pandas is then not imported). With
     ``return_curves`` the result is ``(results, curves)``, ``curves`` equal to
     :func:`confidence_curves` of the same arguments (``max_points`` as there); where the
     suite ranks the confidences by argsort (0/1 residuals with labels), each curve comes from
@@ -149,6 +155,7 @@ def evaluate_confidences(
     from fdbench.evaluation.curves import check_max_points
 
     conventions = check_convention_keys(tuple(conventions))
+    check_table_type(output)
     if n_bootstrap < 0:
         raise ValueError(f"n_bootstrap must be >= 0; got {n_bootstrap}")
     info = {"dataset": "", "method": "", "seed": 0, **(run_info or {})}
@@ -210,14 +217,11 @@ def evaluate_confidences(
                 rows.append(row)
         if on_study is not None:
             on_study(study)
-    import pandas as pd
-
-    table = pd.DataFrame(rows)
-    ordered = [*RESULT_COLUMNS, "n_samples"]
-    results = table[ordered + [c for c in table.columns if c not in ordered]]
+    arrow = output == "arrow"
+    results = results_arrow(rows) if arrow else results_frame(rows)
     if not return_curves:
         return results
-    return results, _curve_frames(curves, info)
+    return results, curves_arrow(curves, info) if arrow else curves_frame(curves, info)
 
 
 def _csf_suite(
@@ -255,23 +259,6 @@ def _ranked_curve_into(
     from fdbench.evaluation.curves import ranked_thinned_curve
 
     return lambda W, L: curves.append(ranked_thinned_curve(W, L, max_points))
-
-
-def _curve_frames(
-    curves: Sequence[tuple[str, Sequence[tuple[str, CurvePoints]]]], info: Mapping[str, object]
-) -> pd.DataFrame:
-    """The table of :func:`confidence_curves` from every CSF's thinned curve points, built
-    the same way: one :func:`fdbench.evaluation.curves.curve_table` per study with the run
-    columns."""
-    import pandas as pd
-
-    from fdbench.evaluation.curves import curve_frame
-
-    frames = []
-    for study, points in curves:
-        table = pd.concat([curve_frame(study, csf, p) for csf, p in points], ignore_index=True)
-        frames.append(table.assign(**{k: info[k] for k in ("dataset", "method", "seed")}))
-    return pd.concat(frames, ignore_index=True)
 
 
 def _logit_scores(

@@ -19,7 +19,8 @@ from fdbench.core.validation import (
     loss_table_columns,
     real_column,
 )
-from fdbench.evaluation.confidences import RESULT_COLUMNS, SUBGROUP_COLUMN
+from fdbench.evaluation.confidences import SUBGROUP_COLUMN
+from fdbench.evaluation.result_tables import results_frame
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -304,7 +305,6 @@ def evaluate_loss_table(
     Returns the tidy results table: ``RESULT_COLUMNS`` (``method`` holds the model) plus
     ``n_samples``.
     """
-    import pandas as pd
 
     if not isinstance(n_bootstrap, int) or n_bootstrap < 0:
         raise ValueError(f"n_bootstrap must be an int >= 0; got {n_bootstrap!r}")
@@ -326,9 +326,7 @@ def evaluate_loss_table(
                 row = {**info, "metric": metric, "value": value, "n_samples": len(part)}
                 row.update(intervals.get(metric, {}))
                 rows.append(row)
-    results = pd.DataFrame(rows)
-    ordered = [*RESULT_COLUMNS, "n_samples"]
-    return results[ordered + [c for c in results.columns if c not in ordered]]
+    return results_frame(rows)
 
 
 def _intervals(

@@ -16,6 +16,7 @@ from fdbench.evaluation.confidences import (
     evaluate_confidences,
     splits_of,
 )
+from fdbench.evaluation.result_tables import TableType, check_table_type, concat_tables
 from fdbench.evaluation.tables import _protocol_pools
 from fdbench.protocol import Protocol
 from fdbench.protocol.binary import (
@@ -28,6 +29,7 @@ from fdbench.protocol.binary import (
 
 if TYPE_CHECKING:
     import pandas as pd
+    import pyarrow as pa
 
     from fdbench.csf.blocks import LogitTerms
     from fdbench.csf.openmax import OpenMaxParams
@@ -247,7 +249,8 @@ def evaluate_run(
     return_curves: bool = False,
     threshold_rule: str = "exact",
     conventions: Sequence[str] = (),
-) -> pd.DataFrame | tuple[pd.DataFrame, pd.DataFrame]:
+    output: TableType = "pandas",
+) -> pd.DataFrame | pa.Table | tuple[pd.DataFrame, pd.DataFrame] | tuple[pa.Table, pa.Table]:
     """Compute every CSF the stored outputs allow and evaluate them on every test study.
 
     ``run`` is one run or the member runs of a deep ensemble (then the classifier is the
@@ -266,8 +269,10 @@ def evaluate_run(
     :func:`~fdbench.evaluation.confidences.confidence_curves`
     of every prediction group (each CSF with its own classifier's failures) on the same
     studies, drawn from the metrics' own ranking where there is one
-    (:func:`evaluate_confidences`).
+    (:func:`evaluate_confidences`). ``output="arrow"`` returns pyarrow Tables instead of
+    DataFrames (:func:`evaluate_confidences`; pandas is not imported).
     """
+    check_table_type(output)
     runs = [run] if not isinstance(run, Sequence) else list(run)
     if isinstance(run, Sequence) and len(runs) < 2:
         raise ValueError(f"an ensemble needs at least 2 members; got {len(runs)}")
@@ -301,16 +306,15 @@ def evaluate_run(
             conventions=conventions,
             return_curves=return_curves,
             logit_terms=group.logit_terms,
+            output=output,
             **common,
         )
         for group in groups
     ]
-    import pandas as pd
-
     if not return_curves:
-        return pd.concat(evaluated, ignore_index=True)
+        return concat_tables(evaluated)
     results, curves = zip(*evaluated, strict=True)
-    return pd.concat(results, ignore_index=True), pd.concat(curves, ignore_index=True)
+    return concat_tables(results), concat_tables(curves)
 
 
 def ensemble_log_probs(member_logits: Sequence[np.ndarray] | np.ndarray) -> np.ndarray:

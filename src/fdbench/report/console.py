@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     import pandas as pd
+    import pyarrow as pa
 
 
 #: The metrics of ``fdbench evaluate``'s console tables, in order (headings, scale and
@@ -122,50 +123,83 @@ def print_leaderboard(run_dir: Path) -> None:
         console.print(_named_table(title, "scoring method", frame, texts, console.width))
 
 
-def print_results(table: pd.DataFrame) -> None:
-    """Print one table per study: CSF rows, AURC-type metrics ×1000 as the papers show them."""
+def print_results(table: pd.DataFrame | pa.Table) -> None:
+    """Print one table per study: CSF rows, AURC-type metrics ×1000 as the papers show them.
+
+    ``table``: tidy results (a DataFrame or a pyarrow Table; columns ``study``, ``csf``,
+    ``metric``, ``value``, ``n_samples`` and, with bootstrap intervals, ``ci_lower`` and
+    ``ci_upper``). A CSF with several rows of one metric in a study shows their mean; metrics
+    and CSFs without any value are left out."""
     from rich.table import Table
 
     from fdbench.metrics import metric_spec
 
     console = _console()
-    has_ci = "ci_lower" in table.columns
-    for study, part in table.groupby("study", sort=False):
-        wide = part.pivot_table(index="csf", columns="metric", values="value", sort=False)
+    rows = table.to_pylist() if hasattr(table, "to_pylist") else table.to_dict("records")
+    has_ci = bool(rows) and "ci_lower" in rows[0]
+    studies: dict[object, list[dict]] = {}
+    for row in rows:
+        studies.setdefault(row["study"], []).append(row)
+    nan = float("nan")
+    for study, part in studies.items():
+        wide = _wide(part, "value")
+        present = {m for values in wide.values() for m, v in values.items() if v == v}
         # continuous residuals have a mean residual instead of an accuracy
-        shown_risk = (
-            "accuracy" if "accuracy" in wide or "mean_residual" not in wide else "mean_residual"
-        )
-        risk = wide[shown_risk].iloc[0] if shown_risk in wide else float("nan")
-        n = int(part["n_samples"].iloc[0])
+        mean_residual = "mean_residual" in present and "accuracy" not in present
+        shown_risk = "mean_residual" if mean_residual else "accuracy"
+        first = next(iter(wide.values()), {})
+        risk = first.get(shown_risk, nan) if shown_risk in present else nan
+        n = int(part[0]["n_samples"])
         title = f"{study}  (n = {n}, {shown_risk.replace('_', ' ')} = {risk:.4f})"
         grid = Table(title=title, title_justify="left")
-        grid.add_column("CSF", no_wrap=True, min_width=max(3, *(len(str(c)) for c in wide.index)))
-        shown = [metric_spec(m) for m in DISPLAY if m in wide and wide[m].notna().any()]
+        grid.add_column("CSF", no_wrap=True, min_width=max([3, *(len(str(c)) for c in wide)]))
+        shown = [metric_spec(m) for m in DISPLAY if m in present]
         for spec in shown:
             grid.add_column(spec.heading(), justify="right", overflow="fold")
-        bests = {s.name: (max if s.higher_is_better else min)(wide[s.name].dropna()) for s in shown}
-        if has_ci:
-            lo = part.pivot_table(index="csf", columns="metric", values="ci_lower", sort=False)
-            hi = part.pivot_table(index="csf", columns="metric", values="ci_upper", sort=False)
-        for csf, values in wide.iterrows():
+        bests = {
+            s.name: (max if s.higher_is_better else min)(
+                v for values in wide.values() if (v := values.get(s.name, nan)) == v
+            )
+            for s in shown
+        }
+        lo = _wide(part, "ci_lower") if has_ci else {}
+        hi = _wide(part, "ci_upper") if has_ci else {}
+        for csf, values in wide.items():
             cells = [str(csf)]
             for spec in shown:
                 metric, scale = spec.name, spec.scale
-                value = values[metric]
+                value = values.get(metric, nan)
                 if value != value:
                     cells.append("–")
                     continue
                 digits = 2 if scale != 1.0 else 4
                 text = f"{value * scale:.{digits}f}"
-                if has_ci and metric in lo.columns and lo.at[csf, metric] == lo.at[csf, metric]:
-                    low, high = lo.at[csf, metric] * scale, hi.at[csf, metric] * scale
-                    text += f" [{low:.{digits}f}, {high:.{digits}f}]"
+                low = lo.get(csf, {}).get(metric, nan)
+                if low == low:
+                    high = hi.get(csf, {}).get(metric, nan)
+                    text += f" [{low * scale:.{digits}f}, {high * scale:.{digits}f}]"
                 if value == bests[metric]:
                     text = f"[bold green]{text}[/]"
                 cells.append(text)
             grid.add_row(*cells)
         console.print(grid)
+
+
+def _wide(rows: list[dict], column: str) -> dict[object, dict[object, float]]:
+    """Per CSF (in order of first appearance), per metric, the mean of the rows' ``column``
+    values that are numbers (NaN where none is); CSFs with no number are left out, as
+    ``DataFrame.pivot_table(index="csf", columns="metric", values=column)`` leaves them."""
+    cells: dict[object, dict[object, list[float]]] = {}
+    for row in rows:
+        value = row.get(column)
+        cell = cells.setdefault(row["csf"], {}).setdefault(row["metric"], [])
+        if value is not None and value == value:
+            cell.append(float(value))
+    return {
+        csf: {m: sum(v) / len(v) if v else float("nan") for m, v in metrics.items()}
+        for csf, metrics in cells.items()
+        if any(metrics.values())
+    }
 
 
 def print_compact(results: pd.DataFrame, *, iid_study: str = "iid") -> None:
