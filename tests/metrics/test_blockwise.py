@@ -342,3 +342,22 @@ def test_compiled_sums_follow_einsum_and_hold_no_fma(tmp_path):
     kernels_seen, with_fma = map(int, done.stdout.split())
     assert kernels_seen >= 7
     assert with_fma == 0
+
+
+def test_soft_optimum_beside_the_walk_equals_the_optimum_after(monkeypatch):
+    """Soft residuals without weights: the optimal CSF's sort runs on a second thread beside
+    the compiled walk (``beside``), and e-AURC, e-AUGRC and NAURC are those of
+    :func:`~fdbench.metrics._blockwise.unit_optimum` computed after it, bit for bit."""
+    rng = np.random.default_rng(7)
+    n = _blockwise_kernel.MIN_SAMPLES + 1_001
+    soft, c = rng.random(n), np.round(rng.random(n), 4)
+    started = []
+    real = _blockwise.beside
+    monkeypatch.setattr(_blockwise, "beside", lambda f, *a: started.append(f) or real(f, *a))
+    beside_values = evaluate_all(soft, c)
+    assert started, "the optimum did not go to beside()"
+    monkeypatch.setenv("FDBENCH_THREADS", "1")  # beside() then runs it in this thread
+    _assert_identical(beside_values, evaluate_all(soft, c))
+    aurc_opt, augrc_opt = _blockwise.unit_optimum(soft)
+    assert beside_values["eaurc"] == beside_values["aurc"] - aurc_opt
+    assert beside_values["eaugrc"] == beside_values["augrc"] - augrc_opt

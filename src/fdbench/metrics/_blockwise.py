@@ -42,9 +42,13 @@ The result equals the argsort engine's bit for bit:
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
+from types import SimpleNamespace
 
 import numpy as np
 from numpy.typing import ArrayLike
+
+from fdbench.core.threads import beside
 
 from . import _blockwise_kernel as _kernel
 from ._core import _TINY, _smallest_reaching
@@ -332,20 +336,44 @@ def _entries(
 
 
 def _compiled_suite(
-    r: np.ndarray, c: np.ndarray, w: np.ndarray | None, binary: bool
+    r: np.ndarray,
+    c: np.ndarray,
+    w: np.ndarray | None,
+    binary: bool,
+    optimum: Callable[[], tuple[float, float]] | None = None,
 ) -> dict[str, float] | None:
     """:func:`blockwise_suite` by the compiled walk of
     :mod:`~fdbench.metrics._blockwise_kernel` in the packed order (the same values bit for
     bit, that module says why; with ties, those of the order that keeps each tie group's
     samples in position order: the module docstring), or ``None`` where it does not apply:
     numba's sums differ from this NumPy's ``einsum``, or whole-number weights whose total
-    exceeds 2^53 (W - L inexact)."""
+    exceeds 2^53 (W - L inexact). ``optimum`` runs beside the gather and the walk, once the
+    packed sort's keys are freed (:func:`fdbench.core.threads.beside`)."""
     kernels = _kernel.compiled_kernels()
     if kernels is None:
         return None
-    n = c.size
     c = np.ascontiguousarray(c)
     order = descending_stable(c, kernels)
+    pending = beside(optimum) if optimum is not None else None
+    try:
+        out = _compiled_walk(r, c, w, binary, kernels, order)
+    finally:
+        optimal = pending.result() if pending is not None else None
+    if out is not None and optimal is not None:
+        out["aurc_opt"], out["augrc_opt"] = optimal
+    return out
+
+
+def _compiled_walk(
+    r: np.ndarray,
+    c: np.ndarray,
+    w: np.ndarray | None,
+    binary: bool,
+    kernels: SimpleNamespace,
+    order: np.ndarray,
+) -> dict[str, float] | None:
+    """:func:`_compiled_suite` from the packed ``order`` on."""
+    n = c.size
     success = False
     if w is None:
         mode, wo, totals = _kernel.SOFT, np.empty(0), _Totals(float(n))
@@ -423,18 +451,28 @@ def _compiled_suite(
 
 
 def blockwise_suite(
-    residuals: np.ndarray, confidence: np.ndarray, weights: np.ndarray | None, binary: bool
+    residuals: np.ndarray,
+    confidence: np.ndarray,
+    weights: np.ndarray | None,
+    binary: bool,
+    optimum: Callable[[], tuple[float, float]] | None = None,
 ) -> dict[str, float]:
     """The ranking, curve and calibration entries of ``evaluate_all`` for weighted 0/1 or
     soft residuals (no labels), equal to the argsort engine's bit for bit (compiled, with
     ties: to the engine's under a stable ``np.argsort``, see the module docstring): ``aurc``,
     ``augrc``, ``risk@95cov``, ``selective_risk@95cov``, ``coverage@risk5``,
     ``mean_residual`` and, for 0/1 residuals (``binary``, with ``weights``), ``auroc_f``,
-    ``ap_f_success``, ``ap_f_error``, ``fpr@95tpr``, ``fpr@80tpr``, ``ece`` and ``mce``."""
+    ``ap_f_success``, ``ap_f_error``, ``fpr@95tpr``, ``fpr@80tpr``, ``ece`` and ``mce``.
+
+    ``optimum`` (the optimal CSF's AURC and AUGRC, by the caller's function) adds
+    ``aurc_opt`` and ``augrc_opt``: computed beside the compiled walk on a second thread
+    where :func:`fdbench.core.threads.beside` allows (its value is the same; its temporaries
+    then live beside the walk's int32 order and weights, not beside the packed sort's keys),
+    after the walk otherwise."""
     r, c, w = residuals, confidence, weights
     n = c.size
     if n >= _kernel.MIN_SAMPLES:
-        compiled = _compiled_suite(r, c, w, binary)
+        compiled = _compiled_suite(r, c, w, binary, optimum)
         if compiled is not None:
             return compiled
     order = descending_order(c)
@@ -514,6 +552,8 @@ def blockwise_suite(
     out["selective_risk@95cov"] = walk.risk_at
     out["coverage@risk5"] = walk.covered / totals.weight
     out["mean_residual"] = carry_l / totals.weight
+    if optimum is not None:
+        out["aurc_opt"], out["augrc_opt"] = optimum()
     return out
 
 

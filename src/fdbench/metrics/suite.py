@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import Any, cast
 
@@ -298,8 +299,15 @@ def _blockwise(
     """:func:`evaluate_all` of weighted 0/1 or of soft residuals without labels, walked in
     blocks after one argsort (:mod:`fdbench.metrics._blockwise`: no array of N cumulative sums,
     the same values bit for bit)."""
-    parts = blockwise_suite(r, c, w, binary)
-    aurc_opt, augrc_opt = unit_optimum(r) if w is None else _optimum(r, w)
+    # without weights the optimum (a sort of the residuals) runs beside the walk; with them
+    # it is cheap (0/1 residuals) or holds three arrays of N (np.unique of soft residuals),
+    # which beside the walk's order and weights would pass twice the confidences' memory
+    optimum = functools.partial(unit_optimum, r) if w is None else None
+    parts = blockwise_suite(r, c, w, binary, optimum)
+    if optimum is None:
+        aurc_opt, augrc_opt = _optimum(r, w)
+    else:
+        aurc_opt, augrc_opt = parts["aurc_opt"], parts["augrc_opt"]
     out = {key: parts[key] for key in ("aurc", "augrc")}
     out["eaurc"] = out["aurc"] - aurc_opt
     out["eaugrc"] = out["augrc"] - augrc_opt
