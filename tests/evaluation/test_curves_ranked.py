@@ -167,3 +167,18 @@ def test_suites_on_threads_equal_the_sequential_suites(monkeypatch):
     assert 2 in used and 1 in used
     for sequential, threaded in zip(tables["1"], tables["2"], strict=True):
         pd.testing.assert_frame_equal(threaded, sequential, check_exact=True)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.integers(0, 5000), st.integers(2, 3000))
+def test_thinned_positions_are_the_unique_rounded_spacing(size, max_points):
+    """The positions a thinned curve keeps: ``np.unique`` of the rounded even spacing (both
+    ends kept), found without a sort."""
+    from fdbench.evaluation.curves import _thinned_positions
+
+    expected = np.unique(np.linspace(0, size - 1, min(size, max_points)).round().astype(int))
+    got = _thinned_positions(size, max_points)
+    assert got.dtype == expected.dtype
+    np.testing.assert_array_equal(got, expected)
+    if size:
+        assert got[0] == 0 and got[-1] == size - 1

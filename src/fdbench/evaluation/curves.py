@@ -62,8 +62,13 @@ def thin_curve(
 
 def _thinned_positions(size: int, max_points: int) -> np.ndarray:
     """The positions :func:`thin_curve` keeps of a curve of ``size`` points (0 and size - 1
-    among them)."""
-    return np.unique(np.linspace(0, size - 1, min(size, max_points)).round().astype(int))
+    among them): the rounded positions of an even spacing, each once (they do not decrease,
+    so a repeat is a run; ``np.unique`` would sort them again and, on first use, import
+    ``numpy.ma``)."""
+    positions = np.linspace(0, size - 1, min(size, max_points)).round().astype(int)
+    first = np.ones(positions.size, dtype=bool)
+    np.not_equal(positions[1:], positions[:-1], out=first[1:])
+    return positions[first]
 
 
 def curve_frame(

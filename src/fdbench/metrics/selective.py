@@ -145,15 +145,19 @@ def _optimum(
     work=None,
     ranking: Ranking | None = None,
     L: np.ndarray | None = None,
+    *,
+    binary: bool | None = None,
 ) -> tuple[float, float]:
     """Optimal (AURC, AUGRC) for residuals ``r`` and weights ``w``.
 
     ``ranking`` and ``L`` (its cumulative losses, (1, T)) describe the CSF being evaluated:
     when it already ranks 0/1 residuals optimally (no ties, unit weights, every success before
     every failure) its curve is the optimum's, evaluated with the same arithmetic, so that the
-    excess is exactly 0.
+    excess is exactly 0. ``binary``: whether every residual is 0 or 1, where the caller knows
+    (not tested again).
     """
-    binary = bool(np.all((r == 0) | (r == 1)))
+    if binary is None:
+        binary = bool(np.all((r == 0) | (r == 1)))
     if w is None:
         if binary:
             n_fail = int(np.count_nonzero(r))

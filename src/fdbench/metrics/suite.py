@@ -196,7 +196,7 @@ def evaluate_all(
     working_point = float(min_risk_at_coverage_from_risks(W, risks, 0.95)[0])
     out["augrc"] = float(augrc_from_cum(W, L, work)[0])
     opt_work = work if ranking.ends is None else None
-    aurc_opt, augrc_opt = _optimum(r, w, opt_work, ranking, L)
+    aurc_opt, augrc_opt = _optimum(r, w, opt_work, ranking, L, binary=binary)
     out["eaurc"] = out["aurc"] - aurc_opt
     out["eaugrc"] = out["augrc"] - augrc_opt
     mean_residual = float(L[0, -1] / W[0, -1])
@@ -305,7 +305,7 @@ def _blockwise(
     optimum = functools.partial(unit_optimum, r) if w is None else None
     parts = blockwise_suite(r, c, w, binary, optimum)
     if optimum is None:
-        aurc_opt, augrc_opt = _optimum(r, w)
+        aurc_opt, augrc_opt = _optimum(r, w, binary=binary)
     else:
         aurc_opt, augrc_opt = parts["aurc_opt"], parts["augrc_opt"]
     out = {key: parts[key] for key in ("aurc", "augrc")}
