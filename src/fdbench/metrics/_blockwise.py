@@ -465,10 +465,11 @@ def blockwise_suite(
     ``ap_f_success``, ``ap_f_error``, ``fpr@95tpr``, ``fpr@80tpr``, ``ece`` and ``mce``.
 
     ``optimum`` (the optimal CSF's AURC and AUGRC, by the caller's function) adds
-    ``aurc_opt`` and ``augrc_opt``: computed beside the compiled walk on a second thread
-    where :func:`fdbench.core.threads.beside` allows (its value is the same; its temporaries
-    then live beside the walk's int32 order and weights, not beside the packed sort's keys),
-    after the walk otherwise."""
+    ``aurc_opt`` and ``augrc_opt`` where the compiled walk runs: computed beside it on a
+    second thread where :func:`fdbench.core.threads.beside` allows (its value is the same;
+    its temporaries then live beside the walk's int32 order, not beside the packed sort's
+    keys). Without them the caller computes the optimum after this returns, when the NumPy
+    walk's order and blocks are freed."""
     r, c, w = residuals, confidence, weights
     n = c.size
     if n >= _kernel.MIN_SAMPLES:
@@ -552,8 +553,6 @@ def blockwise_suite(
     out["selective_risk@95cov"] = walk.risk_at
     out["coverage@risk5"] = walk.covered / totals.weight
     out["mean_residual"] = carry_l / totals.weight
-    if optimum is not None:
-        out["aurc_opt"], out["augrc_opt"] = optimum()
     return out
 
 

@@ -304,10 +304,12 @@ def _blockwise(
     # which beside the walk's order and weights would pass twice the confidences' memory
     optimum = functools.partial(unit_optimum, r) if w is None else None
     parts = blockwise_suite(r, c, w, binary, optimum)
-    if optimum is None:
-        aurc_opt, augrc_opt = _optimum(r, w, binary=binary)
-    else:
+    if "aurc_opt" in parts:
         aurc_opt, augrc_opt = parts["aurc_opt"], parts["augrc_opt"]
+    elif optimum is not None:
+        aurc_opt, augrc_opt = optimum()
+    else:
+        aurc_opt, augrc_opt = _optimum(r, w, binary=binary)
     out = {key: parts[key] for key in ("aurc", "augrc")}
     out["eaurc"] = out["aurc"] - aurc_opt
     out["eaugrc"] = out["augrc"] - augrc_opt
