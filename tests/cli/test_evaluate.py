@@ -598,12 +598,15 @@ def test_evaluate_path_imports_no_analysis_optimizer_or_store(tmp_path):
         "import sys\n"
         "from fdbench.cli.command import main\n"
         f"sys.argv = ['fdbench', 'evaluate', {str(tmp_path / 'outputs.npz')!r}, '--out', "
-        f"{str(tmp_path / 'results.parquet')!r}]\n"
+        f"{str(tmp_path / 'results.parquet')!r}, '--name', 'toy']\n"
         "try:\n    main()\nexcept SystemExit as stop:\n    assert not stop.code, stop.code\n"
         f"print(sorted(m for m in {heavy!r} if m in sys.modules))\n"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip().splitlines()[-1] == "[]"
+    for name in ("results.parquet", "curves.parquet"):
+        written = pd.read_parquet(tmp_path / name)
+        assert len(written) and set(written["dataset"]) == {"toy"}
 
 
 def test_evaluate_path_modules_import_no_pandas_scipy_or_pyarrow():

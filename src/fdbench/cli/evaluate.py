@@ -403,10 +403,11 @@ SHOWN_POINT_COLUMNS = [
 
 
 def _with_dataset(table: pa.Table, name: str) -> pa.Table:
-    """``table`` with every row's ``dataset`` set to ``name`` (``--name``)."""
-    import pyarrow as pa
+    """``table`` with every row's ``dataset`` set to ``name`` (``--name``; a ``large_string``
+    column built without pandas: :func:`fdbench.evaluation.result_tables.arrow_column`)."""
+    from fdbench.evaluation.result_tables import arrow_column
 
-    column = pa.array([name] * table.num_rows, table.schema.field("dataset").type)
+    column = arrow_column([name] * table.num_rows)
     return table.set_column(table.schema.get_field_index("dataset"), "dataset", column)
 
 
