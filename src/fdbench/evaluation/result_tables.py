@@ -12,7 +12,7 @@ as the same DataFrame. The pyarrow form spares a caller that only prints and wri
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Literal, get_args
 
 import numpy as np
 
@@ -26,7 +26,7 @@ RESULT_COLUMNS = ("dataset", "method", "seed", "csf", "study", "metric", "value"
 RUN_COLUMNS = ("dataset", "method", "seed")
 #: The table types an evaluation returns.
 TableType = Literal["pandas", "arrow"]
-TABLE_TYPES = ("pandas", "arrow")
+TABLE_TYPES = get_args(TableType)
 
 #: A curve's coverages, selective and generalized risks (:mod:`fdbench.evaluation.curves`).
 CurvePoints = tuple[np.ndarray, np.ndarray, np.ndarray]
@@ -79,7 +79,7 @@ def arrow_column(values: Sequence[object]) -> pa.Array:
 
     present = [v for v in values if v is not None]
     if present and all(isinstance(v, str) for v in present):
-        return _strings([None if v is None else str(v) for v in values])
+        return _strings(values)
     numbers = not any(isinstance(v, bool | np.bool_) for v in present) and all(
         isinstance(v, int | float | np.integer | np.floating) for v in present
     )
@@ -99,32 +99,23 @@ def _from_numpy(kind: pa.DataType, values: np.ndarray) -> pa.Array:
     return pa.Array.from_buffers(kind, values.size, [None, pa.py_buffer(values)])
 
 
-def _strings(values: Sequence[str | None]) -> pa.Array:
-    """A ``large_string`` array of ``values`` (``None`` null)."""
+def _strings(values: Sequence[str | None], counts: Sequence[int] | None = None) -> pa.Array:
+    """A ``large_string`` array of ``values`` (``None`` null), each repeated its count of
+    ``counts`` times (once without them)."""
     import pyarrow as pa
 
+    counts = [1] * len(values) if counts is None else counts
     encoded = [b"" if v is None else v.encode() for v in values]
-    offsets = np.zeros(len(encoded) + 1, np.int64)
-    np.cumsum([len(b) for b in encoded], out=offsets[1:])
-    valid = np.array([v is not None for v in values], bool)
-    bitmap = None if valid.all() else pa.py_buffer(np.packbits(valid, bitorder="little"))
-    buffers = [bitmap, pa.py_buffer(offsets), pa.py_buffer(b"".join(encoded))]
-    return pa.Array.from_buffers(
-        pa.large_string(), len(encoded), buffers, null_count=int(valid.size - valid.sum())
-    )
-
-
-def _repeated_strings(labels: Sequence[str], counts: Sequence[int]) -> pa.Array:
-    """A ``large_string`` array of each of ``labels`` repeated its count of times."""
-    import pyarrow as pa
-
-    encoded = [label.encode() for label in labels]
     lengths = np.repeat([len(b) for b in encoded], counts).astype(np.int64)
     offsets = np.zeros(lengths.size + 1, np.int64)
     np.cumsum(lengths, out=offsets[1:])
+    valid = np.repeat([v is not None for v in values], counts).astype(bool)
+    bitmap = None if valid.all() else pa.py_buffer(np.packbits(valid, bitorder="little"))
     data = b"".join(b * n for b, n in zip(encoded, counts, strict=True))
-    buffers = [None, pa.py_buffer(offsets), pa.py_buffer(data)]
-    return pa.Array.from_buffers(pa.large_string(), lengths.size, buffers)
+    buffers = [bitmap, pa.py_buffer(offsets), pa.py_buffer(data)]
+    return pa.Array.from_buffers(
+        pa.large_string(), lengths.size, buffers, null_count=int(valid.size - valid.sum())
+    )
 
 
 def curves_frame(curves: StudyCurves, info: Mapping[str, object]) -> pd.DataFrame:
@@ -151,8 +142,8 @@ def curves_arrow(curves: StudyCurves, info: Mapping[str, object]) -> pa.Table:
     counts = [p[0].size for _, _, p in pairs]
     n = sum(counts)
     columns = {
-        "study": _repeated_strings([study for study, _, _ in pairs], counts),
-        "csf": _repeated_strings([csf for _, csf, _ in pairs], counts),
+        "study": _strings([study for study, _, _ in pairs], counts),
+        "csf": _strings([csf for _, csf, _ in pairs], counts),
     }
     for k, name in enumerate(CURVE_COLUMNS[2:]):
         parts = [np.asarray(p[k], np.float64) for _, _, p in pairs]
@@ -160,7 +151,7 @@ def curves_arrow(curves: StudyCurves, info: Mapping[str, object]) -> pa.Table:
     for name in RUN_COLUMNS:
         value = info[name]
         if isinstance(value, str):
-            columns[name] = _repeated_strings([value], [n])
+            columns[name] = _strings([value], [n])
         elif isinstance(value, int | np.integer) and not isinstance(value, bool):
             columns[name] = _from_numpy(pa.int64(), np.full(n, value, np.int64))
         else:

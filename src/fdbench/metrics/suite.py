@@ -302,14 +302,15 @@ def _blockwise(
     # without weights the optimum (a sort of the residuals) runs beside the walk; with them
     # it is cheap (0/1 residuals) or holds three arrays of N (np.unique of soft residuals),
     # which beside the walk's order and weights would pass twice the confidences' memory
-    optimum = functools.partial(unit_optimum, r) if w is None else None
-    parts = blockwise_suite(r, c, w, binary, optimum)
+    if w is None:
+        optimum = functools.partial(unit_optimum, r)
+    else:
+        optimum = functools.partial(_optimum, r, w, binary=binary)
+    parts = blockwise_suite(r, c, w, binary, optimum if w is None else None)
     if "aurc_opt" in parts:
         aurc_opt, augrc_opt = parts["aurc_opt"], parts["augrc_opt"]
-    elif optimum is not None:
-        aurc_opt, augrc_opt = optimum()
     else:
-        aurc_opt, augrc_opt = _optimum(r, w, binary=binary)
+        aurc_opt, augrc_opt = optimum()
     out = {key: parts[key] for key in ("aurc", "augrc")}
     out["eaurc"] = out["aurc"] - aurc_opt
     out["eaugrc"] = out["augrc"] - augrc_opt
