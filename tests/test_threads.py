@@ -88,3 +88,36 @@ def test_beside_runs_on_a_second_thread_only_where_allowed(monkeypatch):
     assert beside(where).result() == threading.current_thread().name
     with pytest.raises(KeyError):
         beside(fail).result()
+
+
+def test_beside_when_false_runs_in_the_caller(monkeypatch):
+    from fdbench.core.threads import beside
+
+    monkeypatch.setenv(THREADS_ENV, "2")
+    here = threading.current_thread().name
+    assert beside(lambda: threading.current_thread().name, when=False).result() == here
+    assert beside(lambda: threading.current_thread().name).result() != here
+
+
+def test_remainder_here_runs_the_last_items_in_the_caller_after_the_pool():
+    """Five items on two threads: four on the pool, the fifth in the calling thread, after
+    them; as many items as threads (or fewer) all go to the pool."""
+    caller = threading.get_ident()
+    finished: list[int] = []
+    lock = threading.Lock()
+
+    def work(i: int) -> tuple[int, int]:
+        with lock:
+            done_before = len(finished)
+            finished.append(i)
+        return threading.get_ident(), done_before
+
+    got = thread_map(work, range(5), threads=2, remainder_here=True)
+    assert [thread for thread, _ in got[:4]].count(caller) == 0
+    assert got[4] == (caller, 4)
+    assert all(thread != caller for thread, _ in thread_map(work, range(2), threads=2))
+    got = thread_map(work, range(2), threads=3, remainder_here=True)
+    assert all(thread != caller for thread, _ in got)
+    assert thread_map(lambda i: i * i, range(7), threads=3, remainder_here=True) == [
+        i * i for i in range(7)
+    ]

@@ -156,7 +156,9 @@ def test_suites_on_threads_equal_the_sequential_suites(monkeypatch):
     monkeypatch.setattr(
         module,
         "thread_map",
-        lambda f, items, threads: used.append(threads) or real(f, items, threads=threads),
+        lambda f, items, threads, **kw: (
+            used.append(threads) or real(f, items, threads=threads, **kw)
+        ),
     )
     tables = {}
     for threads in ("1", "2"):

@@ -83,3 +83,28 @@ def test_ranked_residuals_equal_the_float_gather(values, seed):
     binary = bool(np.all((r == 0) | (r == 1)))
     got = _ranked_residuals(r, order, binary, np.empty(r.size))
     assert got.tobytes() == np.take(r, order).tobytes()
+
+
+def test_balanced_entries_beside_the_others_equal_those_after_them(monkeypatch):
+    """From ``BESIDE_MIN_SAMPLES`` samples ``evaluate_all`` with labels computes AURC-BA and
+    AUGRC-BA on a second thread; the entries, their order and their bits are those of the
+    same call with everything in the calling thread (weighted, soft and 0/1, with ties)."""
+    from fdbench.core.threads import THREADS_ENV
+    from fdbench.metrics import suite
+
+    rng = np.random.default_rng(11)
+    n = suite.BESIDE_MIN_SAMPLES + 3
+    labels = rng.integers(0, 9, n)
+    c = np.round(rng.random(n), 3)
+    cases = [
+        ((rng.random(n) < 0.3).astype(np.float64), None),
+        ((rng.random(n) < 0.3).astype(np.float64), rng.random(n) + 0.5),
+        (rng.random(n), None),
+    ]
+    for r, w in cases:
+        monkeypatch.setenv(THREADS_ENV, "2")
+        beside = M.evaluate_all(r, c, labels=labels, sample_weight=w)
+        monkeypatch.setenv(THREADS_ENV, "1")
+        alone = M.evaluate_all(r, c, labels=labels, sample_weight=w)
+        assert list(beside) == list(alone)
+        assert np.array(list(beside.values())).tobytes() == np.array(list(alone.values())).tobytes()

@@ -54,20 +54,32 @@ def usable_threads() -> int:
 
 
 def thread_map(
-    function: Callable[[_In], _Out], items: Iterable[_In], *, threads: int
+    function: Callable[[_In], _Out],
+    items: Iterable[_In],
+    *,
+    threads: int,
+    remainder_here: bool = False,
 ) -> list[_Out]:
     """``[function(item) for item in items]`` on up to ``threads`` threads, in input order.
 
-    With one thread (or one item) the loop runs in the calling thread. The first exception
-    raised by ``function``, in input order, is raised here; the pieces already started finish
-    first."""
+    With one thread (or one item) the loop runs in the calling thread. With
+    ``remainder_here`` and more items than threads, the last ``len(items) % threads`` items
+    run one after the other in the calling thread once the pool has done the others: where
+    ``function`` hands part of its work to :func:`beside`, each of them then has two CPUs
+    instead of one beside idle ones (five suites on two threads: the fifth alone). The first
+    exception raised by ``function``, in input order, is raised here; the pieces already
+    started finish first."""
     work = list(items)
     if threads < 1:
         raise ValueError(f"threads must be >= 1, got {threads}")
     if threads == 1 or len(work) < 2:
         return [function(item) for item in work]
-    with ThreadPoolExecutor(max_workers=min(threads, len(work))) as pool:
-        return list(pool.map(function, work))
+    pooled = len(work)
+    if remainder_here and pooled > threads:
+        pooled -= pooled % threads
+    with ThreadPoolExecutor(max_workers=min(threads, pooled)) as pool:
+        done = list(pool.map(function, work[:pooled]))
+    return done + [function(item) for item in work[pooled:]]
 
 
 @functools.cache
@@ -82,11 +94,12 @@ def second_thread_allowed() -> bool:
     return threading.current_thread() is threading.main_thread() and usable_threads() >= 2
 
 
-def beside(function: Callable[..., _Out], *args: object) -> Future[_Out]:
-    """``function(*args)`` started on a second thread where :func:`second_thread_allowed`
+def beside(function: Callable[..., _Out], *args: object, when: bool = True) -> Future[_Out]:
+    """``function(*args)`` started on a second thread where ``when`` (the caller's own test,
+    e.g. that the work outweighs a thread's hand-over) and :func:`second_thread_allowed`
     (one shared worker; NumPy and compiled kernels release the GIL), else run now in the
     calling thread; either way its future, whose ``result()`` raises what it raised."""
-    if second_thread_allowed():
+    if when and second_thread_allowed():
         return _second_thread().submit(function, *args)
     done: Future[_Out] = Future()
     try:

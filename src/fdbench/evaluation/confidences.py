@@ -190,7 +190,7 @@ def evaluate_confidences(
             unit=unit,
             max_points=max_points if return_curves else None,
         )
-        suites = thread_map(suite, study_confidences.values(), threads=threads)
+        suites = thread_map(suite, study_confidences.values(), threads=threads, remainder_here=True)
         for (csf, conf), (values, curve) in zip(study_confidences.items(), suites, strict=True):
             if scores is not None:
                 values = _with_scores(values, scores)

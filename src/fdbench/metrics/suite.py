@@ -9,10 +9,13 @@ from typing import Any, cast
 import numpy as np
 from numpy.typing import ArrayLike
 
+from fdbench.core.threads import beside
+
 from ._balanced import class_codes, class_mean_selective_risk
 from ._blockwise import MAX_SAMPLES as BLOCKWISE_MAX_SAMPLES
 from ._blockwise import blockwise_suite, compiled_inputs, packed_descending, unit_optimum
 from ._core import (
+    Ranking,
     ScratchPool,
     ap_error_from_cum,
     ap_success_from_cum,
@@ -85,6 +88,11 @@ LOGIT_KEYS: tuple[str, ...] = _suite_keys(residuals=("any",), labels=True, logit
 """Added when ``labels`` and ``logits`` are given."""
 
 _POOL = ScratchPool()
+
+#: Samples from which ``evaluate_all`` with labels computes the class-balanced entries on a
+#: second thread beside the others (:func:`fdbench.core.threads.beside`; below, a thread's
+#: hand-over costs more than it saves).
+BESIDE_MIN_SAMPLES = 1 << 16
 
 
 def metric_keys(
@@ -186,8 +194,62 @@ def evaluate_all(
         L = ranking.at_ends(np.cumsum(ranked_r, out=pool.get("L", r.size)))[None, :]
     else:
         L = ranking.cumulative(rw, pool.get("L", r.size))[None, :]
-    if on_ranking is not None:
-        on_ranking(W[0], L[0])
+    pending = None
+    if y is not None:
+        pending = beside(
+            _class_balanced,
+            W,
+            ranking,
+            y,
+            r,
+            w,
+            rw,
+            ranked_r,
+            binary,
+            when=r.size >= BESIDE_MIN_SAMPLES,
+        )
+    try:
+        if on_ranking is not None:
+            on_ranking(W[0], L[0])
+        out = _ranked_entries(r, w, W, L, ranking, pool, binary)
+    finally:
+        balanced = None if pending is None else pending.result()
+    if y is not None:
+        out["aurc_ba"], out["augrc_ba"] = cast(tuple[float, float], balanced)
+        if logits is not None:
+            z = as_real_array(logits, "logits")
+            if keep is not None:
+                if z.ndim < 1 or z.shape[0] != keep.size:
+                    raise ValueError(f"logits: expected {keep.size} rows, got shape {z.shape}")
+                z = z[keep]
+            out["nll"] = nll(y, z, sample_weight=w)
+            out["brier"] = brier(y, z, sample_weight=w)
+            out["balanced_accuracy"] = balanced_accuracy(y, z, sample_weight=w)
+        if probs is not None:
+            p = check_probs(probs)
+            if keep is not None:
+                if p.shape[0] != keep.size:
+                    raise ValueError(f"probs: expected {keep.size} rows, got shape {p.shape}")
+                p = p[keep]
+            out["nll"] = nll_from_probs(y, p, sample_weight=w)
+            out["brier"] = brier_from_probs(y, p, sample_weight=w)
+            out["balanced_accuracy"] = balanced_accuracy(y, p, sample_weight=w)
+    for spec in _plugins(labels=y is not None, logits=logits is not None):
+        out[spec.name] = _plugin_value(spec, r, c, w, y, z if logits is not None else None, binary)
+    return out
+
+
+def _ranked_entries(
+    r: np.ndarray,
+    w: np.ndarray | None,
+    W: np.ndarray,
+    L: np.ndarray,
+    ranking: Ranking,
+    pool: ScratchPool,
+    binary: bool,
+) -> dict[str, float]:
+    """The entries of :func:`evaluate_all` that need no labels, from the argsort engine's
+    cumulative weights ``W`` and losses ``L`` (1, T) at the tie-group ends of ``ranking``."""
     nan = float("nan")
     work = [pool.get(f"work{k}", W.shape[1])[None, :] for k in range(3)]
     out: dict[str, float] = {}
@@ -229,41 +291,36 @@ def evaluate_all(
         out["accuracy"] = 1.0 - mean_residual
     else:
         out["mean_residual"] = mean_residual
-    if y is not None:
-        codes, n_classes, counts = class_codes(y)
-        ranked = None if ranked_r is None else (codes[ranking.order], ranked_r)
-        risks_ba = class_mean_selective_risk(
-            ranking, codes, n_classes, r, w, ranked=ranked, counts=counts, binary=binary
-        )
-        risks_ba = risks_ba[None, :]
-        out["aurc_ba"] = float(aurc_from_risks(W, risks_ba, W[:, 0] * risks_ba[:, 0], work)[0])
-        if ranked is None:
-            L_ba = ranking.cumulative(rw * _balance_factor(codes, n_classes, w, counts))[None, :]
-        else:  # (r * factor)[order] as r[order] * factor[order], then the same sum
-            balanced = ranked[1] * _balance_factor(ranked[0], n_classes, None, counts)
-            L_ba = ranking.at_ends(np.cumsum(balanced, out=balanced))[None, :]
-        out["augrc_ba"] = float(augrc_from_cum(W, L_ba, work)[0])
-        if logits is not None:
-            z = as_real_array(logits, "logits")
-            if keep is not None:
-                if z.ndim < 1 or z.shape[0] != keep.size:
-                    raise ValueError(f"logits: expected {keep.size} rows, got shape {z.shape}")
-                z = z[keep]
-            out["nll"] = nll(y, z, sample_weight=w)
-            out["brier"] = brier(y, z, sample_weight=w)
-            out["balanced_accuracy"] = balanced_accuracy(y, z, sample_weight=w)
-        if probs is not None:
-            p = check_probs(probs)
-            if keep is not None:
-                if p.shape[0] != keep.size:
-                    raise ValueError(f"probs: expected {keep.size} rows, got shape {p.shape}")
-                p = p[keep]
-            out["nll"] = nll_from_probs(y, p, sample_weight=w)
-            out["brier"] = brier_from_probs(y, p, sample_weight=w)
-            out["balanced_accuracy"] = balanced_accuracy(y, p, sample_weight=w)
-    for spec in _plugins(labels=y is not None, logits=logits is not None):
-        out[spec.name] = _plugin_value(spec, r, c, w, y, z if logits is not None else None, binary)
     return out
+
+
+def _class_balanced(
+    W: np.ndarray,
+    ranking: Ranking,
+    y: np.ndarray,
+    r: np.ndarray,
+    w: np.ndarray | None,
+    rw: np.ndarray,
+    ranked_r: np.ndarray | None,
+    binary: bool,
+) -> tuple[float, float]:
+    """AURC-BA and AUGRC-BA (``LABEL_KEYS``) along the argsort engine's ``ranking``: the
+    class-mean selective risk's area over the coverage ``W`` and the class-balanced losses'
+    generalized risk area (``ranked_r``: the residuals in ranking order, without weights).
+    Reads its inputs only, and allocates its own scratch arrays: it may run on a second thread
+    beside :func:`_ranked_entries` (:func:`fdbench.core.threads.beside`)."""
+    codes, n_classes, counts = class_codes(y)
+    ranked = None if ranked_r is None else (codes[ranking.order], ranked_r)
+    risks_ba = class_mean_selective_risk(
+        ranking, codes, n_classes, r, w, ranked=ranked, counts=counts, binary=binary
+    )[None, :]
+    aurc_ba = float(aurc_from_risks(W, risks_ba, W[:, 0] * risks_ba[:, 0])[0])
+    if ranked is None:
+        L_ba = ranking.cumulative(rw * _balance_factor(codes, n_classes, w, counts))[None, :]
+    else:  # (r * factor)[order] as r[order] * factor[order], then the same sum
+        balanced = ranked[1] * _balance_factor(ranked[0], n_classes, None, counts)
+        L_ba = ranking.at_ends(np.cumsum(balanced, out=balanced))[None, :]
+    return aurc_ba, float(augrc_from_cum(W, L_ba)[0])
 
 
 def _ranked_residuals(
