@@ -52,7 +52,7 @@ from fdbench.core.threads import beside
 
 from . import _blockwise_kernel as _kernel
 from ._core import _TINY, _smallest_reaching
-from ._packed_order import descending_distinct, descending_stable
+from ._packed_order import descending_distinct, descending_distinct_numpy, descending_stable
 from ._validation import _as_1d_float, rescale_weights
 from ._valuesort import RowDot
 from .calibration import ece_mce_from_sums
@@ -65,21 +65,29 @@ _N_BINS = 15
 
 
 #: Samples from which ``evaluate_all``'s argsort engine (labels) ranks distinct confidences by
-#: the packed order (numba: ~0.5 s to load once per process) instead of ``np.argsort``.
+#: the compiled packed order (numba: ~0.5 s to load once per process).
 RANK_PACKED_MIN_SAMPLES = 1 << 21
+#: Samples from which it ranks them by the packed order's NumPy passes (below, ``np.argsort``
+#: costs less than their fixed passes).
+RANK_NUMPY_PACKED_MIN_SAMPLES = 1 << 16
 
 
 def packed_descending(confidence: np.ndarray) -> np.ndarray | None:
-    """:func:`~fdbench.metrics._packed_order.descending_distinct` of a contiguous float64
-    ``confidence`` of at least :data:`RANK_PACKED_MIN_SAMPLES` samples (``np.argsort``'s
-    descending order, 3-7x faster where NumPy sorts values with SIMD), or ``None``: fewer
-    samples, a tie, or kernels that do not compile here (the caller arg-sorts)."""
-    if confidence.size < RANK_PACKED_MIN_SAMPLES or confidence.dtype != np.float64:
+    """``np.argsort(confidence)[::-1]`` of distinct float64 confidences from a sort of packed
+    keys (:mod:`~fdbench.metrics._packed_order`: 1.6-2x faster than ``np.argsort`` where NumPy
+    sorts values with SIMD), or ``None``: too few samples, another dtype or a tie (the caller
+    arg-sorts). From :data:`RANK_PACKED_MIN_SAMPLES` samples by the compiled passes
+    (:func:`~fdbench.metrics._packed_order.descending_distinct`) where they compile, else from
+    :data:`RANK_NUMPY_PACKED_MIN_SAMPLES` by NumPy's
+    (:func:`~fdbench.metrics._packed_order.descending_distinct_numpy`)."""
+    if confidence.dtype != np.float64:
         return None
-    kernels = _kernel.compiled_kernels()
-    if kernels is None:
-        return None
-    return descending_distinct(np.ascontiguousarray(confidence), kernels)
+    kernels = _kernel.compiled_kernels() if confidence.size >= RANK_PACKED_MIN_SAMPLES else None
+    if kernels is not None:
+        return descending_distinct(np.ascontiguousarray(confidence), kernels)
+    if confidence.size >= RANK_NUMPY_PACKED_MIN_SAMPLES:
+        return descending_distinct_numpy(confidence)
+    return None
 
 
 def descending_order(confidence: np.ndarray) -> np.ndarray:
