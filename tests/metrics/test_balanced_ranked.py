@@ -108,3 +108,47 @@ def test_balanced_entries_beside_the_others_equal_those_after_them(monkeypatch):
         alone = M.evaluate_all(r, c, labels=labels, sample_weight=w)
         assert list(beside) == list(alone)
         assert np.array(list(beside.values())).tobytes() == np.array(list(alone.values())).tobytes()
+
+
+@settings(max_examples=150, deadline=None)
+@given(samples(max_n=60), st.integers(1, 6), st.integers(0, 2**32 - 1), st.booleans())
+def test_exact_risks_by_class_segment_give_the_same_bits(data, k, seed, negative_zero):
+    """0/1 residuals without weights: the class risks summed a class segment at a time (forced
+    here on small inputs) equal the vectorised offsets' bit for bit, -0.0 residuals included
+    (they keep the vectorised path)."""
+    from fdbench.metrics import _balanced
+
+    r, c, _ = data
+    rng = np.random.default_rng(seed)
+    r = (r > np.median(r)).astype(np.float64)
+    if negative_zero:
+        r[(r == 0) & (rng.random(r.size) < 0.5)] = -0.0
+    labels = rng.integers(0, k, r.size)
+    ranking = rank(c)
+    codes, n_classes, counts = class_codes(labels)
+    expected = class_mean_selective_risk(ranking, codes, n_classes, r, None)
+    segments = _balanced._SEGMENT_SAMPLES
+    try:
+        _balanced._SEGMENT_SAMPLES = 1
+        got = class_mean_selective_risk(ranking, codes, n_classes, r, None, counts=counts)
+    finally:
+        _balanced._SEGMENT_SAMPLES = segments
+    assert got.tobytes() == expected.tobytes()
+
+
+def test_exact_risks_by_class_segment_are_taken_at_scale():
+    from fdbench.metrics import _balanced
+
+    rng = np.random.default_rng(5)
+    n = 20 * _balanced._SEGMENT_SAMPLES
+    r = (rng.random(n) < 0.3).astype(np.float64)
+    labels = rng.integers(0, 10, n)
+    ranking = rank(rng.random(n))
+    codes, _, counts = class_codes(labels)
+    by_class = np.argsort(codes[ranking.order], kind="stable")
+    ranked_r = r[ranking.order][by_class]
+    starts = np.cumsum(counts) - counts
+    got = _balanced._exact_risk_by_segment(ranked_r, starts, counts)
+    accepted = np.arange(1.0, n + 1.0) - np.repeat(starts.astype(np.float64), counts)
+    want = _balanced._within_class_cumsum(ranked_r, starts, counts, exact=True) / accepted
+    assert got.tobytes() == want.tobytes()
