@@ -356,14 +356,15 @@ def _blockwise(
     """:func:`evaluate_all` of weighted 0/1 or of soft residuals without labels, walked in
     blocks after one argsort (:mod:`fdbench.metrics._blockwise`: no array of N cumulative sums,
     the same values bit for bit)."""
-    # without weights the optimum (a sort of the residuals) runs beside the walk; with them
-    # it is cheap (0/1 residuals) or holds three arrays of N (np.unique of soft residuals),
-    # which beside the walk's order and weights would pass twice the confidences' memory
+    # the optimum runs beside the walk without weights (a sort of the residuals) and with
+    # weights of 0/1 residuals (two dot products, no temporaries); weighted soft residuals'
+    # np.unique holds three arrays of N, which beside the walk's order and weights would pass
+    # twice the confidences' memory: after it
     if w is None:
         optimum = functools.partial(unit_optimum, r)
     else:
         optimum = functools.partial(_optimum, r, w, binary=binary)
-    parts = blockwise_suite(r, c, w, binary, optimum if w is None else None)
+    parts = blockwise_suite(r, c, w, binary, optimum if w is None or binary else None)
     if "aurc_opt" in parts:
         aurc_opt, augrc_opt = parts["aurc_opt"], parts["augrc_opt"]
     else:
