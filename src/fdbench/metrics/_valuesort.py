@@ -58,9 +58,9 @@ MAX_SAMPLES = 1 << 26
 #: The share of the groups the calling thread's segment of the walk gives up to the other's,
 #: for the ECE's bin sums it computes after its segment (about a fifth of the walk's time).
 ALONGSIDE_SHARE = 0.1
+_PAIRWISE_LEAF = 1 << 16
 
 _T = TypeVar("_T")
-_PAIRWISE_LEAF = 1 << 16
 
 
 class RowDot:
@@ -345,13 +345,13 @@ def _walk_compiled(
     Each block logs its chunks' sums (:func:`~fdbench.metrics._valuesort_kernel._chunk_sums`),
     added in chunk order at the end, so that the groups can be walked in two segments at once:
     from two blocks of groups on, where this process may use a second CPU
-    (:func:`fdbench.core.threads.second_thread_allowed`), the second half of the groups (from
-    the einsum chunk nearest the middle) runs on another thread, started from the W, L and
-    unplaced failures of the group before it (found by a binary search among the failures),
-    and the segments' integer sums (exact), minima, first and last groups are combined; every
-    value is the sequential walk's bit for bit. ``alongside`` (the ECE's bin sums, which need
-    no walk) runs in the calling thread after its segment, which is shorter by
-    :data:`ALONGSIDE_SHARE` of the groups; its value is returned with the walk's."""
+    (:func:`fdbench.core.threads.second_thread_allowed`), the groups from the einsum chunk
+    nearest a share of 0.5 - :data:`ALONGSIDE_SHARE` on run on another thread, started from
+    the W, L and unplaced failures of the group before it (found by a binary search among the
+    failures), and the segments' integer sums (exact), minima, first and last groups are
+    combined; every value is the sequential walk's bit for bit. ``alongside`` (the ECE's bin
+    sums, which need no walk) runs in the calling thread after its shorter segment; its value
+    is returned with the walk's."""
     n, n_fail = ascending.size, c_fail.size
     total = float(n)
     reach = _reach_tp(n - n_fail)
@@ -378,11 +378,11 @@ def _walk_compiled(
     if len(segments) == 2:
         second = beside(walk, 1)
         walk(0)
-        beside_value = alongside()
+        alongside_value = alongside()
         second.result()
     else:
         walk(0)
-        beside_value = alongside()
+        alongside_value = alongside()
     dots = [0.0, 0.0, 0.0]
     for chunk in log.tolist():
         dots = [dot + term for dot, term in zip(dots, chunk, strict=True)]
@@ -404,7 +404,7 @@ def _walk_compiled(
         float(min(state[kernel.WORKING] for state in states)),
         float(reached[0][kernel.RISK_AT]) if reached else math.nan,
         covered if covered >= 0 else float(first[kernel.COVERED]),
-    ), beside_value
+    ), alongside_value
 
 
 def _segment_state(
