@@ -360,7 +360,8 @@ def _walk_compiled(
     )
     group_ends = np.empty(0, dtype=np.int32) if ends is None else ends
     log = np.empty((-(-n_groups // kernel.CHUNK), 3))
-    split = int(n_groups * (0.5 - ALONGSIDE_SHARE)) // kernel.CHUNK * kernel.CHUNK  # to a chunk
+    share = int(n_groups * (0.5 - ALONGSIDE_SHARE))
+    split = max(kernel.CHUNK, share // kernel.CHUNK * kernel.CHUNK)  # to a chunk, not empty
     if n_groups < 2 * BLOCK or not second_thread_allowed():
         split = n_groups
     segments = [(0, split), (split, n_groups)] if split < n_groups else [(0, n_groups)]
