@@ -13,7 +13,11 @@ from hypothesis.extra.numpy import arrays
 
 from fdbench import metrics as M
 from fdbench.metrics import _blockwise_kernel
-from fdbench.metrics._packed_order import descending_distinct, descending_stable
+from fdbench.metrics._packed_order import (
+    descending_distinct,
+    descending_stable,
+    descending_stable_unread,
+)
 
 pytest.importorskip("numba")
 
@@ -73,6 +77,54 @@ def test_with_ties_the_stable_argsort_order(kernels, c, bits):
     np.testing.assert_array_equal(got, np.argsort(c, kind="stable")[::-1].astype(np.int32))
 
 
+@settings(max_examples=200, deadline=None)
+@given(
+    c=st.integers(1, 200).flatmap(lambda n: arrays(np.float64, n, elements=_FLOATS)),
+    bits=st.sampled_from([None, 48, 60]),
+    longest=st.sampled_from([1, 2, 8]),
+)
+def test_runs_left_unread_are_stable_exactly_when_the_order_descends(kernels, c, bits, longest):
+    """Runs of more than ``longest`` keys with equal high parts are left in position order:
+    where none was, the order is the stable one; where some were, it is the stable one if and
+    only if the confidences in it never increase (what the compiled walk checks)."""
+    got, unread = descending_stable_unread(c, kernels, bits=bits, longest=longest)
+    stable = np.argsort(c, kind="stable")[::-1].astype(np.int32)
+    descends = bool(np.all(c[got][1:] <= c[got][:-1]))
+    assert np.array_equal(got, stable) == (descends or not unread)
+    assert np.array_equal(np.sort(got), np.arange(c.size))
+
+
+def _clustered(rng: np.random.Generator, n: int, cluster: int) -> np.ndarray:
+    """Uniform confidences with ``cluster`` neighbouring floats above 0.5 among them, shuffled:
+    the keys cannot tell the cluster's values apart, so they form one run out of value order."""
+    c = rng.random(n)
+    c[rng.choice(n, cluster, replace=False)] = 0.5 + rng.permutation(cluster) * 2.0**-53
+    return c
+
+
+def test_runs_of_ties_are_left_unread_and_short_runs_read(kernels):
+    """Confidences rounded to 3 decimals: every sample is in a run of equal high parts, none
+    is read, and the order is the stable one. Uniform confidences: the few runs (of 2) are
+    read and ordered. A cluster of 200 neighbouring floats: one run left unread, out of
+    order, which the confidences in the order show by an increase."""
+    rng = np.random.default_rng(8)
+    rounded = rng.random(20_000).round(3)
+    got, unread = descending_stable_unread(rounded, kernels)
+    assert unread
+    np.testing.assert_array_equal(got, np.argsort(rounded, kind="stable")[::-1])
+    uniform = rng.random(1 << 20)
+    got, unread = descending_stable_unread(uniform, kernels)
+    assert not unread
+    np.testing.assert_array_equal(got, _argsort_descending(uniform))
+    clustered = _clustered(rng, 20_000, 200)
+    got, unread = descending_stable_unread(clustered, kernels)
+    assert unread
+    assert np.any(clustered[got][1:] > clustered[got][:-1])
+    np.testing.assert_array_equal(
+        descending_stable(clustered, kernels), _argsort_descending(clustered)
+    )
+
+
 def test_signed_zeros_are_a_tie_and_crowded_values_are_ordered(kernels):
     assert descending_distinct(np.array([0.0, 1.0, -0.0]), kernels) is None
     kept = descending_stable(np.array([0.0, 1.0, -0.0]), kernels)
@@ -102,9 +154,18 @@ def test_weighted_and_soft_suites_take_it_with_the_same_values(kernels, monkeypa
     n = 20_000
     monkeypatch.setattr(_blockwise_kernel, "MIN_SAMPLES", 0)
     calls = []
-    real = _blockwise.descending_stable
+    counted = []
+    real = _blockwise.descending_stable_unread
     monkeypatch.setattr(
-        _blockwise, "descending_stable", lambda *a, **k: calls.append(real(*a, **k)) or calls[-1]
+        _blockwise,
+        "descending_stable_unread",
+        lambda *a, **k: calls.append(real(*a, **k)) or calls[-1],
+    )
+    real_counting = _blockwise.descending_by_counting
+    monkeypatch.setattr(
+        _blockwise,
+        "descending_by_counting",
+        lambda *a, **k: counted.append(real_counting(*a, **k)) or counted[-1],
     )
     r = (rng.random(n) < 0.2).astype(np.float64)
     soft = rng.random(n)
@@ -118,7 +179,35 @@ def test_weighted_and_soft_suites_take_it_with_the_same_values(kernels, monkeypa
                 want = M.evaluate_all(residuals, c, sample_weight=weights)
             assert list(got) == list(want)
             assert np.array(list(got.values())).tobytes() == np.array(list(want.values())).tobytes()
-    assert len(calls) == 6
+    assert len(calls) == 3  # the normal confidences
+    assert sum(x is not None for x in counted) == 3  # the rounded ones: 1,001 values
+
+
+def test_a_run_left_out_of_order_is_read_and_walked_again(kernels, monkeypatch):
+    """Where the walk finds a run left unread out of value order (a cluster of neighbouring
+    floats), it takes descending_stable and walks again: the argsort engine's values."""
+    from fdbench.metrics import _blockwise, suite
+
+    rng = np.random.default_rng(9)
+    n = 20_000
+    monkeypatch.setattr(_blockwise_kernel, "MIN_SAMPLES", 0)
+    calls = []
+    real = _blockwise.descending_stable
+    monkeypatch.setattr(
+        _blockwise, "descending_stable", lambda *a, **k: calls.append(real(*a, **k)) or calls[-1]
+    )
+    c = _clustered(rng, n, 500)
+    r = (rng.random(n) < 0.2).astype(np.float64)
+    soft = rng.random(n)
+    w = rng.random(n) + 0.1
+    for residuals, weights in ((r, w), (soft, None), (soft, w)):
+        got = M.evaluate_all(residuals, c, sample_weight=weights)
+        with monkeypatch.context() as m:
+            m.setattr(suite, "BLOCKWISE_MAX_SAMPLES", 0)
+            want = M.evaluate_all(residuals, c, sample_weight=weights)
+        assert list(got) == list(want)
+        assert np.array(list(got.values())).tobytes() == np.array(list(want.values())).tobytes()
+    assert len(calls) == 3
 
 
 def test_rank_takes_it_from_packed_min_samples_with_the_same_values(kernels, monkeypatch):

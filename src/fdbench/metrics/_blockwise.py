@@ -51,10 +51,18 @@ from numpy.typing import ArrayLike
 from fdbench.core.threads import beside
 
 from . import _blockwise_kernel as _kernel
-from ._core import _TINY, _smallest_reaching
-from ._packed_order import descending_distinct, descending_distinct_numpy, descending_stable
+from ._core import _TINY, _smallest_reaching, optimal_binary_unit
+from ._counting_order import binary_counts_by_value, descending_by_counting, few_values
+from ._packed_order import (
+    descending_distinct,
+    descending_distinct_numpy,
+    descending_stable,
+    descending_stable_unread,
+)
 from ._validation import _as_1d_float, rescale_weights
+from ._valuesort import MAX_SAMPLES as VALUESORT_MAX_SAMPLES
 from ._valuesort import RowDot
+from ._valuesort_kernel import COMPILED_MIN_SAMPLES as VALUESORT_MIN_SAMPLES
 from .calibration import ece_mce_from_sums
 
 #: Samples per block of the walk (a few hundred KB per array: cache-resident).
@@ -127,6 +135,65 @@ def compiled_inputs(
     if w is not None and rescale_weights(np.array([found[1]]))[0] != found[1]:
         return None
     return r, c, w, bool(found[0])
+
+
+def counted_binary_unit(
+    residuals: ArrayLike, confidence: ArrayLike, max_samples: int = VALUESORT_MAX_SAMPLES
+) -> tuple[np.ndarray, np.ndarray, dict[str, float]] | None:
+    """:func:`~fdbench.metrics._valuesort.compiled_binary_unit`'s result, where the
+    confidences take few values, from counts instead of a sort: one pass counts the samples
+    and the failures of each distinct confidence
+    (:func:`~fdbench.metrics._counting_order.binary_counts_by_value`), and the tie groups'
+    cumulative W and L, in descending order, are the cumulative sums of those counts, the
+    integers the value sort finds. The compiled walk's flush of every
+    :data:`~fdbench.metrics._blockwise_kernel.CHUNK` groups
+    (:func:`~fdbench.metrics._blockwise_kernel._walk_groups`) forms and sums each metric's
+    terms from them as it does for weighted 0/1 residuals, and both equal the argsort
+    engine's bit for bit, so the entries are the value sort's. ``None`` where this does not
+    apply: the sizes of ``compiled_binary_unit``, a probe finding many values
+    (:func:`~fdbench.metrics._counting_order.few_values`), more than
+    :data:`~fdbench.metrics._counting_order.MOST_VALUES` values, kernels that do not compile
+    here, or inputs that the value sort validates and refuses or passes on (soft residuals)."""
+    r = np.ascontiguousarray(_as_1d_float(residuals, "residuals"))
+    c = np.ascontiguousarray(_as_1d_float(confidence, "confidence"))
+    n = r.size
+    if r.shape != c.shape or not VALUESORT_MIN_SAMPLES <= n <= min(
+        max_samples, VALUESORT_MAX_SAMPLES
+    ):
+        return None
+    if not few_values(c):
+        return None
+    kernels = _kernel.compiled_kernels()
+    if kernels is None:
+        return None
+    counted = binary_counts_by_value(r, c, kernels)
+    if counted is None:
+        return None
+    thresholds, samples, failures = counted
+    W = np.cumsum(samples).astype(np.float64)  # whole numbers below 2^53: exact
+    L = np.cumsum(failures).astype(np.float64)
+    n_fail = int(L[-1])
+    walk = _CompiledWalk(_Totals(float(n), float(n_fail), float(n - n_fail)), True)
+    weighted = np.empty(thresholds.size)
+    kernels.walk_groups(
+        W,
+        L,
+        thresholds,
+        walk.params,
+        walk.edges,
+        np.empty((4, _kernel.GROUP_BUFFER)),
+        np.empty((8, _kernel.CHUNK)),
+        walk.state,
+        walk.dots,
+        walk.ece_at,
+        weighted,
+    )
+    parts = walk.entries(bool(thresholds[-1] >= 0 and thresholds[0] <= 1), weighted)
+    if parts is None:
+        return None
+    # ties (the probe found some): the value sort's optimum, not its perfect-ranking case
+    parts["aurc_opt"], parts["augrc_opt"] = optimal_binary_unit(n - n_fail, n_fail)
+    return r, c, parts
 
 
 def _sequential_total(values: np.ndarray, carry: float) -> float:
@@ -351,25 +418,49 @@ def _compiled_suite(
     optimum: Callable[[], tuple[float, float]] | None = None,
 ) -> dict[str, float] | None:
     """:func:`blockwise_suite` by the compiled walk of
-    :mod:`~fdbench.metrics._blockwise_kernel` in the packed order (the same values bit for
-    bit, that module says why; with ties, those of the order that keeps each tie group's
-    samples in position order: the module docstring), or ``None`` where it does not apply:
-    numba's sums differ from this NumPy's ``einsum``, or whole-number weights whose total
-    exceeds 2^53 (W - L inexact). ``optimum`` runs beside the gather and the walk, once the
-    packed sort's keys are freed (:func:`fdbench.core.threads.beside`)."""
+    :mod:`~fdbench.metrics._blockwise_kernel` in the stable descending order (the same values
+    bit for bit, that module says why; with ties, those of the order that keeps each tie
+    group's samples in position order: the module docstring), or ``None`` where it does not
+    apply: numba's sums differ from this NumPy's ``einsum``, or whole-number weights whose
+    total exceeds 2^53 (W - L inexact). The order comes by counting where the confidences take
+    few values (:mod:`~fdbench.metrics._counting_order`), else from a sort of packed keys
+    (:mod:`~fdbench.metrics._packed_order`). ``optimum`` runs beside the rest
+    (:func:`fdbench.core.threads.beside`): from the start where counting is tried, else once
+    the packed keys are freed."""
     kernels = _kernel.compiled_kernels()
     if kernels is None:
         return None
     c = np.ascontiguousarray(c)
-    order = descending_stable(c, kernels)
-    pending = beside(optimum) if optimum is not None else None
+    few = few_values(c)
+    # counting keeps no packed keys: the optimum's temporaries fit beside its order at once
+    pending = beside(optimum) if optimum is not None and few else None
     try:
-        out = _compiled_walk(r, c, w, binary, kernels, order)
+        counted = descending_by_counting(c, kernels) if few else None
+        if counted is not None:
+            order, groups, unread = counted[0], counted[1:], False
+        else:
+            if pending is not None:
+                pending.result()  # done, its temporaries freed, before the keys are made
+            order, unread = descending_stable_unread(c, kernels)
+            groups = None
+            if pending is None and optimum is not None:
+                pending = beside(optimum)
+        try:
+            out = _compiled_walk(r, c, w, binary, kernels, order, groups, unread)
+        except _Unordered:
+            del order
+            order = descending_stable(c, kernels)
+            out = _compiled_walk(r, c, w, binary, kernels, order, None, False)
     finally:
         optimal = pending.result() if pending is not None else None
     if out is not None and optimal is not None:
         out["aurc_opt"], out["augrc_opt"] = optimal
     return out
+
+
+class _Unordered(Exception):
+    """The order of :func:`~fdbench.metrics._packed_order.descending_stable_unread` was not
+    descending."""
 
 
 def _compiled_walk(
@@ -379,8 +470,15 @@ def _compiled_walk(
     binary: bool,
     kernels: SimpleNamespace,
     order: np.ndarray,
+    groups: tuple[np.ndarray, np.ndarray] | None,
+    unread: bool,
 ) -> dict[str, float] | None:
-    """:func:`_compiled_suite` from the packed ``order`` on."""
+    """:func:`_compiled_suite` from the stable descending ``order`` on. ``groups``: the ends
+    of its tie groups and their thresholds where the order came by counting
+    (:func:`~fdbench.metrics._counting_order.descending_by_counting`; the walk then reads no
+    confidence). ``unread``: runs of it were left unread
+    (:func:`~fdbench.metrics._packed_order.descending_stable_unread`), and
+    :class:`_Unordered` is raised where the walk finds a confidence above the one before."""
     n = c.size
     success = False
     if w is None:
@@ -399,63 +497,88 @@ def _compiled_walk(
             if totals.weight > _kernel.MAX_EXACT_TOTAL:
                 return None
             totals.success = totals.weight - totals.loss
-    tp_reach = binary and totals.success > 0
-    reach = [_smallest_reaching(totals.success, t) if tp_reach else 0.0 for t in (0.95, 0.80)]
-    params = np.array(
-        [totals.weight, totals.loss, _smallest_reaching(totals.weight, 0.95), *reach, tp_reach]
-    )
-    edges = np.array((np.arange(_N_BINS + 1) / _N_BINS).tolist()[1:-1])
-    state = np.zeros(_kernel.STATE_SIZE)
-    state[[_kernel.HEAD, _kernel.RISK_AT, _kernel.WORKING, _kernel.LOSS_95, _kernel.LOSS_80]] = (
-        math.nan
-    )
-    state[_kernel.EDGE] = edges.size - 1
-    dots = np.zeros(7)
-    ece_at = np.empty((edges.size, 3))
+    walk = _CompiledWalk(totals, binary)
+    ends, thresholds = groups if groups is not None else (np.empty(0, dtype=np.int64), np.empty(0))
     kernels.walk(
         order,
         c,
+        ends,
+        thresholds,
         np.ascontiguousarray(r),
         wo,
         mode,
         success,
-        params,
-        edges,
+        walk.params,
+        walk.edges,
         np.empty((4, _kernel.GROUP_BUFFER)),
         np.empty((8, _kernel.CHUNK)),
         np.empty((2, _kernel.GATHER + 1)),
-        state,
-        dots,
-        ece_at,
+        walk.state,
+        walk.dots,
+        walk.ece_at,
     )
+    if unread and walk.state[_kernel.RISING]:
+        raise _Unordered
     ece = binary and c[order[-1]] >= 0 and c[order[0]] <= 1
     del order
-    if not state[_kernel.FOUND_W]:
-        return None
-    fails = float(state[_kernel.FAILS])
-    tp_loss = {
-        tpr: float(state[slot])
-        for tpr, slot, found in (
-            (0.95, _kernel.LOSS_95, _kernel.FOUND_95),
-            (0.80, _kernel.LOSS_80, _kernel.FOUND_80),
+    return walk.entries(ece, wo)
+
+
+class _CompiledWalk:
+    """What the compiled walk (:func:`~fdbench.metrics._blockwise_kernel._walk` or
+    :func:`~fdbench.metrics._blockwise_kernel._walk_groups`) reads and fills for the totals
+    W_tot, F and TP_tot: ``params``, the ECE's inner ``edges``, ``state``, ``dots`` and
+    ``ece_at``; :meth:`entries` makes the suite's entries of them."""
+
+    def __init__(self, totals: _Totals, binary: bool) -> None:
+        self.totals = totals
+        self.binary = binary
+        tp_reach = binary and totals.success > 0
+        reach = [_smallest_reaching(totals.success, t) if tp_reach else 0.0 for t in (0.95, 0.80)]
+        self.params = np.array(
+            [totals.weight, totals.loss, _smallest_reaching(totals.weight, 0.95), *reach, tp_reach]
         )
-        if state[found]
-    }
-    out = _entries(dots.tolist(), float(state[_kernel.HEAD]), totals, fails, tp_loss, binary)
-    if ece:
-        set_from = int(state[_kernel.EDGE]) + 1
-        bounds = {
-            k: (int(ece_at[k, 0]), float(ece_at[k, 1]), float(ece_at[k, 2]))
-            for k in range(set_from, edges.size)
+        self.edges = np.array((np.arange(_N_BINS + 1) / _N_BINS).tolist()[1:-1])
+        self.state = np.zeros(_kernel.STATE_SIZE)
+        unset = [_kernel.HEAD, _kernel.RISK_AT, _kernel.WORKING, _kernel.LOSS_95, _kernel.LOSS_80]
+        self.state[unset] = math.nan
+        self.state[_kernel.EDGE] = self.edges.size - 1
+        self.dots = np.zeros(7)
+        self.ece_at = np.empty((self.edges.size, 3))
+
+    def entries(self, ece: bool, weighted: np.ndarray) -> dict[str, float] | None:
+        """The entries of :func:`blockwise_suite` but the optimum's (``ece``: whether the
+        confidences lie in [0, 1]; ``weighted``: the group terms n_g * tau_g the walk wrote),
+        or ``None`` where 95 % of the weight was never reached (a sum rounded short)."""
+        state, totals, binary = self.state, self.totals, self.binary
+        if not state[_kernel.FOUND_W]:
+            return None
+        fails = float(state[_kernel.FAILS])
+        tp_loss = {
+            tpr: float(state[slot])
+            for tpr, slot, found in (
+                (0.95, _kernel.LOSS_95, _kernel.FOUND_95),
+                (0.80, _kernel.LOSS_80, _kernel.FOUND_80),
+            )
+            if state[found]
         }
-        out["ece"], out["mce"] = _ece_mce(int(state[_kernel.GROUPS]), totals, bounds, wo)
-    elif binary:
-        out["ece"] = out["mce"] = math.nan
-    out["risk@95cov"] = float(state[_kernel.WORKING])
-    out["selective_risk@95cov"] = float(state[_kernel.RISK_AT])
-    out["coverage@risk5"] = float(state[_kernel.COVERED]) / totals.weight
-    out["mean_residual"] = fails / totals.weight
-    return out
+        out = _entries(
+            self.dots.tolist(), float(state[_kernel.HEAD]), totals, fails, tp_loss, binary
+        )
+        if binary and ece:
+            set_from = int(state[_kernel.EDGE]) + 1
+            bounds = {
+                k: (int(self.ece_at[k, 0]), float(self.ece_at[k, 1]), float(self.ece_at[k, 2]))
+                for k in range(set_from, self.edges.size)
+            }
+            out["ece"], out["mce"] = _ece_mce(int(state[_kernel.GROUPS]), totals, bounds, weighted)
+        elif binary:
+            out["ece"] = out["mce"] = math.nan
+        out["risk@95cov"] = float(state[_kernel.WORKING])
+        out["selective_risk@95cov"] = float(state[_kernel.RISK_AT])
+        out["coverage@risk5"] = float(state[_kernel.COVERED]) / totals.weight
+        out["mean_residual"] = fails / totals.weight
+        return out
 
 
 def blockwise_suite(

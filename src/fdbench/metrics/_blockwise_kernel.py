@@ -53,7 +53,7 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from . import _packed_order
+from . import _counting_order, _packed_order
 from ._curve_kernel import EINSUM_BUFFER, einsum_chunk_sum
 
 #: Products per chunk of ``np.einsum("ij,ij->i")`` on a long row, and groups per buffer.
@@ -95,8 +95,9 @@ SOFT, SOFT_WEIGHTED, BINARY = range(3)
     FOUND_80,
     GROUPS,
     EDGE,
-) = range(12)
-STATE_SIZE = 12
+    RISING,
+) = range(13)
+STATE_SIZE = 13
 
 #: Samples that :func:`_scan_inputs` checks between two tests of what it found.
 SCAN_BLOCK = 4096
@@ -303,9 +304,31 @@ def _flush(
     state[GROUPS] = g0 + groups_a
 
 
+def _fill_thresholds(
+    ends: np.ndarray, thresholds: np.ndarray, start: int, m: int, n: int, cb: np.ndarray, g: int
+) -> int:
+    """cb[k] = the threshold of the group of sample start + k, k = 0 .. m (NaN past the last
+    sample), from the groups' ``ends`` in the order; ``g`` is the group of sample ``start``,
+    and the group of sample start + m is returned."""
+    i = start
+    stop = start + m
+    while i < stop:
+        e = min(ends[g], stop)
+        v = thresholds[g]
+        for j in range(i, e):
+            cb[j - start] = v
+        i = e
+        if e == ends[g]:
+            g += 1
+    cb[m] = thresholds[g] if stop < n else np.nan
+    return g
+
+
 def _walk(
     order: np.ndarray,
     c: np.ndarray,
+    ends: np.ndarray,
+    thresholds: np.ndarray,
     r: np.ndarray,
     wo: np.ndarray,
     mode: int,
@@ -320,11 +343,14 @@ def _walk(
     ece_at: np.ndarray,
 ) -> None:
     """Walk the samples in ``order`` once: the confidences (and the soft residuals) gathered
-    :data:`GATHER` at a time into ``gathered`` (2, GATHER + 1), the cumulative W, L and TP
+    :data:`GATHER` at a time into ``gathered`` (2, GATHER + 1) (where ``ends`` is not empty,
+    the confidences are the ``thresholds`` of the tie groups ending there in the order, not
+    read from ``c``: :mod:`~fdbench.metrics._counting_order`), the cumulative W, L and TP
     of each tie group (a run of equal confidences) written to ``G`` and accounted for by
     :func:`_flush` a buffer at a time. ``wo`` holds the weights in order (0/1 residuals: the
     failures' negated); for weighted 0/1 residuals the ECE's group terms n_g * tau_g are
-    written to wo[g]."""
+    written to wo[g]. state[RISING] = 1.0 where a confidence in ``order`` is above the one
+    before it (the order is not descending)."""
     n = order.shape[0]
     binary = mode == BINARY
     cb = gathered[0]
@@ -332,17 +358,26 @@ def _walk(
     total_w = 0.0
     total_l = 0.0
     total_ok = 0.0
+    rising = False
     for k in range(4):
         G[k, 0] = 0.0
     filled = 1
+    grouped = ends.shape[0] > 0
+    group = 0
     for start in range(0, n, GATHER):
         m = min(GATHER, n - start)
-        for k in range(m):
-            o = order[start + k]
-            cb[k] = c[np.uint64(o)]
+        if grouped:
+            group = fill_thresholds(ends, thresholds, start, m, n, cb, group)
             if not binary:
-                rb[k] = r[o]
-        cb[m] = c[order[start + m]] if start + m < n else np.nan
+                for k in range(m):
+                    rb[k] = r[order[start + k]]
+        else:
+            for k in range(m):
+                o = order[start + k]
+                cb[k] = c[np.uint64(o)]
+                if not binary:
+                    rb[k] = r[o]
+            cb[m] = c[order[start + m]] if start + m < n else np.nan
         for k in range(m):
             i = start + k
             if mode == SOFT:
@@ -359,6 +394,7 @@ def _walk(
                 total_w = total_w + x
                 total_l = total_l + (x if failure else 0.0)
                 total_ok = total_ok + (0.0 if failure else x)
+            rising = rising | (cb[k + 1] > cb[k])
             if cb[k + 1] != cb[k]:
                 G[0, filled] = total_w
                 G[1, filled] = total_l
@@ -373,6 +409,46 @@ def _walk(
                     G[row, j] = G[row, CHUNK + j]
     _flush_(G, P, filled, True, binary, success, params, edges, state, dots, ece_at, wo)
     state[FAILS] = total_l
+    state[RISING] = 1.0 if rising else 0.0
+
+
+def _walk_groups(
+    W: np.ndarray,
+    L: np.ndarray,
+    thresholds: np.ndarray,
+    params: np.ndarray,
+    edges: np.ndarray,
+    G: np.ndarray,
+    P: np.ndarray,
+    state: np.ndarray,
+    dots: np.ndarray,
+    ece_at: np.ndarray,
+    weighted: np.ndarray,
+) -> None:
+    """:func:`_walk` of 0/1 residuals (mode :data:`BINARY`, TP = W - L) from each tie
+    group's cumulative W and L and its threshold, in descending order (counted, without
+    weights: :func:`fdbench.metrics._blockwise.counted_binary_unit`): the same buffers and
+    the same :func:`_flush` of every :data:`CHUNK` groups, without the samples. The ECE's
+    group terms go to ``weighted`` (one per group)."""
+    for k in range(4):
+        G[k, 0] = 0.0
+    filled = 1
+    for g in range(W.shape[0]):
+        G[0, filled] = W[g]
+        G[1, filled] = L[g]
+        G[2, filled] = 0.0
+        G[3, filled] = thresholds[g]
+        filled += 1
+        if filled >= CHUNK + 2:
+            _flush_(
+                G, P, CHUNK + 2, False, True, False, params, edges, state, dots, ece_at, weighted
+            )
+            filled -= CHUNK
+            for row in range(4):
+                for j in range(filled):
+                    G[row, j] = G[row, CHUNK + j]
+    _flush_(G, P, filled, True, True, False, params, edges, state, dots, ece_at, weighted)
+    state[FAILS] = L[W.shape[0] - 1]
 
 
 def _unit_optimum(losses: np.ndarray, P: np.ndarray, sums: np.ndarray) -> None:
@@ -410,6 +486,7 @@ def _unit_optimum(losses: np.ndarray, P: np.ndarray, sums: np.ndarray) -> None:
 chunk_sum = einsum_chunk_sum
 terms = _terms
 _flush_ = _flush
+fill_thresholds = _fill_thresholds
 
 
 def dot_order_holds(row_dot) -> bool:
@@ -443,15 +520,20 @@ def compiled_kernels() -> SimpleNamespace | None:
     NumPy's ``einsum`` sums in another order (:func:`dot_order_holds`)."""
     from numba import njit
 
-    global chunk_sum, terms, _flush_
+    global chunk_sum, terms, _flush_, fill_thresholds
     jit = njit(cache=True, error_model="numpy", nogil=True)
     chunk_sum = jit(einsum_chunk_sum)
     terms = jit(_terms)
     _flush_ = jit(_flush)
+    fill_thresholds = jit(_fill_thresholds)
+    _counting_order.value_slot = jit(_counting_order._value_slot)
     row_dot = jit(_row_dot)
     if not dot_order_holds(row_dot):
         return None
     return SimpleNamespace(
+        count_values=jit(_counting_order._count_values),
+        count_binary=jit(_counting_order._count_binary),
+        place=jit(_counting_order._place),
         monotone=jit(_packed_order._monotone),
         key_range=jit(_packed_order._key_range),
         packed_keys=jit(_packed_order._packed_keys),
@@ -460,6 +542,7 @@ def compiled_kernels() -> SimpleNamespace | None:
         scan_inputs=jit(_scan_inputs),
         gather_weights=jit(_gather_weights),
         walk=jit(_walk),
+        walk_groups=jit(_walk_groups),
         unit_optimum=jit(_unit_optimum),
         row_dot=row_dot,
     )

@@ -93,15 +93,17 @@ def _packed_keys(u: np.ndarray, lo: np.uint64, shift: int, bits: int, keys: np.n
         keys[i] = (((t - lo) >> s) << b) | np.uint64(i)
 
 
-def _order_runs(keys: np.ndarray, bits: int, c: np.ndarray, ties: bool) -> int:
+def _order_runs(keys: np.ndarray, bits: int, c: np.ndarray, ties: bool, longest: int) -> int:
     """Put each run of sorted ``keys`` with equal high parts in the order of the confidences
     ``c`` at their positions, equal ones in the order of their positions (a run's keys are
     in position order, and the merge sort is stable); -1 where two are equal (a tie) unless
-    ``ties``, else the number of samples in such runs."""
+    ``ties``, else the number of samples in runs left as they are, unread, since they have
+    more than ``longest`` members (with ``ties`` only: such a run is nearly always one value
+    repeated, already in order; the caller checks what this leaves)."""
     n = keys.shape[0]
     b = np.uint64(bits)
     low = (np.uint64(1) << b) - np.uint64(1)
-    in_runs = 0
+    unchecked = 0
     i = 0
     while i < n - 1:
         high = keys[i] >> b
@@ -112,7 +114,10 @@ def _order_runs(keys: np.ndarray, bits: int, c: np.ndarray, ties: bool) -> int:
         while j + 1 < n and keys[j + 1] >> b == high:
             j += 1
         m = j - i + 1
-        in_runs += m
+        if ties and m > longest:
+            unchecked += m
+            i = j + 1
+            continue
         ordered = True
         for t in range(i + 1, j + 1):
             before = c[np.int64(keys[t - 1] & low)]
@@ -133,7 +138,7 @@ def _order_runs(keys: np.ndarray, bits: int, c: np.ndarray, ties: bool) -> int:
                     return -1
                 keys[i + t] = (keys[i + t] & ~low) | np.uint64(positions[by_value[t]])
         i = j + 1
-    return in_runs
+    return unchecked
 
 
 def _descending_positions(keys: np.ndarray, bits: int, out: np.ndarray) -> None:
@@ -153,7 +158,7 @@ def descending_distinct(
     ``confidence``: contiguous finite float64 (at most 2^31 samples). ``bits``: the position
     bits of the keys (default: the fewest that hold N - 1; more leave fewer bits for the
     confidences, which tests use to force runs of equal high parts)."""
-    return _descending(confidence, kernels, bits, ties=False)
+    return _descending(confidence, kernels, bits, ties=False, longest=confidence.size)[0]
 
 
 def descending_stable(
@@ -162,20 +167,52 @@ def descending_stable(
     """``np.argsort(confidence, kind="stable")[::-1]`` as int32 (equal confidences by
     position, last first; :func:`descending_distinct`'s order where all differ), from one
     ``np.sort`` of packed keys. Arguments as :func:`descending_distinct`'s."""
-    return cast(np.ndarray, _descending(confidence, kernels, bits, ties=True))
+    order, _ = _descending(confidence, kernels, bits, ties=True, longest=confidence.size)
+    return cast(np.ndarray, order)
+
+
+#: Members from which :func:`descending_stable_unread` leaves a run of keys with equal high
+#: parts unread.
+LONGEST_READ_RUN = 8
+
+
+def descending_stable_unread(
+    confidence: np.ndarray,
+    kernels: SimpleNamespace,
+    *,
+    bits: int | None = None,
+    longest: int = LONGEST_READ_RUN,
+) -> tuple[np.ndarray, bool]:
+    """:func:`descending_stable`'s order without reading the confidences of runs of more
+    than ``longest`` keys with equal high parts, and whether any was left so.
+
+    Such runs come from ties (confidences rounded to a few decimals: every sample is in one,
+    and reading them costs a random gather of every confidence, about a sixth of the suite).
+    A run left unread stays in position order, which is the stable order when its
+    confidences are all equal. So where the second value is ``True`` the order is
+    :func:`descending_stable`'s if and only if the confidences, taken in it, never increase:
+    a run of distinct confidences in position order that is not in value order has an
+    increase somewhere, and across runs the order is the keys'. The caller checks that as
+    it reads them (the compiled walk) and takes :func:`descending_stable` where it fails."""
+    order, unread = _descending(confidence, kernels, bits, ties=True, longest=longest)
+    return cast(np.ndarray, order), unread
 
 
 def _descending(
-    confidence: np.ndarray, kernels: SimpleNamespace, bits: int | None, ties: bool
-) -> np.ndarray | None:
+    confidence: np.ndarray,
+    kernels: SimpleNamespace,
+    bits: int | None,
+    ties: bool,
+    longest: int,
+) -> tuple[np.ndarray | None, bool]:
     n = confidence.size
     shape = kernels.monotone(confidence)
     if shape == ASCENDING or (shape == NON_DECREASING and ties):
-        return np.arange(n - 1, -1, -1, dtype=np.int32)
+        return np.arange(n - 1, -1, -1, dtype=np.int32), False
     if shape == NON_DECREASING:
-        return None
+        return None, False
     if shape == DESCENDING:
-        return np.arange(n, dtype=np.int32)
+        return np.arange(n, dtype=np.int32), False
     bits = max(1, (n - 1).bit_length()) if bits is None else bits
     u = confidence.view(np.uint64)
     bounds = np.empty(2, dtype=np.uint64)
@@ -185,11 +222,12 @@ def _descending(
     keys = np.empty(n, dtype=np.uint64)
     kernels.packed_keys(u, bounds[0], shift, bits, keys)
     keys.sort()
-    if kernels.order_runs(keys, bits, confidence, ties) < 0:
-        return None
+    unread = kernels.order_runs(keys, bits, confidence, ties, longest)
+    if unread < 0:
+        return None, False
     order = np.empty(n, dtype=np.int32)
     kernels.descending_positions(keys, bits, order)
-    return order
+    return order, unread > 0
 
 
 #: Strided samples :func:`descending_distinct_numpy` looks at for ties before it sorts.

@@ -13,7 +13,13 @@ from fdbench.core.threads import beside
 
 from ._balanced import class_codes, class_mean_selective_risk
 from ._blockwise import MAX_SAMPLES as BLOCKWISE_MAX_SAMPLES
-from ._blockwise import blockwise_suite, compiled_inputs, packed_descending, unit_optimum
+from ._blockwise import (
+    blockwise_suite,
+    compiled_inputs,
+    counted_binary_unit,
+    packed_descending,
+    unit_optimum,
+)
 from ._core import (
     Ranking,
     ScratchPool,
@@ -160,7 +166,9 @@ def evaluate_all(
         # converted once here: check_inputs then finds float64 arrays and copies nothing
         residuals = _as_1d_float(residuals, "residuals")
         confidence = _as_1d_float(confidence, "confidence")
-        fast = compiled_binary_unit(residuals, confidence, MAX_SAMPLES)
+        fast = counted_binary_unit(residuals, confidence, MAX_SAMPLES)
+        if fast is None:
+            fast = compiled_binary_unit(residuals, confidence, MAX_SAMPLES)
         if fast is not None:
             return _binary_unit(*fast)
     if labels is None and logits is None and probs is None:
