@@ -13,8 +13,9 @@ from fdbench import metrics as M
 from fdbench.metrics import _blockwise, _blockwise_kernel, _valuesort
 from fdbench.metrics._counting_order import (
     binary_counts_by_value,
-    descending_by_counting,
+    count_values,
     few_values,
+    place,
 )
 
 from .test_valuesort import EXTREMES, _assert_identical
@@ -49,21 +50,32 @@ def _few(draw) -> np.ndarray:
 
 
 @settings(max_examples=300, deadline=None)
-@given(c=_few())
-def test_the_stable_descending_order_with_its_groups(kernels, c):
-    order, ends, thresholds = descending_by_counting(c, kernels)
+@given(c=_few(), data=st.data())
+def test_the_stable_descending_order_with_its_groups(kernels, c, data):
+    """The order placed by counting is the stable descending arg-sort's; the groups end where
+    the confidences in it change, at their thresholds; weights placed in it are the weights
+    gathered through it, a failure's negated."""
+    groups = count_values(c, kernels)
+    w = np.array(data.draw(st.lists(st.floats(0.1, 9.0), min_size=c.size, max_size=c.size)))
+    failed = np.array(data.draw(st.lists(st.booleans(), min_size=c.size, max_size=c.size)))
+    order, placed = place(groups, kernels, order=True, weights=w, failed=failed.view(np.uint8))
+    stable = np.argsort(c, kind="stable")[::-1]
     assert order.dtype == np.int32
-    np.testing.assert_array_equal(order, np.argsort(c, kind="stable")[::-1])
-    ranked = c[order]
+    np.testing.assert_array_equal(order, stable)
+    assert placed.tobytes() == np.where(failed, -w, w)[stable].tobytes()
+    alone, unsigned = place(groups, kernels, order=False, weights=w)
+    assert alone is None
+    assert unsigned.tobytes() == w[stable].tobytes()
+    ranked = c[stable]
     expected_ends = np.append(np.flatnonzero(ranked[1:] != ranked[:-1]) + 1, c.size)
-    np.testing.assert_array_equal(ends, expected_ends)
-    assert thresholds.tobytes() == ranked[expected_ends - 1].tobytes()  # -0.0 kept as it is
+    np.testing.assert_array_equal(groups.ends, expected_ends)
+    assert groups.thresholds.tobytes() == ranked[expected_ends - 1].tobytes()  # -0.0 as it is
 
 
 def test_more_values_than_it_takes_give_none(kernels):
     c = np.arange(300.0) % 50
-    assert descending_by_counting(c, kernels, most=49) is None
-    assert descending_by_counting(c, kernels, most=50) is not None
+    assert count_values(c, kernels, most=49) is None
+    assert count_values(c, kernels, most=50) is not None
     r = (c > 10).astype(np.float64)
     assert binary_counts_by_value(r, c, kernels, most=49) is None
     assert binary_counts_by_value(r, c, kernels, most=50) is not None

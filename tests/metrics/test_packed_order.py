@@ -161,10 +161,10 @@ def test_weighted_and_soft_suites_take_it_with_the_same_values(kernels, monkeypa
         "descending_stable_unread",
         lambda *a, **k: calls.append(real(*a, **k)) or calls[-1],
     )
-    real_counting = _blockwise.descending_by_counting
+    real_counting = _blockwise.count_values
     monkeypatch.setattr(
         _blockwise,
-        "descending_by_counting",
+        "count_values",
         lambda *a, **k: counted.append(real_counting(*a, **k)) or counted[-1],
     )
     r = (rng.random(n) < 0.2).astype(np.float64)

@@ -52,7 +52,7 @@ from fdbench.core.threads import beside
 
 from . import _blockwise_kernel as _kernel
 from ._core import _TINY, _smallest_reaching, optimal_binary_unit
-from ._counting_order import binary_counts_by_value, descending_by_counting, few_values
+from ._counting_order import ValueGroups, binary_counts_by_value, count_values, few_values, place
 from ._packed_order import (
     descending_distinct,
     descending_distinct_numpy,
@@ -432,25 +432,24 @@ def _compiled_suite(
         return None
     c = np.ascontiguousarray(c)
     few = few_values(c)
-    # counting keeps no packed keys: the optimum's temporaries fit beside its order at once
+    # counting keeps no packed keys: the optimum's temporaries fit beside it at once
     pending = beside(optimum) if optimum is not None and few else None
     try:
-        counted = descending_by_counting(c, kernels) if few else None
+        counted = count_values(c, kernels) if few else None
         if counted is not None:
-            order, groups, unread = counted[0], counted[1:], False
+            out = _compiled_walk(r, c, w, binary, kernels, None, counted)
         else:
             if pending is not None:
                 pending.result()  # done, its temporaries freed, before the keys are made
             order, unread = descending_stable_unread(c, kernels)
-            groups = None
             if pending is None and optimum is not None:
                 pending = beside(optimum)
-        try:
-            out = _compiled_walk(r, c, w, binary, kernels, order, groups, unread)
-        except _Unordered:
-            del order
-            order = descending_stable(c, kernels)
-            out = _compiled_walk(r, c, w, binary, kernels, order, None, False)
+            try:
+                out = _compiled_walk(r, c, w, binary, kernels, order, None, unread)
+            except _Unordered:
+                del order
+                order = descending_stable(c, kernels)
+                out = _compiled_walk(r, c, w, binary, kernels, order)
     finally:
         optimal = pending.result() if pending is not None else None
     if out is not None and optimal is not None:
@@ -469,28 +468,43 @@ def _compiled_walk(
     w: np.ndarray | None,
     binary: bool,
     kernels: SimpleNamespace,
-    order: np.ndarray,
-    groups: tuple[np.ndarray, np.ndarray] | None,
-    unread: bool,
+    order: np.ndarray | None,
+    counted: ValueGroups | None = None,
+    unread: bool = False,
 ) -> dict[str, float] | None:
-    """:func:`_compiled_suite` from the stable descending ``order`` on. ``groups``: the ends
-    of its tie groups and their thresholds where the order came by counting
-    (:func:`~fdbench.metrics._counting_order.descending_by_counting`; the walk then reads no
-    confidence). ``unread``: runs of it were left unread
+    """:func:`_compiled_suite` from the stable descending ``order`` on, or from the tie groups
+    ``counted`` (:func:`~fdbench.metrics._counting_order.count_values`), in whose order the
+    weights (0/1 residuals: the failures' negated) are placed without a gather and the walk
+    reads the groups' thresholds instead of the confidences; the order itself is made only
+    where the walk gathers soft residuals. ``unread``: runs of ``order`` were left unread
     (:func:`~fdbench.metrics._packed_order.descending_stable_unread`), and
     :class:`_Unordered` is raised where the walk finds a confidence above the one before."""
     n = c.size
+    mode = _kernel.SOFT if w is None else _kernel.BINARY if binary else _kernel.SOFT_WEIGHTED
+    failed = (r == 1).view(np.uint8) if binary and w is not None else None
+    sums = np.empty(4)
+    if counted is not None:
+        weights = None if w is None else np.ascontiguousarray(w)
+        order, placed = place(
+            counted, kernels, order=mode != _kernel.BINARY, weights=weights, failed=failed
+        )
+        del failed
+        wo = np.empty(0) if placed is None else placed
+        if placed is not None:
+            kernels.signed_totals(placed, binary, sums)
+    elif w is not None:
+        assert order is not None
+        wo = np.empty(n)
+        failed_out = np.empty(n if binary else 0, dtype=np.uint8)
+        flags = np.empty(0, dtype=np.uint8) if failed is None else failed
+        kernels.gather_weights(order, np.ascontiguousarray(w), flags, binary, wo, failed_out, sums)
+        del failed, flags, failed_out
+    else:
+        wo = np.empty(0)
     success = False
     if w is None:
-        mode, wo, totals = _kernel.SOFT, np.empty(0), _Totals(float(n))
+        totals = _Totals(float(n))
     else:
-        mode = _kernel.BINARY if binary else _kernel.SOFT_WEIGHTED
-        wo = np.empty(n)
-        failed = (r == 1).view(np.uint8) if binary else np.empty(0, dtype=np.uint8)
-        sums = np.empty(4)
-        failed_out = np.empty(n if binary else 0, dtype=np.uint8)
-        kernels.gather_weights(order, np.ascontiguousarray(w), failed, binary, wo, failed_out, sums)
-        del failed, failed_out
         totals = _Totals(float(sums[0]), float(sums[1]), float(sums[2]))
         success = binary and sums[3] == 0.0
         if binary and not success:
@@ -498,9 +512,16 @@ def _compiled_walk(
                 return None
             totals.success = totals.weight - totals.loss
     walk = _CompiledWalk(totals, binary)
-    ends, thresholds = groups if groups is not None else (np.empty(0, dtype=np.int64), np.empty(0))
+    walk.state[_kernel.RISING] = 1.0 if unread else 0.0
+    if counted is not None:
+        ends, thresholds = counted.ends, counted.thresholds
+        low, high = thresholds[-1], thresholds[0]
+    else:
+        assert order is not None
+        ends, thresholds = np.empty(0, dtype=np.int64), np.empty(0)
+        low, high = c[order[-1]], c[order[0]]
     kernels.walk(
-        order,
+        np.empty(0, dtype=np.int32) if order is None else order,
         c,
         ends,
         thresholds,
@@ -517,11 +538,10 @@ def _compiled_walk(
         walk.dots,
         walk.ece_at,
     )
-    if unread and walk.state[_kernel.RISING]:
+    if walk.state[_kernel.RISING] > 0:
         raise _Unordered
-    ece = binary and c[order[-1]] >= 0 and c[order[0]] <= 1
     del order
-    return walk.entries(ece, wo)
+    return walk.entries(binary and low >= 0 and high <= 1, wo)
 
 
 class _CompiledWalk:

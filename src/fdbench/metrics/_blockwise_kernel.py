@@ -161,13 +161,40 @@ def _gather_weights(
     integral = True
     for i in range(n):
         x = out[i]
-        total = total + x
-        integral = integral & (np.floor(x) == x)
+        f = binary and failed_out[i] != 0
         if binary:
-            f = failed_out[i] != 0
             out[i] = -x if f else x
-            fails = fails + (x if f else 0.0)
-            ok = ok + (0.0 if f else x)
+        total, fails, ok, integral = add_weight(total, fails, ok, integral, x, f)
+    totals[0] = total
+    totals[1] = fails
+    totals[2] = ok
+    totals[3] = 1.0 if integral else 0.0
+
+
+def _add_weight(
+    total: float, fails: float, ok: float, integral: bool, x: float, failed: bool
+) -> tuple[float, float, float, bool]:
+    """The running sums W_tot, F and TP_tot and whether every weight is a whole number, after
+    the weight ``x`` of a failure (``failed``) or a success, added in order."""
+    return (
+        total + x,
+        fails + (x if failed else 0.0),
+        ok + (0.0 if failed else x),
+        integral & (np.floor(x) == x),
+    )
+
+
+def _signed_totals(wo: np.ndarray, binary: bool, totals: np.ndarray) -> None:
+    """:func:`_gather_weights`' totals of weights already in order, a failure's negated
+    (``binary``; weights are > 0): the same sums in the same order."""
+    total = 0.0
+    fails = 0.0
+    ok = 0.0
+    integral = True
+    for i in range(wo.shape[0]):
+        v = wo[i]
+        f = binary and v < 0.0
+        total, fails, ok, integral = add_weight(total, fails, ok, integral, abs(v), f)
     totals[0] = total
     totals[1] = fails
     totals[2] = ok
@@ -324,6 +351,34 @@ def _fill_thresholds(
     return g
 
 
+def _gather_block(
+    order: np.ndarray,
+    c: np.ndarray,
+    r: np.ndarray,
+    binary: bool,
+    start: int,
+    m: int,
+    cb: np.ndarray,
+    rb: np.ndarray,
+    check: bool,
+) -> bool:
+    """cb[k] = c[order[start + k]] for k = 0 .. m (NaN past the last sample) and, unless
+    ``binary``, rb[k] = r[order[start + k]] for k < m; where ``check``, whether a confidence
+    gathered is above the one before it."""
+    n = c.shape[0]
+    for k in range(m):
+        o = order[start + k]
+        cb[k] = c[np.uint64(o)]
+        if not binary:
+            rb[k] = r[o]
+    cb[m] = c[order[start + m]] if start + m < n else np.nan
+    rising = False
+    if check:
+        for k in range(m):  # no branch: vectorised
+            rising = rising | (cb[k + 1] > cb[k])
+    return rising
+
+
 def _walk(
     order: np.ndarray,
     c: np.ndarray,
@@ -345,13 +400,15 @@ def _walk(
     """Walk the samples in ``order`` once: the confidences (and the soft residuals) gathered
     :data:`GATHER` at a time into ``gathered`` (2, GATHER + 1) (where ``ends`` is not empty,
     the confidences are the ``thresholds`` of the tie groups ending there in the order, not
-    read from ``c``: :mod:`~fdbench.metrics._counting_order`), the cumulative W, L and TP
+    read from ``c``: :mod:`~fdbench.metrics._counting_order`; ``order`` is then read only for
+    soft residuals, and may be empty otherwise), the cumulative W, L and TP
     of each tie group (a run of equal confidences) written to ``G`` and accounted for by
     :func:`_flush` a buffer at a time. ``wo`` holds the weights in order (0/1 residuals: the
     failures' negated); for weighted 0/1 residuals the ECE's group terms n_g * tau_g are
-    written to wo[g]. state[RISING] = 1.0 where a confidence in ``order`` is above the one
-    before it (the order is not descending)."""
-    n = order.shape[0]
+    written to wo[g]. Where state[RISING] is not 0 on entry, it is set to 1.0 where a
+    confidence in ``order`` is above the one before it (the order is not descending), else
+    to -1.0."""
+    n = c.shape[0]
     binary = mode == BINARY
     cb = gathered[0]
     rb = gathered[1]
@@ -359,6 +416,7 @@ def _walk(
     total_l = 0.0
     total_ok = 0.0
     rising = False
+    check = state[RISING] != 0.0
     for k in range(4):
         G[k, 0] = 0.0
     filled = 1
@@ -372,12 +430,7 @@ def _walk(
                 for k in range(m):
                     rb[k] = r[order[start + k]]
         else:
-            for k in range(m):
-                o = order[start + k]
-                cb[k] = c[np.uint64(o)]
-                if not binary:
-                    rb[k] = r[o]
-            cb[m] = c[order[start + m]] if start + m < n else np.nan
+            rising = gather_block(order, c, r, binary, start, m, cb, rb, check) | rising
         for k in range(m):
             i = start + k
             if mode == SOFT:
@@ -394,7 +447,6 @@ def _walk(
                 total_w = total_w + x
                 total_l = total_l + (x if failure else 0.0)
                 total_ok = total_ok + (0.0 if failure else x)
-            rising = rising | (cb[k + 1] > cb[k])
             if cb[k + 1] != cb[k]:
                 G[0, filled] = total_w
                 G[1, filled] = total_l
@@ -409,7 +461,8 @@ def _walk(
                     G[row, j] = G[row, CHUNK + j]
     _flush_(G, P, filled, True, binary, success, params, edges, state, dots, ece_at, wo)
     state[FAILS] = total_l
-    state[RISING] = 1.0 if rising else 0.0
+    if check:
+        state[RISING] = 1.0 if rising else -1.0
 
 
 def _walk_groups(
@@ -487,6 +540,8 @@ chunk_sum = einsum_chunk_sum
 terms = _terms
 _flush_ = _flush
 fill_thresholds = _fill_thresholds
+gather_block = _gather_block
+add_weight = _add_weight
 
 
 def dot_order_holds(row_dot) -> bool:
@@ -520,12 +575,14 @@ def compiled_kernels() -> SimpleNamespace | None:
     NumPy's ``einsum`` sums in another order (:func:`dot_order_holds`)."""
     from numba import njit
 
-    global chunk_sum, terms, _flush_, fill_thresholds
+    global chunk_sum, terms, _flush_, fill_thresholds, gather_block, add_weight
     jit = njit(cache=True, error_model="numpy", nogil=True)
+    add_weight = jit(_add_weight)
     chunk_sum = jit(einsum_chunk_sum)
     terms = jit(_terms)
     _flush_ = jit(_flush)
     fill_thresholds = jit(_fill_thresholds)
+    gather_block = jit(_gather_block)
     _counting_order.value_slot = jit(_counting_order._value_slot)
     row_dot = jit(_row_dot)
     if not dot_order_holds(row_dot):
@@ -541,6 +598,7 @@ def compiled_kernels() -> SimpleNamespace | None:
         descending_positions=jit(_packed_order._descending_positions),
         scan_inputs=jit(_scan_inputs),
         gather_weights=jit(_gather_weights),
+        signed_totals=jit(_signed_totals),
         walk=jit(_walk),
         walk_groups=jit(_walk_groups),
         unit_optimum=jit(_unit_optimum),

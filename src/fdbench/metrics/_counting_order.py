@@ -23,6 +23,7 @@ it has seen more than :data:`MOST_VALUES` distinct values.
 from __future__ import annotations
 
 from types import SimpleNamespace
+from typing import NamedTuple
 
 import numpy as np
 
@@ -63,12 +64,14 @@ def _count_values(
     slots: np.ndarray,
     values: np.ndarray,
     counts: np.ndarray,
+    first: np.ndarray,
     index: np.ndarray,
 ) -> int:
     """Put the float64 bit patterns ``u`` (-0.0 as 0.0) in the hash table of
     :func:`_value_slot`: the distinct values to ``values`` in the order first met, their
-    counts to ``counts``, each sample's value index to ``index``. Returns the number of
-    distinct values, or -1 as soon as there are more than ``most``."""
+    counts to ``counts`` and the position where each is first met to ``first``, each
+    sample's value index to ``index``. Returns the number of distinct values, or -1 as soon
+    as there are more than ``most``."""
     sign = np.uint64(_SIGN)
     k = 0
     for i in range(u.shape[0]):
@@ -77,6 +80,7 @@ def _count_values(
         if s < 0:
             return -1
         if s == k:
+            first[k] = i
             k += 1
         index[i] = s
         counts[s] += 1
@@ -120,47 +124,99 @@ def _count_binary(
 value_slot = _value_slot
 
 
-def _place(index: np.ndarray, free: np.ndarray, order: np.ndarray) -> None:
-    """order[free[v]++] = i for i from the last sample to the first, v its value index."""
+def _place(
+    index: np.ndarray,
+    free: np.ndarray,
+    order: np.ndarray,
+    w: np.ndarray,
+    failed: np.ndarray,
+    wo: np.ndarray,
+) -> None:
+    """For i from the last sample to the first, v its value index and p = free[v]++ (the
+    next place of its group): order[p] = i where ``order`` is not empty, and wo[p] = w[i],
+    negated where failed[i] != 0 (``failed`` not empty), where ``w`` is not empty."""
+    with_order = order.shape[0] > 0
+    with_weights = w.shape[0] > 0
+    signed = failed.shape[0] > 0
     for i in range(index.shape[0] - 1, -1, -1):
         v = index[i]
-        order[free[v]] = i
-        free[v] += 1
+        p = free[v]
+        free[v] = p + 1
+        if with_order:
+            order[p] = i
+        if with_weights:
+            x = w[i]
+            wo[p] = -x if signed and failed[i] != 0 else x
+
+
+class ValueGroups(NamedTuple):
+    """The tie groups of confidences with few values, in descending order: each sample's
+    value ``index`` (uint16), where each value's group starts (``starts``, by value index)
+    and ends (``ends``, exclusive, by group) in the stable descending order, and each group's
+    confidence (``thresholds``: that of its sample first in position, which is last in the
+    order)."""
+
+    index: np.ndarray
+    starts: np.ndarray
+    ends: np.ndarray
+    thresholds: np.ndarray
 
 
 def few_values(confidence: np.ndarray) -> bool:
     """Whether at most half of :data:`PROBE` strided confidences differ: then the
-    confidences likely take few values, and :func:`descending_by_counting` is worth trying."""
+    confidences likely take few values, and :func:`count_values` is worth trying."""
     probe = confidence[:: max(1, confidence.size // PROBE)]
     return 2 * np.unique(probe).size <= probe.size
 
 
-def descending_by_counting(
+def count_values(
     confidence: np.ndarray, kernels: SimpleNamespace, *, most: int = MOST_VALUES
-) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
-    """``(order, ends, thresholds)``: ``np.argsort(confidence, kind="stable")[::-1]`` as
-    int32, the end (exclusive) in it of each tie group and the group's confidence (that of its
-    last sample), or ``None`` where the confidences take more than ``most`` values (at most
-    :data:`MOST_VALUES`; found at the first value over).
-
-    ``confidence``: contiguous finite float64, at most 2^31 samples."""
+) -> ValueGroups | None:
+    """The tie groups of ``confidence`` (contiguous finite float64, at most 2^31 samples) from
+    one pass over the samples and a sort of their distinct values, or ``None`` where they take
+    more than ``most`` values (at most :data:`MOST_VALUES`; found at the first value over)."""
     n = confidence.size
     most = min(most, MOST_VALUES)
     slots = np.full(1 << _TABLE_BITS, -1, dtype=np.int32)
     values = np.empty(most, dtype=np.uint64)
     counts = np.empty(most, dtype=np.int64)
+    first = np.empty(most, dtype=np.int64)
     index = np.empty(n, dtype=np.uint16)
-    k = kernels.count_values(confidence.view(np.uint64), most, slots, values, counts, index)
+    k = kernels.count_values(confidence.view(np.uint64), most, slots, values, counts, first, index)
     if k < 0:
         return None
     by_value = np.argsort(values[:k].view(np.float64))[::-1]
     ends = np.cumsum(counts[:k][by_value])
-    free = np.empty(k, dtype=np.int64)
-    free[by_value] = ends - counts[:k][by_value]
-    order = np.empty(n, dtype=np.int32)
-    kernels.place(index, free, order)
-    del index
-    return order, ends, confidence[order[ends - 1]]
+    starts = np.empty(k, dtype=np.int64)
+    starts[by_value] = ends - counts[:k][by_value]
+    return ValueGroups(index, starts, ends, confidence[first[:k][by_value]])
+
+
+def place(
+    groups: ValueGroups,
+    kernels: SimpleNamespace,
+    *,
+    order: bool,
+    weights: np.ndarray | None = None,
+    failed: np.ndarray | None = None,
+) -> tuple[np.ndarray | None, np.ndarray | None]:
+    """``(order, weights in order)`` by one pass over the samples, each to the next place of
+    its group: where ``order``, ``np.argsort(confidence, kind="stable")[::-1]`` as int32 (a
+    group's samples in descending position); where ``weights`` are given, the weights in
+    that order, negated where ``failed`` (uint8, 0/1) is not 0. No gather: the samples are
+    read in turn and written to K streams."""
+    n = groups.index.size
+    out_order = np.empty(n if order else 0, dtype=np.int32)
+    out_weights = np.empty(0 if weights is None else n)
+    kernels.place(
+        groups.index,
+        groups.starts.copy(),
+        out_order,
+        np.empty(0) if weights is None else weights,
+        np.empty(0, dtype=np.uint8) if failed is None else failed,
+        out_weights,
+    )
+    return (out_order if order else None), (None if weights is None else out_weights)
 
 
 def binary_counts_by_value(
