@@ -151,12 +151,12 @@ def _place(
 
 class ValueGroups(NamedTuple):
     """The tie groups of confidences with few values, in descending order: each sample's
-    value ``index`` (uint16), where each value's group starts (``starts``, by value index)
+    value index (``values``, uint16), where each value's group starts (``starts``, by value index)
     and ends (``ends``, exclusive, by group) in the stable descending order, and each group's
     confidence (``thresholds``: that of its sample first in position, which is last in the
     order)."""
 
-    index: np.ndarray
+    values: np.ndarray
     starts: np.ndarray
     ends: np.ndarray
     thresholds: np.ndarray
@@ -205,11 +205,11 @@ def place(
     group's samples in descending position); where ``weights`` are given, the weights in
     that order, negated where ``failed`` (uint8, 0/1) is not 0. No gather: the samples are
     read in turn and written to K streams."""
-    n = groups.index.size
+    n = groups.values.size
     out_order = np.empty(n if order else 0, dtype=np.int32)
     out_weights = np.empty(0 if weights is None else n)
     kernels.place(
-        groups.index,
+        groups.values,
         groups.starts.copy(),
         out_order,
         np.empty(0) if weights is None else weights,
