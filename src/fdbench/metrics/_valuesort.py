@@ -113,6 +113,17 @@ def _pairwise(leaf: Callable[[int, int], np.ndarray], start: int, n: int) -> flo
     return _pairwise(leaf, start, half) + _pairwise(leaf, start + half, n - half)
 
 
+def _pairwise_rows(leaf: Callable[[int, int], np.ndarray], start: int, n: int) -> np.ndarray:
+    """:func:`_pairwise` of several rows at once: ``leaf(i, j)`` gives their values i..j-1 as
+    a (rows, j - i) array, and each row is summed as ``np.add.reduce`` sums it alone (a
+    reduction along the last, contiguous axis sums each row pairwise)."""
+    if n <= _PAIRWISE_LEAF:
+        return np.add.reduce(leaf(start, start + n), axis=1)
+    half = n // 2
+    half -= half % 8
+    return _pairwise_rows(leaf, start, half) + _pairwise_rows(leaf, start + half, n - half)
+
+
 def _descending(values: np.ndarray) -> np.ndarray:
     """A contiguous copy of ``values`` sorted in descending order (negation is exact)."""
     d = np.negative(values)

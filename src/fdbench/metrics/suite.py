@@ -37,6 +37,7 @@ from ._core import (
     selective_risks_from_cum,
     success_cumulative,
 )
+from ._soft_optimum import weighted_soft_optimum
 from ._validation import _as_1d_float, as_real_array, check_inputs, check_labels
 from ._valuesort import MAX_SAMPLES, binary_unit_suite, compiled_binary_unit
 from .calibration import bin_sums_sorted, ece_mce_from_sums
@@ -365,13 +366,15 @@ def _blockwise(
     blocks after one argsort (:mod:`fdbench.metrics._blockwise`: no array of N cumulative sums,
     the same values bit for bit)."""
     # the optimum runs beside the walk without weights (a sort of the residuals) and with
-    # weights of 0/1 residuals (two dot products, no temporaries); weighted soft residuals'
-    # np.unique holds three arrays of N, which beside the walk's order and weights would pass
-    # twice the confidences' memory: after it
+    # weights of 0/1 residuals (two dot products, no temporaries); that of weighted soft
+    # residuals sorts packed keys and holds an int32 order of its own, which beside the walk's
+    # order and weights would pass twice the confidences' memory: after it
     if w is None:
         optimum = functools.partial(unit_optimum, r)
+    elif binary:
+        optimum = functools.partial(_optimum, r, w, binary=True)
     else:
-        optimum = functools.partial(_optimum, r, w, binary=binary)
+        optimum = functools.partial(weighted_soft_optimum, r, w)
     parts = blockwise_suite(r, c, w, binary, optimum if w is None or binary else None)
     if "aurc_opt" in parts:
         aurc_opt, augrc_opt = parts["aurc_opt"], parts["augrc_opt"]

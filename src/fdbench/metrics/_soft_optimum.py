@@ -1,0 +1,191 @@
+"""AURC and AUGRC of the optimal CSF for soft residuals with weights, in blocks: the values of
+:func:`fdbench.metrics.selective._optimum` without its arrays of N.
+
+There, ``np.unique(r, return_inverse=True)`` gives the K distinct residuals (an argsort, a
+sorted copy, the inverse and its cumulative sum: about four arrays of N), ``np.bincount`` each
+one's total weight, and :func:`~fdbench.metrics._core.optimal_from_counts` about ten arrays of
+K (the scaled weights, their products with the residuals, two cumulative sums, the digamma
+terms): 11 times the residuals' memory at 10^7, where K is N for continuous residuals. Here
+the residuals are ranked once (the stable ascending order, int32, from a sort of packed keys:
+:func:`~fdbench.metrics._packed_order.descending_stable` reversed) and the groups of equal
+residuals are formed from it a block at a time, three times over: to count them, to sum their
+weights, and to form each sum's terms.
+
+The values are the same bit for bit:
+
+- A group's weight is ``np.bincount``'s sum: its samples' weights added one after the other in
+  position order from 0.0. In the stable order a group's samples come in position order, and
+  a group cut by a block goes on from its partial sum (added first: 0.0 + s = s).
+- Each of ``optimal_from_counts``' reductions over the K groups (the total weight, M, L_tot,
+  the sums of the AURC and AUGRC terms) is NumPy's pairwise summation, which splits a run of
+  values at fixed places: :func:`~fdbench.metrics._valuesort._pairwise_rows` sums the same runs
+  with ``np.add.reduce`` (the four sums of terms in one pass, row by row). The cumulative sums
+  are sequential, continued across blocks; every other term is the same elementwise IEEE
+  operation (and the same ``scipy.special.digamma``) on the same operands.
+- The group's value is its residual. ``np.unique`` keeps the first of a group in its own
+  (unstable) sort, which matters only between -0.0 and 0.0: residuals with a -0.0 are left
+  to :func:`~fdbench.metrics.selective._optimum`.
+"""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import numpy as np
+
+from ._blockwise_kernel import MIN_SAMPLES, compiled_kernels
+from ._counting_order import count_values, few_values, place
+from ._packed_order import descending_distinct, descending_stable
+from ._valuesort import _pairwise, _pairwise_rows
+from .selective import _optimum
+
+#: Most samples the int32 order holds.
+MAX_SAMPLES = int(np.iinfo(np.int32).max)
+
+#: Samples per block of the walk over the ranked residuals, and groups per leaf of the sums.
+BLOCK = 1 << 16
+
+
+class _Groups:
+    """The groups of equal residuals in ascending order, with their total weights, a range
+    of groups at a time (:meth:`take`, called for consecutive ranges)."""
+
+    def __init__(self, r: np.ndarray, w: np.ndarray, order: np.ndarray, distinct: bool) -> None:
+        self._r, self._w, self._order = r, w, order
+        self._distinct = distinct  # every group one sample: its weight is its total
+        self._next = 0  # the next sample of the order to read
+        self._values = np.empty(0)
+        self._sums = np.empty(0)
+        self._open: tuple[float, float] | None = None  # the group a block ended in: value, sum
+
+    def take(self, count: int) -> tuple[np.ndarray, np.ndarray]:
+        """The values and total weights of the next ``count`` groups."""
+        if self._distinct:
+            idx = self._order[self._next : self._next + count].astype(np.intp)
+            self._next += count
+            return self._r[idx], self._w[idx]  # a one-sample group: 0.0 + w is w
+        values, sums = [self._values], [self._sums]
+        have = self._values.size
+        while have < count:
+            v, s = self._block()
+            values.append(v)
+            sums.append(s)
+            have += v.size
+        v, s = np.concatenate(values), np.concatenate(sums)
+        self._values, self._sums = v[count:], s[count:]
+        return v[:count], s[:count]
+
+    def _block(self) -> tuple[np.ndarray, np.ndarray]:
+        """The groups completed by the next block of samples (the last one too, at the end)."""
+        n = self._order.size
+        start, stop = self._next, min(self._next + BLOCK, n)
+        self._next = stop
+        idx = self._order[start:stop].astype(np.intp)
+        rb, wb = self._r[idx], self._w[idx]
+        if self._open is not None:  # the open group's partial sum goes first
+            rb = np.concatenate([[self._open[0]], rb])
+            wb = np.concatenate([[self._open[1]], wb])
+        segment = np.concatenate([[0], np.cumsum(rb[1:] != rb[:-1])])
+        sums = np.bincount(segment, weights=wb)
+        values = rb[np.concatenate([[0], np.flatnonzero(rb[1:] != rb[:-1]) + 1])]
+        if stop == n:
+            self._open = None
+            return values, sums
+        self._open = (float(values[-1]), float(sums[-1]))
+        return values[:-1], sums[:-1]
+
+
+def _ascending(r: np.ndarray, kernels: SimpleNamespace) -> tuple[np.ndarray, int]:
+    """The stable ascending order of the residuals (a view of int32) and the number of
+    distinct residuals: by counting where they take few values
+    (:mod:`~fdbench.metrics._counting_order`), else from the packed order of distinct
+    residuals (all N differ), else from the stable packed order and a count of its groups."""
+    if few_values(r):
+        counted = count_values(r, kernels)
+        if counted is not None:
+            order, _ = place(counted, kernels, order=True)
+            assert order is not None
+            return order[::-1], counted.ends.size
+    distinct = descending_distinct(r, kernels)
+    if distinct is not None:
+        return distinct[::-1], r.size
+    order = descending_stable(r, kernels)[::-1]
+    return order, _count_groups(r, order)
+
+
+def _count_groups(r: np.ndarray, order: np.ndarray) -> int:
+    """The number of distinct residuals, from the ranked residuals a block at a time."""
+    count = 0
+    previous = None
+    for start in range(0, order.size, BLOCK):
+        rb = r[order[start : start + BLOCK].astype(np.intp)]
+        count += int(np.count_nonzero(rb[1:] != rb[:-1]))
+        if previous is None or rb[0] != previous:
+            count += 1
+        previous = rb[-1]
+    return count
+
+
+def weighted_soft_optimum(r: np.ndarray, w: np.ndarray) -> tuple[float, float]:
+    """``_optimum(r, w, binary=False)`` for validated soft residuals and weights > 0: in
+    blocks (:func:`blocked_optimum`) from the compiled walk's
+    :data:`~fdbench.metrics._blockwise_kernel.MIN_SAMPLES` on (the packed order's kernels are
+    loaded there anyway), else, or where that does not apply, by ``_optimum`` itself."""
+    kernels = compiled_kernels() if MIN_SAMPLES <= r.size <= MAX_SAMPLES else None
+    if kernels is not None:
+        blocked = blocked_optimum(r, w, kernels)
+        if blocked is not None:
+            return blocked
+    return _optimum(r, w, binary=False)
+
+
+def blocked_optimum(
+    r: np.ndarray, w: np.ndarray, kernels: SimpleNamespace
+) -> tuple[float, float] | None:
+    """``_optimum(r, w, binary=False)`` (validated soft residuals, weights > 0, at most 2^31
+    samples) bit for bit, with the int32 order and blocks of :data:`BLOCK` besides; ``None``
+    where a residual is -0.0 (see the module docstring)."""
+    if np.signbit(r).any():
+        return None
+    from scipy.special import digamma  # lazy: scipy costs ~0.3 s to import
+
+    order, k = _ascending(np.ascontiguousarray(r), kernels)
+    groups = _Groups(r, w, order, k == r.size)
+    raw_total = _pairwise(lambda i, j: groups.take(j - i)[1], 0, k)
+    scale = np.float64(r.size) / np.float64(raw_total)
+    groups = _Groups(r, w, order, k == r.size)
+    carry = {"W": 0.0, "L": 0.0, "first": np.nan}
+
+    def terms(i: int, j: int) -> np.ndarray:
+        values, raw = groups.take(j - i)
+        weights = raw * scale
+        wr = weights * values
+        W0 = _continued_cumsum(weights, carry, "W") - weights
+        L0 = _continued_cumsum(wr, carry, "L") - wr
+        harmonic = digamma(W0 + weights + 1.0) - digamma(W0 + 1.0)
+        positive = np.flatnonzero(weights > 0)
+        if carry["first"] != carry["first"] and positive.size:
+            carry["first"] = float(values[positive[0]])
+        out = np.empty((4, j - i))
+        out[0] = weights
+        out[1] = wr
+        out[2] = wr + (L0 - values * W0) * harmonic
+        out[3] = weights * L0 + 0.5 * wr * (weights + 1.0)
+        return out
+
+    M, L_tot, risk_sum, loss_sum = (np.array([x]) for x in _pairwise_rows(terms, 0, k).tolist())
+    # optimal_from_counts' values[argmax(weights > 0)]: the smallest where no weight is > 0
+    first = carry["first"] if carry["first"] == carry["first"] else float(r[order[0]])
+    aurc_opt = (risk_sum + 0.5 * first - 0.5 * L_tot / M) / M
+    augrc_opt = (loss_sum - 0.5 * L_tot) / M**2
+    return float(aurc_opt[0]), float(augrc_opt[0])
+
+
+def _continued_cumsum(values: np.ndarray, carry: dict[str, float], key: str) -> np.ndarray:
+    """``np.cumsum`` of the values that came before and of ``values``, for ``values`` (the
+    running total kept in ``carry[key]``)."""
+    head = values.copy()
+    head[0] += carry[key]
+    out = np.cumsum(head)
+    carry[key] = float(out[-1])
+    return out
