@@ -27,10 +27,14 @@ from fdbench import metrics as M  # noqa: E402
 from fdbench.metrics import suite  # noqa: E402
 
 
-def _data(n: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+def _data(n: int, seed: int = 0, decimals: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """10 % failures, whose confidences lean lower; with ``decimals``, the confidences rounded
+    to that many (ties: the counting paths)."""
     rng = np.random.default_rng(seed)
     residuals = (rng.random(n) < 0.1).astype(np.float64)
     confidence = rng.random(n) - 0.3 * residuals * rng.random(n)
+    if decimals is not None:
+        confidence = np.round(confidence, decimals)
     return residuals, confidence
 
 
@@ -69,11 +73,11 @@ def _traced_peak(fn) -> int:
         tracemalloc.stop()
 
 
-def evaluate_all_ratio(n: int, repeats: int) -> dict[str, float]:
+def evaluate_all_ratio(n: int, repeats: int, decimals: int | None = None) -> dict[str, float]:
     """``evaluate_all`` against one ``np.sort`` and one ``np.argsort`` of the same array, binary
-    (value-sort path), weighted binary and soft (block walk), each beside the argsort engine
-    they replace, interleaved rounds."""
-    r, c = _data(n)
+    (value-sort path), weighted binary, soft and weighted soft (block walk), each beside the
+    argsort engine they replace, interleaved rounds."""
+    r, c = _data(n, decimals=decimals)
     w = np.random.default_rng(2).random(n) * 2.0
     soft = np.random.default_rng(3).random(n)
     fns = {
@@ -85,6 +89,8 @@ def evaluate_all_ratio(n: int, repeats: int) -> dict[str, float]:
         "weighted, argsort engine": lambda: _engine_call(r, c, w),
         "soft": lambda: M.evaluate_all(soft, c),
         "soft, argsort engine": lambda: _engine_call(soft, c, None),
+        "soft, weighted": lambda: M.evaluate_all(soft, c, sample_weight=w),
+        "soft, weighted, engine": lambda: _engine_call(soft, c, w),
     }
     times = _best_interleaved(fns, repeats)
     peaks = {name: _traced_peak(fn) for name, fn in fns.items() if name not in ("sort", "argsort")}
@@ -186,11 +192,17 @@ def main() -> None:
     parser.add_argument(
         "--suite-only", action="store_true", help="only evaluate_all against sort and argsort"
     )
+    parser.add_argument(
+        "--decimals",
+        type=int,
+        default=None,
+        help="round the confidences to this many decimals (heavy ties)",
+    )
     args = parser.parse_args()
     repeats = 3 if args.quick else 7
-    times = {n: evaluate_all_ratio(n, repeats) for n in (10**5, 10**6)}
+    times = {n: evaluate_all_ratio(n, repeats, args.decimals) for n in (10**5, 10**6)}
     if not args.quick:
-        times[10**7] = evaluate_all_ratio(10**7, 3)
+        times[10**7] = evaluate_all_ratio(10**7, 3, args.decimals)
         growth(times[10**6], times[10**7], 1.0)
     if args.suite_only:
         return

@@ -7,13 +7,15 @@ sorts N distinct keys (their positions), and the walk then gathers every confide
 the order to find where one tie group ends and the next begins. Here one pass puts each
 sample's confidence (its float64 bit pattern, -0.0 taken as 0.0) in a hash table of the
 distinct values and keeps the sample's value index (uint16); the K values are sorted (K is
-small); a second pass, from the last sample to the first, writes each sample's position to the
-next free place of its value's group. Groups follow in descending value order and a group's
-samples in descending position, which is ``np.argsort(confidence, kind="stable")[::-1]``:
+small); a second pass (:func:`place`), from the last sample to the first, writes each sample's
+position, or its weight, to the next free place of its value's group: K streams of writes, no
+random gather. Groups follow in descending value order and a group's samples in descending
+position, which is ``np.argsort(confidence, kind="stable")[::-1]``:
 :func:`~fdbench.metrics._packed_order.descending_stable`'s order exactly, so every value the
 walk computes from it is the same, bit for bit. The group ends and thresholds come with it,
 which the walk (:func:`fdbench.metrics._blockwise_kernel._walk`) reads instead of gathering
-the confidences.
+the confidences. For 0/1 residuals without weights, :func:`binary_counts_by_value` counts
+the samples and the failures of each value in the first pass, and nothing is placed.
 
 The passes are compiled with the block walk's kernels
 (:func:`fdbench.metrics._blockwise_kernel.compiled_kernels`); the first gives up as soon as
@@ -151,10 +153,10 @@ def _place(
 
 class ValueGroups(NamedTuple):
     """The tie groups of confidences with few values, in descending order: each sample's
-    value index (``values``, uint16), where each value's group starts (``starts``, by value index)
-    and ends (``ends``, exclusive, by group) in the stable descending order, and each group's
-    confidence (``thresholds``: that of its sample first in position, which is last in the
-    order)."""
+    value index (``values``, uint16), where each value's group starts (``starts``, by value
+    index) and ends (``ends``, exclusive, by group) in the stable descending order, and each
+    group's confidence (``thresholds``: that of its sample first in position, which is last
+    in the order)."""
 
     values: np.ndarray
     starts: np.ndarray
