@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from fdbench import metrics as M
-from fdbench.metrics import _blockwise, _blockwise_kernel, _valuesort
+from fdbench.metrics import _blockwise, _valuesort
 from fdbench.metrics._counting_order import (
     binary_counts_by_value,
     count_values,
@@ -32,14 +32,6 @@ _POOLS = st.sampled_from(
         tuple(np.round(np.linspace(-1, 2, 40), 3)),
     ]
 )
-
-
-@pytest.fixture(scope="module")
-def kernels():
-    compiled = _blockwise_kernel.compiled_kernels()
-    if compiled is None:
-        pytest.skip("numba's sums differ from this NumPy's einsum")
-    return compiled
 
 
 @st.composite

@@ -29,14 +29,6 @@ _FLOATS = st.one_of(
 )
 
 
-@pytest.fixture(scope="module")
-def kernels():
-    compiled = _blockwise_kernel.compiled_kernels()
-    if compiled is None:
-        pytest.skip("numba's sums differ from this NumPy's einsum")
-    return compiled
-
-
 def _argsort_descending(c: np.ndarray) -> np.ndarray:
     return np.argsort(c)[::-1].astype(np.int32)
 

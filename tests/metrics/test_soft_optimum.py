@@ -13,20 +13,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from fdbench import metrics as M
-from fdbench.metrics import _blockwise_kernel, _soft_optimum, suite
+from fdbench.metrics import _soft_optimum, suite
 from fdbench.metrics.selective import _optimum
 
 from .test_valuesort import _assert_identical
 
 pytest.importorskip("numba")
-
-
-@pytest.fixture(scope="module")
-def kernels():
-    compiled = _blockwise_kernel.compiled_kernels()
-    if compiled is None:
-        pytest.skip("numba's sums differ from this NumPy's einsum")
-    return compiled
 
 
 @st.composite
