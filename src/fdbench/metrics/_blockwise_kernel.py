@@ -14,8 +14,9 @@ order (1.75 arrays of N floats; soft residuals without weights need the order al
 buffers of a few hundred KB.
 
 The result equals the NumPy walk's (and so the argsort engine's) bit for bit, given the same
-order; the caller's packed order (:mod:`~fdbench.metrics._packed_order`) is ``np.argsort``'s
-where the confidences differ and keeps a tie group's samples in position order
+order; the caller's order (packed, :mod:`~fdbench.metrics._packed_order`, or counted,
+:mod:`~fdbench.metrics._counting_order`) is ``np.argsort``'s where the confidences differ and
+keeps a tie group's samples in position order
 (:mod:`fdbench.metrics._blockwise` says what that changes):
 
 - Cumulative sums: each is one running float64 sum ``s = s + x`` over the samples in order,
