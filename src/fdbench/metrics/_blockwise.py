@@ -18,10 +18,11 @@ confidences differ. Its order comes from one sort of packed keys
 (:mod:`~fdbench.metrics._packed_order`) or, where the confidences take few values, by
 counting (:mod:`~fdbench.metrics._counting_order`: the same order, no sort); both put the
 samples of a tie group in position order, where ``np.argsort`` puts them in its sorting
-network's order (not the same on every processor). A sum inside a tie group (weights that are not whole numbers, soft residuals) may
-then differ in its last bits from the argsort engine's: up to 9.3e-15 relative on 300,000
-samples with tie groups of 30 to 3,000 (confidences rounded to 2 to 4 decimals); the NumPy
-walk under a stable ``np.argsort`` gives the compiled walk's values bit for bit.
+network's order (not the same on every processor). A sum inside a tie group (weights that
+are not whole numbers, soft residuals) may then differ in its last bits from the argsort
+engine's: up to 9.3e-15 relative on 300,000 samples with tie groups of 30 to 3,000
+(confidences rounded to 2 to 4 decimals); the NumPy walk under a stable ``np.argsort`` gives
+the compiled walk's values bit for bit.
 
 The result equals the argsort engine's bit for bit:
 
