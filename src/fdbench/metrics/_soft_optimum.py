@@ -6,10 +6,10 @@ sorted copy, the inverse and its cumulative sum: about four arrays of N), ``np.b
 one's total weight, and :func:`~fdbench.metrics._core.optimal_from_counts` about ten arrays of
 K (the scaled weights, their products with the residuals, two cumulative sums, the digamma
 terms): 11 times the residuals' memory at 10^7, where K is N for continuous residuals. Here
-the residuals are ranked once (the stable ascending order, int32, from a sort of packed keys:
-:func:`~fdbench.metrics._packed_order.descending_stable` reversed) and the groups of equal
-residuals are formed from it a block at a time, three times over: to count them, to sum their
-weights, and to form each sum's terms.
+the residuals are ranked once (the stable ascending order, int32: by counting where they take
+few values, else from a sort of packed keys) with K found on the way, and the groups of equal
+residuals are formed from it a block at a time, twice: to sum their weights, and to form each
+sum's terms.
 
 The values are the same bit for bit:
 
@@ -85,9 +85,9 @@ class _Groups:
         if self._open is not None:  # the open group's partial sum goes first
             rb = np.concatenate([[self._open[0]], rb])
             wb = np.concatenate([[self._open[1]], wb])
-        segment = np.concatenate([[0], np.cumsum(rb[1:] != rb[:-1])])
-        sums = np.bincount(segment, weights=wb)
-        values = rb[np.concatenate([[0], np.flatnonzero(rb[1:] != rb[:-1]) + 1])]
+        change = rb[1:] != rb[:-1]
+        sums = np.bincount(np.concatenate([[0], np.cumsum(change)]), weights=wb)
+        values = rb[np.concatenate([[0], np.flatnonzero(change) + 1])]
         if stop == n:
             self._open = None
             return values, sums

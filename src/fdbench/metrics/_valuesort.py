@@ -106,11 +106,7 @@ def _pairwise(leaf: Callable[[int, int], np.ndarray], start: int, n: int) -> flo
     i..j-1 as a contiguous array: NumPy's pairwise summation splits a run of more than 128
     values at n/2 rounded down to a multiple of 8, so every run it splits down to is summed
     by ``np.add.reduce`` of that run alone."""
-    if n <= _PAIRWISE_LEAF:
-        return float(np.add.reduce(leaf(start, start + n)))
-    half = n // 2
-    half -= half % 8
-    return _pairwise(leaf, start, half) + _pairwise(leaf, start + half, n - half)
+    return float(_pairwise_rows(lambda i, j: leaf(i, j)[None], start, n)[0])
 
 
 def _pairwise_rows(leaf: Callable[[int, int], np.ndarray], start: int, n: int) -> np.ndarray:
