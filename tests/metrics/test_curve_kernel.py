@@ -16,7 +16,8 @@ from fdbench.metrics._core import (
     aurc_from_cum,
     binary_cumulative,
 )
-from fdbench.metrics._curve_kernel import EINSUM_BUFFER, compiled_pass, einsum_order_holds
+from fdbench.metrics._curve_kernel import compiled_pass, einsum_order_holds
+from fdbench.metrics._ordered_sums import EINSUM_BUFFER
 from fdbench.metrics.bootstrap import (
     _Batch,
     _curves_from_sums,

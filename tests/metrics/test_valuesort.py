@@ -12,7 +12,8 @@ from hypothesis import strategies as st
 
 import fdbench.metrics.suite as suite
 from fdbench.metrics import _valuesort, evaluate_all
-from fdbench.metrics._valuesort import RowDot, binary_unit_suite, compiled_binary_unit
+from fdbench.metrics._ordered_sums import RowDot
+from fdbench.metrics._valuesort import binary_unit_suite, compiled_binary_unit
 
 EXTREMES = (-1.7e308, -1.0, -5e-324, -0.0, 0.0, 5e-324, 0.5, 1.0, 1.7e308)
 

@@ -33,7 +33,7 @@ The result equals the argsort engine's bit for bit:
 - The totals (W_tot, F, TP_tot), which AP_f (error), FPR@TPR and the working points need
   before the walk, are the same sequential sums, taken while the weights are gathered.
 - The dot products (AURC, AUGRC, AUROC_f, AP_f) are accumulated as ``np.einsum("ij,ij->i")``
-  accumulates them (:class:`~fdbench.metrics._valuesort.RowDot`); minima and maxima are exact in
+  accumulates them (:class:`~fdbench.metrics._ordered_sums.RowDot`); minima and maxima are exact in
   any order; the first group reaching a coverage or TPR is found in the block where the
   (non-decreasing) cumulative sum first reaches it, as ``np.searchsorted`` finds it.
 - The ECE's per-bin confidence sums are the same ``np.add.reduceat`` over the same array: the
@@ -55,6 +55,7 @@ from fdbench.core.threads import beside
 from . import _blockwise_kernel as _kernel
 from ._core import _TINY, _smallest_reaching, optimal_binary_unit
 from ._counting_order import ValueGroups, binary_counts_by_value, count_values, few_values, place
+from ._ordered_sums import RowDot
 from ._packed_order import (
     descending_distinct,
     descending_distinct_numpy,
@@ -63,7 +64,6 @@ from ._packed_order import (
 )
 from ._validation import _as_1d_float, rescale_weights
 from ._valuesort import MAX_SAMPLES as VALUESORT_MAX_SAMPLES
-from ._valuesort import RowDot
 from ._valuesort_kernel import COMPILED_MIN_SAMPLES as VALUESORT_MIN_SAMPLES
 from .calibration import ece_mce_from_sums
 

@@ -30,7 +30,7 @@ keeps a tie group's samples in position order
   row (:func:`einsum_chunk_sum`, the order of ``_curve_kernel._aurc_sum``): in chunks of
   :data:`CHUNK` products, each from zero, the chunk sums added in turn. That order depends on
   NumPy's build; it is checked once per process against ``einsum`` and the NumPy walk's
-  :class:`~fdbench.metrics._valuesort.RowDot` (:func:`dot_order_holds`), and where it differs
+  :class:`~fdbench.metrics._ordered_sums.RowDot` (:func:`dot_order_holds`), and where it differs
   the NumPy walk is taken.
 - Minima, the first group reaching a coverage or a TPR, and the ECE's bin bounds are exact
   comparisons; the first group at which a cumulative sum reaches a value is the one
@@ -55,7 +55,7 @@ from types import SimpleNamespace
 import numpy as np
 
 from . import _counting_order, _packed_order
-from ._curve_kernel import EINSUM_BUFFER, einsum_chunk_sum
+from ._ordered_sums import EINSUM_BUFFER, einsum_chunk_sum
 
 #: Products per chunk of ``np.einsum("ij,ij->i")`` on a long row, and groups per buffer.
 CHUNK = EINSUM_BUFFER
@@ -547,12 +547,12 @@ add_weight = _add_weight
 
 def dot_order_holds(row_dot) -> bool:
     """Whether ``row_dot`` (the compiled :func:`_row_dot`) equals ``np.einsum("ij,ij->i")``
-    of one long row, and the NumPy walk's :class:`~fdbench.metrics._valuesort.RowDot` fed
+    of one long row, and the NumPy walk's :class:`~fdbench.metrics._ordered_sums.RowDot` fed
     in uneven pieces, bit for bit, on probes whose sums change with the order of the
     additions, the lane count and fused multiply-adds (factors of random signs and
     magnitudes over 2^-60..2^60; rows shorter than one chunk, one chunk, and several chunks
     with a tail)."""
-    from ._valuesort import RowDot
+    from ._ordered_sums import RowDot
 
     rng = np.random.default_rng(37)
     products = np.empty(CHUNK)

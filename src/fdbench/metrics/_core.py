@@ -16,6 +16,8 @@ from typing import TypeAlias
 
 import numpy as np
 
+from ._ordered_sums import pairwise
+
 _TINY = np.finfo(np.float64).tiny
 
 
@@ -399,13 +401,19 @@ def optimal_binary_unit(n_success: int, n_fail: int) -> tuple[float, float]:
     risk at step S + k is k / (S + k), so with unit steps (see :func:`optimal_from_counts`)
     AURC = (sum_k k / (S + k) + s_1/2 - F/(2N)) / N, s_1 = [S = 0], and AUGRC = F^2 / (2 N^2).
     The sum runs over the F failures directly: the closed form through the digamma function
-    cancels catastrophically when F is small against S.
+    cancels catastrophically when F is small against S. It is ``np.sum(k / (k + S))`` over
+    ``k = np.arange(1.0, F + 1.0)`` bit for bit, formed a cache-sized leaf of NumPy's pairwise
+    summation at a time (:func:`~fdbench.metrics._ordered_sums.pairwise`): no arrays of F.
     """
     n = n_success + n_fail
     if n_fail == 0:
         return 0.0, 0.0
-    k = np.arange(1.0, n_fail + 1.0)
-    risk_sum = float(np.sum(k / (k + n_success)))
+
+    def leaf(i: int, j: int) -> np.ndarray:
+        k = np.arange(i + 1.0, j + 1.0)  # whole numbers below 2^53: exact
+        return np.divide(k, k + n_success, out=k)
+
+    risk_sum = pairwise(leaf, 0, n_fail)
     first = 1.0 if n_success == 0 else 0.0
     return (risk_sum + 0.5 * first - 0.5 * n_fail / n) / n, 0.5 * float(n_fail**2) / n**2
 

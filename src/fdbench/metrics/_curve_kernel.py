@@ -20,8 +20,9 @@ Replaces, for integer weights and the metrics that need no cumulative array beyo
   That order depends on the instructions NumPy's build targets; it is checked once per
   process against ``einsum`` itself (:func:`einsum_order_holds`), and where it differs the
   bootstrap takes the NumPy path. Which order a resample's sum follows (one loop over the row,
-  or pieces of :data:`EINSUM_BUFFER`) is the caller's ``buffer`` of that row: the NumPy path
-  summed a resample in pieces when its block of resamples held that one row only.
+  or pieces of :data:`~fdbench.metrics._ordered_sums.EINSUM_BUFFER`) is the caller's
+  ``buffer`` of that row: the NumPy path summed a resample in pieces when its block of
+  resamples held that one row only.
 
 The pass takes every resample (rows outer) and every CSF of the same samples (inner) in one
 call: a row of counts is read by all CSFs while it is in cache, and the CSFs' orders stream
@@ -41,36 +42,11 @@ from collections.abc import Callable
 
 import numpy as np
 
+from ._ordered_sums import EINSUM_BUFFER
+
 #: Largest total weight of a row for which every partial sum of the kernel's integer products
 #: is exact in float64 (W_tot^2 <= 2^53).
 MAX_TOTAL = 94_906_265
-
-#: Elements per inner loop of ``einsum("ij,ij->i")`` on a block of one row (its operands are
-#: then one-dimensional, and NumPy's iterator hands them over in buffers of NPY_BUFSIZE
-#: elements); a block of several rows sums each row in one loop.
-EINSUM_BUFFER = 8192
-
-
-def einsum_chunk_sum(p: np.ndarray, start: int, stop: int) -> float:
-    """The sum of ``p[start:stop]`` (at most :data:`EINSUM_BUFFER` values) as one inner loop of
-    ``np.einsum("ij,ij->i")`` adds the products of a contiguous float64 row on x86-64, in the
-    order of :func:`_aurc_sum`: lane k (0, 1) adds the elements of offset k (mod 2), eight
-    elements at a time nested from the last pair to the first, then the remaining pairs one by
-    one (a missing partner adds 0); the result is v_0 + v_1. Plain Python: the kernels of
-    :mod:`~fdbench.metrics._valuesort_kernel` and :mod:`~fdbench.metrics._blockwise_kernel`
-    compile it with themselves."""
-    v0 = 0.0
-    v1 = 0.0
-    j = start
-    while j + 8 <= stop:
-        v0 = p[j] + (p[j + 2] + (p[j + 4] + (p[j + 6] + v0)))
-        v1 = p[j + 1] + (p[j + 3] + (p[j + 5] + (p[j + 7] + v1)))
-        j += 8
-    while j < stop:
-        v0 = p[j] + v0
-        v1 = (p[j + 1] if j + 1 < stop else 0.0) + v1
-        j += 2
-    return v0 + v1
 
 
 def _divide(num: np.ndarray, den: np.ndarray) -> None:

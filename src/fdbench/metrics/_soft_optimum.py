@@ -18,7 +18,7 @@ The values are the same bit for bit:
   a group cut by a block goes on from its partial sum (added first: 0.0 + s = s).
 - Each of ``optimal_from_counts``' reductions over the K groups (the total weight, M, L_tot,
   the sums of the AURC and AUGRC terms) is NumPy's pairwise summation, which splits a run of
-  values at fixed places: :func:`~fdbench.metrics._valuesort._pairwise_rows` sums the same runs
+  values at fixed places: :func:`~fdbench.metrics._ordered_sums.pairwise_rows` sums the same runs
   with ``np.add.reduce`` (the four sums of terms in one pass, row by row). The cumulative sums
   are sequential, continued across blocks; every other term is the same elementwise IEEE
   operation (and the same ``scipy.special.digamma``) on the same operands.
@@ -35,8 +35,8 @@ import numpy as np
 
 from ._blockwise_kernel import MIN_SAMPLES, compiled_kernels
 from ._counting_order import count_values, few_values, place
+from ._ordered_sums import pairwise, pairwise_rows
 from ._packed_order import descending_distinct, descending_stable
-from ._valuesort import _pairwise, _pairwise_rows
 from .selective import _optimum
 
 #: Most samples the int32 order holds.
@@ -151,7 +151,7 @@ def blocked_optimum(
 
     order, k = _ascending(np.ascontiguousarray(r), kernels)
     groups = _Groups(r, w, order, k == r.size)
-    raw_total = _pairwise(lambda i, j: groups.take(j - i)[1], 0, k)
+    raw_total = pairwise(lambda i, j: groups.take(j - i)[1], 0, k)
     scale = np.float64(r.size) / np.float64(raw_total)
     groups = _Groups(r, w, order, k == r.size)
     carry = {"W": 0.0, "L": 0.0, "first": np.nan}
@@ -173,7 +173,7 @@ def blocked_optimum(
         out[3] = weights * L0 + 0.5 * wr * (weights + 1.0)
         return out
 
-    M, L_tot, risk_sum, loss_sum = (np.array([x]) for x in _pairwise_rows(terms, 0, k).tolist())
+    M, L_tot, risk_sum, loss_sum = (np.array([x]) for x in pairwise_rows(terms, 0, k).tolist())
     # optimal_from_counts' values[argmax(weights > 0)]: the smallest where no weight is > 0
     first = carry["first"] if carry["first"] == carry["first"] else float(r[order[0]])
     aurc_opt = (risk_sum + 0.5 * first - 0.5 * L_tot / M) / M

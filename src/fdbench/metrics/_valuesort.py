@@ -12,11 +12,12 @@ argsort engine holds, and every metric is accumulated from them.
 The result equals the argsort engine's bit for bit. The metrics whose sums are integers (AUGRC,
 AUROC_f, the ECE bin counts) are exact in any order. The others (AURC, AP_f, the ECE bin
 confidences) are sums of rounded terms; they are accumulated in the same order as the argsort
-engine's NumPy calls: :class:`RowDot` reproduces ``np.einsum("ij,ij->i")``, which adds the
-products in chunks of NumPy's default buffer size (8,192 elements, whatever
-:func:`numpy.setbufsize` says) and the chunks one after another, and :func:`_pairwise`
-reproduces the pairwise summation of ``np.add.reduce`` (and of each segment of
-``np.add.reduceat``, which adds the segment's first element to the pairwise sum of the rest).
+engine's NumPy calls (:mod:`~fdbench.metrics._ordered_sums`): :class:`RowDot` reproduces
+``np.einsum("ij,ij->i")``, which adds the products in chunks of NumPy's default buffer size
+(8,192 elements, whatever :func:`numpy.setbufsize` says) and the chunks one after another, and
+:func:`pairwise` reproduces the pairwise summation of ``np.add.reduce`` (and of each segment
+of ``np.add.reduceat``, which adds the segment's first element to the pairwise sum of the
+rest).
 Memory: the sorted confidences (N floats), the failures' (F floats) and, with ties, the ends of
 the tie groups (T int32) besides arrays of :data:`BLOCK` elements.
 
@@ -45,7 +46,7 @@ from fdbench.core.threads import beside, second_thread_allowed
 
 from . import _valuesort_kernel as kernel
 from ._core import _smallest_reaching, optimal_binary_unit
-from ._curve_kernel import EINSUM_BUFFER
+from ._ordered_sums import RowDot, pairwise
 from ._packed_order import DESCENDING, UNSORTED
 from ._validation import _as_1d_float
 from ._valuesort_kernel import COMPILED_MIN_SAMPLES, compiled
@@ -58,66 +59,8 @@ MAX_SAMPLES = 1 << 26
 #: The share of the groups the calling thread's segment of the walk gives up to the other's,
 #: for the ECE's bin sums it computes after its segment (about a fifth of the walk's time).
 ALONGSIDE_SHARE = 0.1
-_PAIRWISE_LEAF = 1 << 16
 
 _T = TypeVar("_T")
-
-
-class RowDot:
-    """``np.einsum("ij,ij->i", a[None], b[None])[0]`` of two long rows fed in pieces, with
-    the same rounding: einsum multiplies-and-adds the row in chunks of NumPy's buffer size,
-    each chunk from zero, and adds each chunk's sum to the running total in turn. The chunk is
-    :data:`~fdbench.metrics._curve_kernel.EINSUM_BUFFER` elements: NumPy 2.4's einsum uses its
-    default buffer size even after :func:`numpy.setbufsize` changes it."""
-
-    def __init__(self) -> None:
-        self._chunk = EINSUM_BUFFER
-        self._sums: list[np.ndarray] = []
-        self._a = np.empty(0)
-        self._b = np.empty(0)
-
-    def feed(self, a: np.ndarray, b: np.ndarray) -> None:
-        """Append ``a`` and ``b`` (same length) to the rows."""
-        if self._a.size:
-            k = min(self._chunk - self._a.size, a.size)
-            head_a = np.concatenate([self._a, a[:k]])
-            head_b = np.concatenate([self._b, b[:k]])
-            a, b = a[k:], b[k:]
-            if head_a.size < self._chunk:
-                self._a, self._b = head_a, head_b
-                return
-            self._sums.append(np.einsum("i,i->", head_a, head_b)[None])
-        m = a.size - a.size % self._chunk
-        if m:
-            rows = (m // self._chunk, self._chunk)
-            self._sums.append(np.einsum("ij,ij->i", a[:m].reshape(rows), b[:m].reshape(rows)))
-        self._a, self._b = a[m:].copy(), b[m:].copy()
-
-    def total(self) -> float:
-        """The sum of products of everything fed."""
-        sums = list(self._sums)
-        if self._a.size:
-            sums.append(np.einsum("i,i->", self._a, self._b)[None])
-        return float(np.cumsum(np.concatenate([[0.0], *sums]))[-1])
-
-
-def _pairwise(leaf: Callable[[int, int], np.ndarray], start: int, n: int) -> float:
-    """``np.add.reduce`` of ``n`` > 0 values from ``start`` on, ``leaf(i, j)`` giving values
-    i..j-1 as a contiguous array: NumPy's pairwise summation splits a run of more than 128
-    values at n/2 rounded down to a multiple of 8, so every run it splits down to is summed
-    by ``np.add.reduce`` of that run alone."""
-    return float(_pairwise_rows(lambda i, j: leaf(i, j)[None], start, n)[0])
-
-
-def _pairwise_rows(leaf: Callable[[int, int], np.ndarray], start: int, n: int) -> np.ndarray:
-    """:func:`_pairwise` of several rows at once: ``leaf(i, j)`` gives their values i..j-1 as
-    a (rows, j - i) array, and each row is summed as ``np.add.reduce`` sums it alone (a
-    reduction along the last, contiguous axis sums each row pairwise)."""
-    if n <= _PAIRWISE_LEAF:
-        return np.add.reduce(leaf(start, start + n), axis=1)
-    half = n // 2
-    half -= half % 8
-    return _pairwise_rows(leaf, start, half) + _pairwise_rows(leaf, start + half, n - half)
 
 
 def _descending(values: np.ndarray) -> np.ndarray:
@@ -521,7 +464,7 @@ def _ece_mce(
         start, stop = int(bounds[j + 1]), int(bounds[j])
         value = float(weighted(start, start + 1)[0])
         if stop - start > 1:
-            value = value + _pairwise(weighted, start + 1, stop - start - 1)
+            value = value + pairwise(weighted, start + 1, stop - start - 1)
         conf[j] = value
     ece_value, mce_value = ece_mce_from_sums(count, count - fail, conf)
     return float(ece_value), float(mce_value)

@@ -41,7 +41,7 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from ._curve_kernel import EINSUM_BUFFER, einsum_chunk_sum
+from ._ordered_sums import EINSUM_BUFFER, einsum_chunk_sum
 from ._packed_order import _monotone
 
 #: Samples from which ``evaluate_all``'s value-sort path takes the compiled passes (below it,

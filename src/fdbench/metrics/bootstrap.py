@@ -321,7 +321,7 @@ def einsum_buffers(n_resamples: int, chunk: int) -> np.ndarray:
     sums its AURC as the NumPy path summed it in blocks of ``chunk`` resamples: in pieces of
     ``EINSUM_BUFFER`` for a resample that was a block of its own (``chunk`` = 1, or the last
     resample when ``n_resamples`` = 1 (mod ``chunk``)), else 0 (one loop over the row)."""
-    from ._curve_kernel import EINSUM_BUFFER
+    from ._ordered_sums import EINSUM_BUFFER
 
     buffers = np.zeros(n_resamples, dtype=np.intp)
     if chunk == 1:
