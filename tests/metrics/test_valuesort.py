@@ -131,12 +131,13 @@ def test_compiled_passes_refuse_what_check_inputs_refuses(monkeypatch):
 @given(
     n=st.integers(2, 3 * _valuesort.BLOCK),
     decimals=st.sampled_from([None, 1, 3, 5]),
-    rate=st.sampled_from([0.0, 0.02, 0.3, 1.0]),
+    rate=st.sampled_from([0.0, 0.02, 0.3, 0.7, 0.98, 1.0]),
     seed=st.integers(0, 2**32 - 1),
 )
 @pytest.mark.parametrize("compiled", [False, True])
 def test_value_sort_equals_argsort_engine_across_blocks(n, decimals, rate, seed, compiled):
-    """Several blocks of tie groups, einsum chunks and pairwise-summation leaves."""
+    """Several blocks of tie groups, einsum chunks and pairwise-summation leaves; more
+    failures than successes (the compiled passes place the successes)."""
     rng = np.random.default_rng(seed)
     r = (rng.random(n) < rate).astype(np.float64)
     c = rng.random(n) - 0.2 * r * rng.random(n)
@@ -252,7 +253,7 @@ def test_value_sort_ignores_setbufsize(compiled, monkeypatch):
 @given(
     n=st.integers(2, 6 * 8192),
     decimals=st.sampled_from([None, 0, 1, 2, 4]),
-    rate=st.sampled_from([0.0, 0.01, 0.05, 0.3, 0.97, 1.0]),
+    rate=st.sampled_from([0.0, 0.01, 0.05, 0.3, 0.6, 0.97, 1.0]),
     ordered=st.booleans(),
     seed=st.integers(0, 2**32 - 1),
 )
@@ -272,7 +273,7 @@ def test_compiled_walk_in_two_segments_equals_one(n, decimals, rate, ordered, se
         m.setattr(_valuesort, "BLOCK", 8192)
         split = []
         real = _valuesort._segment_state
-        m.setattr(_valuesort, "_segment_state", lambda *a: split.append(a[3]) or real(*a))
+        m.setattr(_valuesort, "_segment_state", lambda *a: split.append(a[4]) or real(*a))
         m.setattr(_valuesort, "second_thread_allowed", lambda: True)
         two = evaluate_all(r, c)
         m.setattr(_valuesort, "second_thread_allowed", lambda: False)
@@ -309,3 +310,20 @@ def test_confidences_already_in_order_are_not_sorted_again(monkeypatch, threads)
             engine = _both(r, c, m, compiled=True)[1]
         _assert_identical(_both(r, c, monkeypatch, compiled=True)[0], engine)
     assert len(sorts) == 1  # the strided descending view only, which is not scanned
+
+
+@pytest.mark.parametrize("order", ["unsorted", "ascending", "descending"])
+def test_compiled_passes_place_the_smaller_class(monkeypatch, order):
+    """Where the successes are fewer, the compiled passes place them instead of the failures
+    (both extractions: the sort beside on a second thread, and the buffer filled from both
+    ends where the confidences are in order) with the argsort engine's values, at one failure
+    more or fewer than half."""
+    rng = np.random.default_rng(11)
+    n = 2 * _valuesort.BLOCK + 9
+    c = np.round(rng.random(n), 4) if order == "unsorted" else np.sort(rng.random(n))
+    if order == "descending":
+        c = c[::-1].copy()
+    for n_fail in (n // 2, n // 2 + 1, n - 3):
+        r = np.zeros(n)
+        r[rng.permutation(n)[:n_fail]] = 1.0
+        _assert_identical(*_both(r, c, monkeypatch, compiled=True))

@@ -111,7 +111,8 @@ def binary_unit_suite(residuals: np.ndarray, confidence: np.ndarray) -> dict[str
     d = _descending(confidence)
     ends = _group_ends(d)
     n_groups = d.size if ends is None else ends.size
-    return _suite(d, ends, c_fail, _walk(d, ends, c_fail, n_groups), n_groups)
+    walk = _walk(d, ends, c_fail, n_groups)
+    return _suite(d, ends, c_fail, c_fail.size, walk, n_groups)
 
 
 def compiled_binary_unit(
@@ -122,7 +123,11 @@ def compiled_binary_unit(
     the inputs in one pass; ``None`` where they do not apply (fewer than
     :data:`~fdbench.metrics._valuesort_kernel.COMPILED_MIN_SAMPLES` or more than
     ``max_samples`` (at most :data:`MAX_SAMPLES`) samples, numba missing, a residual other
-    than 0/1, or an input that ``check_inputs`` refuses, which then names the problem)."""
+    than 0/1, or an input that ``check_inputs`` refuses, which then names the problem).
+
+    The smaller class is sorted apart and placed in the tie groups: the failures, or the
+    successes where they are fewer (a group's loss is then its size less its successes), so
+    that the second sort is of at most N/2 values."""
     r = _as_1d_float(residuals, "residuals")
     c = _as_1d_float(confidence, "confidence")
     if r.shape != c.shape or not COMPILED_MIN_SAMPLES <= r.size <= min(max_samples, MAX_SAMPLES):
@@ -137,26 +142,30 @@ def compiled_binary_unit(
     probe = r[:: max(1, r.size // 64)]  # soft residuals are not worth a sort on the side
     threaded = second_thread_allowed() and bool(np.all((probe == 0) | (probe == 1)))
     sorting = beside(np.sort, c) if threaded and shape == UNSORTED else None
-    if sorting is None:
+    if sorting is None:  # the failures to the front of a buffer, the successes from its back
         buffer = np.empty(c.size)
         n_fail = K.binary_failures(r, c, buffer)
-        c_fail = buffer[: max(n_fail, 0)].copy()
+        if n_fail > c.size - n_fail:
+            c_minor = buffer[n_fail:][::-1].copy()
+        else:
+            c_minor = buffer[: max(n_fail, 0)].copy()
         del buffer
-    else:  # the sort's copy of N is alive: the failures counted first, then extracted
+    else:  # the sort's copy of N is alive: the failures counted first, then the class taken
         n_fail = K.count_failures(r, c)
-        c_fail = np.empty(max(n_fail, 0) + 1)
+        n_minor = min(n_fail, c.size - n_fail)
+        c_minor = np.empty(max(n_minor, 0) + 1)
         if n_fail >= 0:
-            K.extract_failures(r, c, c_fail)
-        c_fail = c_fail[:-1]
+            K.extract_class(r, c, 0.0 if n_minor < n_fail else 1.0, c_minor)
+        c_minor = c_minor[:-1]
     if n_fail < 0:
         if sorting is not None:
             sorting.result()
         return None
     if shape == UNSORTED:
-        c_fail.sort()
+        c_minor.sort()
         ascending = np.sort(c) if sorting is None else sorting.result()
-    elif shape == DESCENDING:  # the failures were taken in sample order
-        c_fail = c_fail[::-1].copy()
+    elif shape == DESCENDING:  # the class was taken in sample order
+        c_minor = c_minor[::-1].copy()
         ascending = c[::-1].copy()
     else:
         ascending = c
@@ -167,9 +176,9 @@ def compiled_binary_unit(
         ends = np.empty(changes + 1, dtype=np.int32)
         K.fill_group_ends(d, ends)
     n_groups = d.size if ends is None else ends.size
-    ece = functools.partial(_ece_mce, d, ends, c_fail, n_groups, K.group_terms)
-    walk, ece_mce = _walk_compiled(K, ascending, ends, c_fail, n_groups, ece)
-    return r, c, _suite(d, ends, c_fail, walk, n_groups, ece_mce=ece_mce)
+    ece = functools.partial(_ece_mce, d, ends, c_minor, n_fail, n_groups, K.group_terms)
+    walk, ece_mce = _walk_compiled(K, ascending, ends, c_minor, n_fail, n_groups, ece)
+    return r, c, _suite(d, ends, c_minor, n_fail, walk, n_groups, ece_mce=ece_mce)
 
 
 class _Walk(NamedTuple):
@@ -284,7 +293,8 @@ def _walk_compiled(
     K: SimpleNamespace,
     ascending: np.ndarray,
     ends: np.ndarray | None,
-    c_fail: np.ndarray,
+    c_minor: np.ndarray,
+    n_fail: int,
     n_groups: int,
     alongside: Callable[[], _T],
 ) -> tuple[_Walk, _T]:
@@ -302,9 +312,10 @@ def _walk_compiled(
     combined; every value is the sequential walk's bit for bit. ``alongside`` (the ECE's bin
     sums, which need no walk) runs in the calling thread after its shorter segment; its value
     is returned with the walk's."""
-    n, n_fail = ascending.size, c_fail.size
+    n = ascending.size
     total = float(n)
     reach = _reach_tp(n - n_fail)
+    flip = int(c_minor.size != n_fail)
     sums = np.array(
         [total, float(n_fail), _smallest_reaching(total, 0.95), reach[0.95], reach[0.80]]
     )
@@ -315,7 +326,7 @@ def _walk_compiled(
     if n_groups < 2 * BLOCK or not second_thread_allowed():
         split = n_groups
     segments = [(0, split), (split, n_groups)] if split < n_groups else [(0, n_groups)]
-    states = [_segment_state(ascending, ends, c_fail, g, sums[2]) for g, _ in segments]
+    states = [_segment_state(ascending, ends, c_minor, n_fail, g, sums[2]) for g, _ in segments]
 
     def walk(segment: int) -> None:
         g_start, g_stop = segments[segment]
@@ -323,7 +334,17 @@ def _walk_compiled(
         for g0 in range(g_start, g_stop, BLOCK):
             g1 = min(g0 + BLOCK, g_stop)
             K.walk_block(
-                ascending, group_ends, c_fail, g0, g1, n_groups, sums, states[segment], rows, log
+                ascending,
+                group_ends,
+                c_minor,
+                flip,
+                g0,
+                g1,
+                n_groups,
+                sums,
+                states[segment],
+                rows,
+                log,
             )
 
     if len(segments) == 2:
@@ -359,22 +380,29 @@ def _walk_compiled(
 
 
 def _segment_state(
-    ascending: np.ndarray, ends: np.ndarray | None, c_fail: np.ndarray, g: int, reach_w: float
+    ascending: np.ndarray,
+    ends: np.ndarray | None,
+    c_minor: np.ndarray,
+    n_fail: int,
+    g: int,
+    reach_w: float,
 ) -> np.ndarray:
-    """The walk's state before group ``g``: W and L of group g - 1, the failures not yet
-    placed (those below its threshold), whether 95 % coverage is reached; the searches unset
-    (NaN, +inf) and, after group 0, the last group of risk <= 0.05 unset (-1)."""
+    """The walk's state before group ``g``: W and L of group g - 1, the class not yet placed
+    (``c_minor``: the failures, or the successes where it holds fewer than ``n_fail``; those
+    below its threshold), whether 95 % coverage is reached; the searches unset (NaN, +inf)
+    and, after group 0, the last group of risk <= 0.05 unset (-1)."""
     state = np.zeros(kernel.STATE_SIZE)
     state[[kernel.TP95, kernel.TP80, kernel.RISK_AT]] = math.nan
     state[kernel.WORKING] = math.inf
-    state[kernel.HI] = c_fail.size
+    state[kernel.HI] = c_minor.size
     if g == 0:
         return state
     last = int(ends[g - 1]) if ends is not None else g - 1
     tau = ascending[ascending.size - 1 - last]
-    unplaced = int(np.searchsorted(c_fail, tau, side="left"))
+    unplaced = int(np.searchsorted(c_minor, tau, side="left"))
+    placed = c_minor.size - unplaced
     state[kernel.W_PREV] = float(last + 1)
-    state[kernel.L_PREV] = float(c_fail.size - unplaced)
+    state[kernel.L_PREV] = float(placed if c_minor.size == n_fail else last + 1 - placed)
     state[kernel.HI] = unplaced
     state[kernel.FOUND_W] = 1.0 if last + 1 >= reach_w else 0.0
     state[kernel.COVERED] = -1.0
@@ -384,21 +412,29 @@ def _segment_state(
 def _suite(
     d: np.ndarray,
     ends: np.ndarray | None,
-    c_fail: np.ndarray,
+    c_minor: np.ndarray,
+    n_fail: int,
     walk: _Walk,
     n_groups: int,
     *,
     ece_mce: tuple[float, float] | None = None,
 ) -> dict[str, float]:
     """The entries of :func:`binary_unit_suite` from the walk over the tie groups
-    (``ece_mce``: :func:`_ece_mce`'s value where the caller has it)."""
-    n, n_fail = d.size, c_fail.size
+    (``c_minor``: the ascending confidences of the failures, or of the successes where it
+    holds fewer than ``n_fail``; ``ece_mce``: :func:`_ece_mce`'s value where the caller has
+    it)."""
+    n = d.size
     n_ok = n - n_fail
     total, fails = float(n), float(n_fail)
     out: dict[str, float] = {}
     out["aurc"] = 0.5 * (walk.aurc_dot + walk.head) / total
     out["augrc"] = 0.5 * walk.augrc_sum / total**2
-    perfect = ends is None and (n_ok == 0 or n_fail == 0 or c_fail[-1] < d[n_ok - 1])
+    if n_ok == 0 or n_fail == 0:
+        perfect = ends is None
+    elif c_minor.size == n_fail:  # the failures all below the n_ok-th confidence
+        perfect = ends is None and c_minor[-1] < d[n_ok - 1]
+    else:  # the successes all above the (n_ok + 1)-th
+        perfect = ends is None and c_minor[0] > d[n_ok]
     if perfect:
         out["aurc_opt"], out["augrc_opt"] = out["aurc"], out["augrc"]
     else:
@@ -412,7 +448,9 @@ def _suite(
     for tpr in (0.95, 0.80):
         key = f"fpr@{round(tpr * 100)}tpr"
         out[key] = walk.tp_loss[tpr] / fails if n_ok and n_fail else math.nan
-    out["ece"], out["mce"] = _ece_mce(d, ends, c_fail, n_groups) if ece_mce is None else ece_mce
+    if ece_mce is None:
+        ece_mce = _ece_mce(d, ends, c_minor, n_fail, n_groups)
+    out["ece"], out["mce"] = ece_mce
     out["risk@95cov"] = walk.working_point
     out["selective_risk@95cov"] = walk.risk_at
     out["coverage@risk5"] = walk.covered / total
@@ -423,18 +461,20 @@ def _suite(
 def _ece_mce(
     d: np.ndarray,
     ends: np.ndarray | None,
-    c_fail: np.ndarray,
+    c_minor: np.ndarray,
+    n_fail: int,
     n_groups: int,
     group_terms: Callable[..., None] | None = None,
 ) -> tuple[float, float]:
     """ECE and MCE with 15 bins as :func:`~fdbench.metrics.calibration.bin_sums_sorted`
     computes them (NaN outside [0, 1]). With ties, each bin's confidence sum adds the groups'
     n_g * tau_g; ``group_terms`` (compiled, :mod:`~fdbench.metrics._valuesort_kernel`)
-    writes them in one pass instead of NumPy's four."""
+    writes them in one pass instead of NumPy's four. ``c_minor``: as :func:`_suite` takes
+    it."""
     if not (d[-1] >= 0 and d[0] <= 1):
         return math.nan, math.nan
     n_bins = 15
-    n, n_fail = d.size, c_fail.size
+    n = d.size
     edges = (np.arange(n_bins + 1) / n_bins).tolist()
     inner = edges[1:-1]
     positions = [bisect.bisect_left(d, -e, key=operator.neg) for e in inner]
@@ -444,7 +484,11 @@ def _ece_mce(
         above = [bisect.bisect_left(ends, p) for p in positions]  # no copy of int32 ends
     bounds = np.array([n_groups, *above, 0])
     w_at = np.array([n, *positions, 0], dtype=np.float64)
-    fails_above = [n_fail - int(np.searchsorted(c_fail, e, side="right")) for e in inner]
+    above_e = [c_minor.size - int(np.searchsorted(c_minor, e, side="right")) for e in inner]
+    if c_minor.size == n_fail:
+        fails_above = above_e
+    else:  # the successes above e: the failures are the rest of the samples above e
+        fails_above = [p - k for p, k in zip(positions, above_e, strict=True)]
     l_at = np.array([n_fail, *fails_above, 0], dtype=np.float64)
     count = w_at[:-1] - w_at[1:]
     fail = l_at[:-1] - l_at[1:]

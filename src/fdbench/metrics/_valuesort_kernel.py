@@ -1,14 +1,16 @@
 """Compiled passes of the value-sort path (:mod:`fdbench.metrics._valuesort`), with numba.
 
-- :func:`_binary_failures` checks the inputs and extracts the failures in one pass over the
-  residuals and confidences, where the NumPy path makes six (``check_inputs``' finiteness
-  checks with their temporaries, the 0/1 test, the mask and the gather).
+- :func:`_binary_failures` checks the inputs and extracts the failures and the successes in
+  one pass over the residuals and confidences, where the NumPy path makes six
+  (``check_inputs``' finiteness checks with their temporaries, the 0/1 test, the mask and the
+  gather).
 - :func:`_count_changes` and :func:`_fill_group_ends` find the tie groups of the sorted
   confidences (NumPy: a comparison of neighbours per block, twice).
-- :func:`_walk_block` walks one block of tie groups: it places the failures in their groups (a
-  merge of the two sorted arrays instead of binary searches), accumulates the cumulative
-  weight W and loss L of each group, every integer sum and threshold search of the suite, and
-  logs each einsum chunk's three sums of rounded terms (AURC, AP_f success, AP_f error).
+- :func:`_walk_block` walks one block of tie groups: it places the smaller class (the
+  failures, or the successes where they are fewer) in their groups (a merge of the two sorted
+  arrays instead of binary searches), accumulates the cumulative weight W and loss L of each
+  group, every integer sum and threshold search of the suite, and logs each einsum chunk's
+  three sums of rounded terms (AURC, AP_f success, AP_f error).
 
 Every value is the NumPy path's bit for bit:
 
@@ -62,18 +64,23 @@ SPAN = 256
 
 def _binary_failures(residuals: np.ndarray, confidence: np.ndarray, out: np.ndarray) -> int:
     """The number k of samples with residual 1, their confidences written in sample order to
-    ``out[:k]`` (``out`` as long as ``confidence``), when every confidence is finite and every
-    residual is 0 or 1; -1 at the first sample where that fails (the caller then validates
-    with ``check_inputs``, which names the problem). ``out[k]`` receives every confidence and
-    k advances at a failure: no branch but the checks'."""
+    ``out[:k]`` and the others' in reverse sample order to ``out[k:]`` (``out`` as long as
+    ``confidence``), when every confidence is finite and every residual is 0 or 1; -1 at the
+    first sample where that fails (the caller then validates with ``check_inputs``, which
+    names the problem). ``out[k]`` and ``out[j]`` receive every confidence, and k advances
+    at a failure, j retreats at a success: no branch but the checks'."""
     k = 0
+    j = residuals.shape[0] - 1
     for i in range(residuals.shape[0]):
         x = residuals[i]
         y = confidence[i]
         if not (x == 0.0 or x == 1.0) or not math.isfinite(y):
             return -1
         out[k] = y
-        k += x == 1.0
+        out[j] = y
+        failure = int(x == 1.0)
+        k += failure
+        j -= 1 - failure
     return k
 
 
@@ -95,13 +102,16 @@ def _count_failures(residuals: np.ndarray, confidence: np.ndarray) -> int:
     return k
 
 
-def _extract_failures(residuals: np.ndarray, confidence: np.ndarray, out: np.ndarray) -> None:
-    """The confidences of the samples with residual 1 to ``out`` in sample order (``out``
-    one longer than their number: every confidence is written at the next free place)."""
+def _extract_class(
+    residuals: np.ndarray, confidence: np.ndarray, value: float, out: np.ndarray
+) -> None:
+    """The confidences of the samples whose residual is ``value`` (1.0: the failures, 0.0: the
+    successes) to ``out`` in sample order (``out`` one longer than their number: every
+    confidence is written at the next free place)."""
     k = 0
     for i in range(residuals.shape[0]):
         out[k] = confidence[i]
-        k += residuals[i] == 1.0
+        k += residuals[i] == value
 
 
 def _count_changes(d: np.ndarray) -> int:
@@ -222,7 +232,8 @@ def _min_from(values: np.ndarray, start: int, stop: int, initial: float) -> floa
 def _walk_block(
     ascending: np.ndarray,
     ends: np.ndarray,
-    c_fail: np.ndarray,
+    c_minor: np.ndarray,
+    flip: int,
     g0: int,
     g1: int,
     n_groups: int,
@@ -236,9 +247,11 @@ def _walk_block(
     empty). ``ascending`` is read in place (contiguous: no strided reads). g0 is a multiple of
     :data:`CHUNK`.
 
-    ``c_fail`` (ascending) are the failures' confidences, those at index < state[HI] not yet
-    placed. ``sums`` = (N, F, smallest W reaching 95 % coverage, smallest TP reaching 95 % and
-    80 % of the successes). ``rows`` (6, at least g1 - g0 + 2) is scratch: row 0 the risks
+    ``c_minor`` (ascending) are the confidences of one class, those at index < state[HI] not
+    yet placed: the failures' (``flip`` 0), or the successes' (``flip`` 1, where they are
+    fewer; a group's loss is then its size less the successes placed in it). ``sums`` =
+    (N, F, smallest W reaching 95 % coverage, smallest TP reaching 95 % and 80 % of the
+    successes). ``rows`` (6, at least g1 - g0 + 2) is scratch: row 0 the risks
     L_g / W_g, rows 1-3 the products of the sums of AURC, (W_{g+1} - W_{g-1}) L_g / W_g, of
     AP_f success, (TP_g - TP_{g-1}) (TP_g / W_g), and of AP_f error, for group g + 1,
     l_{g+1} ((F - L_g) / (N - W_g)) (each factor and product one IEEE operation on the
@@ -247,8 +260,8 @@ def _walk_block(
     block to block; ``log`` (one row per einsum chunk of the whole walk) receives the three
     sums of products of each chunk of the block (:func:`_chunk_sums`).
 
-    The merge of the failures into the groups is a scalar loop (the integer sums in int64,
-    exact; without ties a group holds at most one failure, a comparison's 0 or 1), the
+    The merge of the class into the groups is a scalar loop (the integer sums in int64,
+    exact; without ties a group holds at most one of the class, a comparison's 0 or 1), the
     divisions and products an elementwise loop (vectorized: elementwise operations round
     alike in any order), the sums of products follow NumPy's order.
     """
@@ -273,15 +286,17 @@ def _walk_block(
         else:
             last = g
         tau = ascending[top - last]
-        if ties:
-            loss = np.int64(0)
-            while hi > 0 and c_fail[hi - 1] >= tau:
-                hi -= 1
-                loss += 1
-        else:  # distinct confidences: at most one failure per group, placed without a branch
-            loss = np.int64(hi > 0 and c_fail[hi - 1] >= tau)
-            hi -= loss
         w = np.int64(last) + 1
+        if ties:
+            hits = np.int64(0)
+            while hi > 0 and c_minor[hi - 1] >= tau:
+                hi -= 1
+                hits += 1
+            loss = (w - w_before - hits) if flip else hits
+        else:  # distinct confidences: at most one of the class per group, without a branch
+            hit = np.int64(hi > 0 and c_minor[hi - 1] >= tau)
+            hi -= hit
+            loss = hit ^ flip
         tp_before = w_before - loss_sum
         loss_sum += loss
         # sums of integers below 2^53: exact in any order
@@ -301,9 +316,10 @@ def _walk_block(
         Wx[m + 1] = float(last) + 1.0
         tau = ascending[top - last]
         k = hi
-        while k > 0 and c_fail[k - 1] >= tau:
+        while k > 0 and c_minor[k - 1] >= tau:
             k -= 1
-        Lx[m + 1] = Lx[m] + float(hi - k)
+        size = float(last) + 1.0 - Wx[m]
+        Lx[m + 1] = Lx[m] + ((size - float(hi - k)) if flip else float(hi - k))
     else:
         Wx[m + 1] = total
         Lx[m + 1] = Lx[m]
@@ -411,7 +427,7 @@ def compiled() -> SimpleNamespace | None:
     return SimpleNamespace(
         binary_failures=jit(_binary_failures),
         count_failures=jit(_count_failures),
-        extract_failures=jit(_extract_failures),
+        extract_class=jit(_extract_class),
         count_changes=jit(_count_changes),
         fill_group_ends=jit(_fill_group_ends),
         group_terms=jit(_group_terms),
