@@ -5,13 +5,13 @@ instead of a dozen NumPy passes per block.
 gather of the indices, the confidences and the residuals, three or four ``np.cumsum``, a pass
 per metric and per dot product. On large inputs those passes cost more than the argsort. Here,
 after the same argsort and the same int32 order, one compiled pass gathers the weights in
-that order (0/1 residuals in the sign bit, as the NumPy walk keeps them) and takes the totals,
-and a second gathers the confidences (and the residuals) a block at a time and walks the
-samples once: the cumulative sums W, L and TP of every tie group are written to a buffer of
-:data:`CHUNK` groups, from which each metric's terms are formed and summed. Memory: the int32
-order, the weights' copy and two bytes per sample for the failures' flags and their copy in
-order (1.75 arrays of N floats; soft residuals without weights need the order alone), besides
-buffers of a few hundred KB.
+that order (0/1 residuals in the sign bit, as the NumPy walk keeps them; two halves on two
+threads where the process may use two CPUs) and one takes the totals, and a further pass
+gathers the confidences (and the residuals) a block at a time and walks the samples once: the
+cumulative sums W, L and TP of every tie group are written to a buffer of :data:`CHUNK`
+groups, from which each metric's terms are formed and summed. Memory: the int32 order, the
+weights' copy and a byte per sample for the failures' flags (1.6 arrays of N floats; soft
+residuals without weights need the order alone), besides buffers of a few hundred KB.
 
 The result equals the NumPy walk's (and so the argsort engine's) bit for bit, given the same
 order; the caller's order (packed, :mod:`~fdbench.metrics._packed_order`, or counted,
@@ -55,7 +55,7 @@ from types import SimpleNamespace
 import numpy as np
 
 from . import _counting_order, _packed_order
-from ._ordered_sums import EINSUM_BUFFER, einsum_chunk_sum
+from ._ordered_sums import EINSUM_BUFFER, einsum_chunk_sum, einsum_chunk_sum3
 
 #: Products per chunk of ``np.einsum("ij,ij->i")`` on a long row, and groups per buffer.
 CHUNK = EINSUM_BUFFER
@@ -136,40 +136,26 @@ def _scan_inputs(
     return True
 
 
-def _gather_weights(
+def _gather_signed(
     order: np.ndarray,
     w: np.ndarray,
     failed: np.ndarray,
     binary: bool,
     out: np.ndarray,
-    failed_out: np.ndarray,
-    totals: np.ndarray,
+    start: int,
+    stop: int,
 ) -> None:
-    """out[i] = w[order[i]], negated for a failure (``failed`` bytes, 0/1 residuals; gathered
-    into ``failed_out``); totals = (W_tot, F, the successes' weight, 1.0 when every weight is
-    a whole number else 0.0), each a sequential sum in order. The gathers are loops of their
-    own (vectorised: the processor's gather instructions), the sums a third loop over what
-    they gathered."""
-    n = order.shape[0]
-    for i in range(n):
+    """out[i] = w[order[i]] for start <= i < stop, negated for a failure (``failed`` bytes,
+    0/1 residuals). The gathers are loops of their own (vectorised: the processor's gather
+    instructions); two ranges run on two threads at once where the caller may
+    (:func:`fdbench.core.threads.beside`), the totals are :func:`_signed_totals` of the
+    whole."""
+    for i in range(start, stop):
         out[i] = w[order[i]]
     if binary:
-        for i in range(n):
-            failed_out[i] = failed[order[i]]
-    total = 0.0
-    fails = 0.0
-    ok = 0.0
-    integral = True
-    for i in range(n):
-        x = out[i]
-        f = binary and failed_out[i] != 0
-        if binary:
-            out[i] = -x if f else x
-        total, fails, ok, integral = add_weight(total, fails, ok, integral, x, f)
-    totals[0] = total
-    totals[1] = fails
-    totals[2] = ok
-    totals[3] = 1.0 if integral else 0.0
+        for i in range(start, stop):
+            x = out[i]
+            out[i] = -x if failed[order[i]] != 0 else x
 
 
 def _add_weight(
@@ -186,8 +172,9 @@ def _add_weight(
 
 
 def _signed_totals(wo: np.ndarray, binary: bool, totals: np.ndarray) -> None:
-    """:func:`_gather_weights`' totals of weights already in order, a failure's negated
-    (``binary``; weights are > 0): the same sums in the same order."""
+    """totals = (W_tot, F, the successes' weight, 1.0 when every weight is a whole number
+    else 0.0) of weights in order, a failure's negated (``binary``; weights are > 0), each a
+    sequential sum in order."""
     total = 0.0
     fails = 0.0
     ok = 0.0
@@ -324,11 +311,20 @@ def _flush(
                 ece_at[edge, 2] = G[1, j - 1]
                 edge -= 1
         state[EDGE] = edge
-    for d in range(_N_DOTS if binary else 3):
-        previous = d == AUGRC_PREV or d == AUROC_PREV or d == AP_ERROR
-        m = groups_b if previous else groups_a
-        if m > 0:
-            dots[d] = dots[d] + chunk_sum(P[d], 0, m)
+    if groups_a == groups_b:  # every row a full chunk: three rows at a time, interleaved
+        for d in range(0, _N_DOTS - 1 if binary else 3, 3):
+            a, b, c = chunk_sum3(P[d], P[d + 1], P[d + 2], 0, groups_a)
+            dots[d] = dots[d] + a
+            dots[d + 1] = dots[d + 1] + b
+            dots[d + 2] = dots[d + 2] + c
+        if binary:
+            dots[AP_ERROR] = dots[AP_ERROR] + chunk_sum(P[AP_ERROR], 0, groups_a)
+    else:
+        for d in range(_N_DOTS if binary else 3):
+            previous = d == AUGRC_PREV or d == AUROC_PREV or d == AP_ERROR
+            m = groups_b if previous else groups_a
+            if m > 0:
+                dots[d] = dots[d] + chunk_sum(P[d], 0, m)
     state[GROUPS] = g0 + groups_a
 
 
@@ -535,9 +531,10 @@ def _unit_optimum(losses: np.ndarray, P: np.ndarray, sums: np.ndarray) -> None:
     sums[2] = shifted
 
 
-#: The compiled :func:`einsum_chunk_sum` and :func:`_flush` that the other kernels call (numba
-#: resolves them when it compiles those).
+#: The compiled :func:`einsum_chunk_sum` (and its three rows at a time) and :func:`_flush` that
+#: the other kernels call (numba resolves them when it compiles those).
 chunk_sum = einsum_chunk_sum
+chunk_sum3 = einsum_chunk_sum3
 terms = _terms
 _flush_ = _flush
 fill_thresholds = _fill_thresholds
@@ -576,10 +573,11 @@ def compiled_kernels() -> SimpleNamespace | None:
     NumPy's ``einsum`` sums in another order (:func:`dot_order_holds`)."""
     from numba import njit
 
-    global chunk_sum, terms, _flush_, fill_thresholds, gather_block, add_weight
+    global chunk_sum, chunk_sum3, terms, _flush_, fill_thresholds, gather_block, add_weight
     jit = njit(cache=True, error_model="numpy", nogil=True)
     add_weight = jit(_add_weight)
     chunk_sum = jit(einsum_chunk_sum)
+    chunk_sum3 = jit(einsum_chunk_sum3)
     terms = jit(_terms)
     _flush_ = jit(_flush)
     fill_thresholds = jit(_fill_thresholds)
@@ -598,7 +596,7 @@ def compiled_kernels() -> SimpleNamespace | None:
         order_runs=jit(_packed_order._order_runs),
         descending_positions=jit(_packed_order._descending_positions),
         scan_inputs=jit(_scan_inputs),
-        gather_weights=jit(_gather_weights),
+        gather_signed=jit(_gather_signed),
         signed_totals=jit(_signed_totals),
         walk=jit(_walk),
         walk_groups=jit(_walk_groups),

@@ -47,6 +47,35 @@ def einsum_chunk_sum(p: np.ndarray, start: int, stop: int) -> float:
     return v0 + v1
 
 
+def einsum_chunk_sum3(
+    pa: np.ndarray, pb: np.ndarray, pc: np.ndarray, start: int, stop: int
+) -> tuple[float, float, float]:
+    """:func:`einsum_chunk_sum` of three rows over the same columns, interleaved: six
+    independent chains of additions instead of two, each row's additions in the same order
+    (the same sums bit for bit, in about a third of the time of three calls, which wait on
+    each addition before the next)."""
+    a0 = a1 = b0 = b1 = c0 = c1 = 0.0
+    j = start
+    while j + 8 <= stop:
+        a0 = pa[j] + (pa[j + 2] + (pa[j + 4] + (pa[j + 6] + a0)))
+        a1 = pa[j + 1] + (pa[j + 3] + (pa[j + 5] + (pa[j + 7] + a1)))
+        b0 = pb[j] + (pb[j + 2] + (pb[j + 4] + (pb[j + 6] + b0)))
+        b1 = pb[j + 1] + (pb[j + 3] + (pb[j + 5] + (pb[j + 7] + b1)))
+        c0 = pc[j] + (pc[j + 2] + (pc[j + 4] + (pc[j + 6] + c0)))
+        c1 = pc[j + 1] + (pc[j + 3] + (pc[j + 5] + (pc[j + 7] + c1)))
+        j += 8
+    while j < stop:
+        a0 = pa[j] + a0
+        b0 = pb[j] + b0
+        c0 = pc[j] + c0
+        last = j + 1 >= stop
+        a1 = (0.0 if last else pa[j + 1]) + a1
+        b1 = (0.0 if last else pb[j + 1]) + b1
+        c1 = (0.0 if last else pc[j + 1]) + c1
+        j += 2
+    return a0 + a1, b0 + b1, c0 + c1
+
+
 #: Longest run that :func:`pairwise_rows` hands to ``np.add.reduce`` whole (in the cache).
 PAIRWISE_LEAF = 1 << 16
 

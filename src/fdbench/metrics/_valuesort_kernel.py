@@ -43,7 +43,7 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from ._ordered_sums import EINSUM_BUFFER, einsum_chunk_sum
+from ._ordered_sums import EINSUM_BUFFER, einsum_chunk_sum, einsum_chunk_sum3
 from ._packed_order import _monotone
 
 #: Samples from which ``evaluate_all``'s value-sort path takes the compiled passes (below it,
@@ -145,34 +145,6 @@ def _group_terms(ascending: np.ndarray, ends: np.ndarray, first: int, out: np.nd
         out[k] = float(last - before) * ascending[top - last]
 
 
-def _chunk_sum3(p: np.ndarray, start: int, stop: int) -> tuple[float, float, float]:
-    """:func:`einsum_chunk_sum` of rows 1, 2 and 3 of ``p`` over the same columns, interleaved (six
-    independent chains of additions instead of two)."""
-    a0 = a1 = b0 = b1 = c0 = c1 = 0.0
-    pa = p[1]
-    pb = p[2]
-    pc = p[3]
-    j = start
-    while j + 8 <= stop:
-        a0 = pa[j] + (pa[j + 2] + (pa[j + 4] + (pa[j + 6] + a0)))
-        a1 = pa[j + 1] + (pa[j + 3] + (pa[j + 5] + (pa[j + 7] + a1)))
-        b0 = pb[j] + (pb[j + 2] + (pb[j + 4] + (pb[j + 6] + b0)))
-        b1 = pb[j + 1] + (pb[j + 3] + (pb[j + 5] + (pb[j + 7] + b1)))
-        c0 = pc[j] + (pc[j + 2] + (pc[j + 4] + (pc[j + 6] + c0)))
-        c1 = pc[j + 1] + (pc[j + 3] + (pc[j + 5] + (pc[j + 7] + c1)))
-        j += 8
-    while j < stop:
-        a0 = pa[j] + a0
-        b0 = pb[j] + b0
-        c0 = pc[j] + c0
-        last = j + 1 >= stop
-        a1 = (0.0 if last else pa[j + 1]) + a1
-        b1 = (0.0 if last else pb[j + 1]) + b1
-        c1 = (0.0 if last else pc[j + 1]) + c1
-        j += 2
-    return a0 + a1, b0 + b1, c0 + c1
-
-
 def _ordered_sums(p: np.ndarray, m: int, m_last: int, acc: np.ndarray) -> None:
     """acc[k] += the sum of row k + 1 of ``p`` over columns 0..m-1 (row 3: 0..m_last-1, with
     m_last <= m) as ``np.einsum("ij,ij->i")`` sums a row of products: chunks of
@@ -196,7 +168,7 @@ def _chunk_sums(p: np.ndarray, m: int, m_last: int, log: np.ndarray) -> None:
     for start in range(0, m, CHUNK):
         stop = min(start + CHUNK, m)
         if min(stop, m_last) == stop:
-            a, b, c = chunk_sum3(p, start, stop)
+            a, b, c = chunk_sum3(p[1], p[2], p[3], start, stop)
             log[k, 0] = a
             log[k, 1] = b
             log[k, 2] = c
@@ -400,7 +372,7 @@ def order_holds(ordered_sums: Callable[..., None]) -> bool:
 #: What :func:`_walk_block` calls: compiled by :func:`compiled` before the walk itself (numba
 #: resolves them when it compiles the walk).
 chunk_sum = einsum_chunk_sum
-chunk_sum3 = _chunk_sum3
+chunk_sum3 = einsum_chunk_sum3
 chunk_sums = _chunk_sums
 ordered_sums = _ordered_sums
 min_from = _min_from
@@ -419,7 +391,7 @@ def compiled() -> SimpleNamespace | None:
     global chunk_sum, chunk_sum3, chunk_sums, ordered_sums, min_from
     chunk_sum = jit(einsum_chunk_sum)
     min_from = jit(_min_from)
-    chunk_sum3 = jit(_chunk_sum3)
+    chunk_sum3 = jit(einsum_chunk_sum3)
     chunk_sums = jit(_chunk_sums)
     ordered_sums = jit(_ordered_sums)
     if not order_holds(ordered_sums):
