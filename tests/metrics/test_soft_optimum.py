@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 
 from fdbench import metrics as M
 from fdbench.metrics import _soft_optimum, suite
+from fdbench.metrics._core import harmonic_steps
 from fdbench.metrics.selective import _optimum
 
 from .test_valuesort import _assert_identical
@@ -85,3 +86,34 @@ def test_evaluate_all_holds_soft_weighted_residuals_in_twice_their_memory(kernel
         m.setattr(suite, "BLOCKWISE_MAX_SAMPLES", 0)
         want = M.evaluate_all(r, c, sample_weight=w)
     _assert_identical(got, want)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    rows=st.integers(1, 4),
+    k=st.integers(1, 400),
+    kind=st.sampled_from(["uniform", "whole", "counts", "spread", "huge"]),
+    seed=st.integers(0, 2**32 - 1),
+)
+def test_harmonic_steps_share_digammas_bit_for_bit(rows, k, kind, seed):
+    """One digamma per group where a group's upper argument is the next one's lower: the same
+    numbers as two digammas per group, for scaled, whole, bootstrap-count (zeros), widely
+    spread and huge weights, one row or several."""
+    from scipy.special import digamma
+
+    rng = np.random.default_rng(seed)
+    if kind == "uniform":
+        w = rng.random((rows, k)) * 2.0
+    elif kind == "whole":
+        w = np.round(rng.random((rows, k)) * 10.0) + 1.0
+    elif kind == "counts":
+        w = rng.poisson(1.0, (rows, k)).astype(np.float64)
+    elif kind == "spread":
+        w = rng.random((rows, k)) * 2.0 ** rng.integers(-30, 31, (rows, k))
+    else:
+        w = rng.random((rows, k)) * 1e200
+    w = w * (k / np.maximum(w.sum(axis=1, keepdims=True), 1e-300))
+    W0 = np.cumsum(w, axis=1) - w
+    want = digamma(W0 + w + 1.0) - digamma(W0 + 1.0)
+    assert harmonic_steps(W0, w).tobytes() == want.tobytes()
+    assert harmonic_steps(W0[0], w[0]).tobytes() == want[0].tobytes()

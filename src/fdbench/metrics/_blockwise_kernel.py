@@ -158,6 +158,13 @@ def _gather_signed(
             out[i] = -x if failed[order[i]] != 0 else x
 
 
+def _gather(order: np.ndarray, x: np.ndarray, start: int, out: np.ndarray) -> None:
+    """out[k] = x[order[start + k]] for k < len(out) (an int32 order read as it is: no
+    conversion to NumPy's index type)."""
+    for k in range(out.shape[0]):
+        out[k] = x[order[start + k]]
+
+
 def _add_weight(
     total: float, fails: float, ok: float, integral: bool, x: float, failed: bool
 ) -> tuple[float, float, float, bool]:
@@ -597,6 +604,7 @@ def compiled_kernels() -> SimpleNamespace | None:
         descending_positions=jit(_packed_order._descending_positions),
         scan_inputs=jit(_scan_inputs),
         gather_signed=jit(_gather_signed),
+        gather=jit(_gather),
         signed_totals=jit(_signed_totals),
         walk=jit(_walk),
         walk_groups=jit(_walk_groups),

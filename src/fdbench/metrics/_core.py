@@ -418,6 +418,30 @@ def optimal_binary_unit(n_success: int, n_fail: int) -> tuple[float, float]:
     return (risk_sum + 0.5 * first - 0.5 * n_fail / n) / n, 0.5 * float(n_fail**2) / n**2
 
 
+def harmonic_steps(W0: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    """``digamma(W0 + weights + 1.0) - digamma(W0 + 1.0)`` elementwise (the sum of 1/(W0 + j),
+    j = 1..w, for whole w: :func:`optimal_from_counts`), bit for bit, with about one digamma
+    per element instead of two. Along the last axis ``W0`` is the weight before each group:
+    the upper argument of a group is almost always the next group's lower one (W0 + w of a
+    group and the next group's W0 are two roundings of the same cumulative sum, equal in all
+    but about 1 in 10^5 groups), so its digamma is taken from there; the others (and each
+    row's last) are computed. A digamma (``scipy.special.digamma``) is ~17 ns, most of the
+    optimum's cost.
+    """
+    from scipy.special import digamma  # lazy: scipy costs ~0.3 s to import
+
+    upper = W0 + weights + 1.0
+    lower = W0 + 1.0
+    at_lower = digamma(lower)
+    shared = upper[..., :-1] == lower[..., 1:]
+    at_upper = np.empty_like(at_lower)
+    at_upper[..., :-1] = at_lower[..., 1:]
+    apart = np.ones(upper.shape, dtype=bool)
+    apart[..., :-1] = ~shared
+    at_upper[apart] = digamma(upper[apart])
+    return np.subtract(at_upper, at_lower, out=at_upper)
+
+
 def optimal_from_counts(
     values: np.ndarray, weights: np.ndarray, n_samples: np.ndarray | float | None = None
 ) -> tuple[np.ndarray, np.ndarray]:
@@ -442,9 +466,7 @@ def optimal_from_counts(
     L_tot = wr.sum(axis=1)
     W0 = np.cumsum(weights, axis=1) - weights
     L0 = np.cumsum(wr, axis=1) - wr
-    from scipy.special import digamma  # lazy: scipy costs ~0.3 s to import
-
-    harmonic = digamma(W0 + weights + 1.0) - digamma(W0 + 1.0)
+    harmonic = harmonic_steps(W0, weights)
     risk_sum = (wr + (L0 - values * W0) * harmonic).sum(axis=1)
     first = values[np.argmax(weights > 0, axis=1)]
     aurc_opt = (risk_sum + 0.5 * first - 0.5 * L_tot / M) / M

@@ -21,7 +21,8 @@ The values are the same bit for bit:
   values at fixed places: :func:`~fdbench.metrics._ordered_sums.pairwise_rows` sums the same runs
   with ``np.add.reduce`` (the four sums of terms in one pass, row by row). The cumulative sums
   are sequential, continued across blocks; every other term is the same elementwise IEEE
-  operation (and the same ``scipy.special.digamma``) on the same operands.
+  operation (and the same ``scipy.special.digamma``, :func:`~fdbench.metrics._core.harmonic_steps`)
+  on the same operands.
 - The group's value is its residual. ``np.unique`` keeps the first of a group in its own
   (unstable) sort, which matters only between -0.0 and 0.0: residuals with a -0.0 are left
   to :func:`~fdbench.metrics.selective._optimum`.
@@ -29,11 +30,13 @@ The values are the same bit for bit:
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from types import SimpleNamespace
 
 import numpy as np
 
 from ._blockwise_kernel import MIN_SAMPLES, compiled_kernels
+from ._core import harmonic_steps
 from ._counting_order import count_values, few_values, place
 from ._ordered_sums import pairwise, pairwise_rows
 from ._packed_order import descending_distinct, descending_stable
@@ -48,22 +51,36 @@ BLOCK = 1 << 16
 
 class _Groups:
     """The groups of equal residuals in ascending order, with their total weights, a range
-    of groups at a time (:meth:`take`, called for consecutive ranges)."""
+    of groups at a time (:meth:`take` or :meth:`take_weights`, called for consecutive ranges;
+    the samples gathered by the compiled ``gather``, which reads the int32 order as it is)."""
 
-    def __init__(self, r: np.ndarray, w: np.ndarray, order: np.ndarray, distinct: bool) -> None:
-        self._r, self._w, self._order = r, w, order
+    def __init__(
+        self,
+        r: np.ndarray,
+        w: np.ndarray,
+        order: np.ndarray,
+        distinct: bool,
+        gather: Callable[..., None],
+    ) -> None:
+        self._r, self._w, self._order, self._gather = r, w, order, gather
         self._distinct = distinct  # every group one sample: its weight is its total
         self._next = 0  # the next sample of the order to read
         self._values = np.empty(0)
         self._sums = np.empty(0)
         self._open: tuple[float, float] | None = None  # the group a block ended in: value, sum
 
+    def take_weights(self, count: int) -> np.ndarray:
+        """The total weights of the next ``count`` groups."""
+        if not self._distinct:
+            return self.take(count)[1]
+        weights = self._ordered(self._w, self._next, count)  # one sample: 0.0 + w is w
+        self._next += count
+        return weights
+
     def take(self, count: int) -> tuple[np.ndarray, np.ndarray]:
         """The values and total weights of the next ``count`` groups."""
         if self._distinct:
-            idx = self._order[self._next : self._next + count].astype(np.intp)
-            self._next += count
-            return self._r[idx], self._w[idx]  # a one-sample group: 0.0 + w is w
+            return self._ordered(self._r, self._next, count), self.take_weights(count)
         values, sums = [self._values], [self._sums]
         have = self._values.size
         while have < count:
@@ -80,8 +97,8 @@ class _Groups:
         n = self._order.size
         start, stop = self._next, min(self._next + BLOCK, n)
         self._next = stop
-        idx = self._order[start:stop].astype(np.intp)
-        rb, wb = self._r[idx], self._w[idx]
+        rb = self._ordered(self._r, start, stop - start)
+        wb = self._ordered(self._w, start, stop - start)
         if self._open is not None:  # the open group's partial sum goes first
             rb = np.concatenate([[self._open[0]], rb])
             wb = np.concatenate([[self._open[1]], wb])
@@ -93,6 +110,12 @@ class _Groups:
             return values, sums
         self._open = (float(values[-1]), float(sums[-1]))
         return values[:-1], sums[:-1]
+
+    def _ordered(self, x: np.ndarray, start: int, count: int) -> np.ndarray:
+        """x at samples start .. start + count - 1 of the order."""
+        out = np.empty(count)
+        self._gather(self._order, x, start, out)
+        return out
 
 
 def _ascending(r: np.ndarray, kernels: SimpleNamespace) -> tuple[np.ndarray, int]:
@@ -147,13 +170,11 @@ def blocked_optimum(
     where a residual is -0.0 (see the module docstring)."""
     if np.signbit(r).any():
         return None
-    from scipy.special import digamma  # lazy: scipy costs ~0.3 s to import
-
     order, k = _ascending(np.ascontiguousarray(r), kernels)
-    groups = _Groups(r, w, order, k == r.size)
-    raw_total = pairwise(lambda i, j: groups.take(j - i)[1], 0, k)
+    groups = _Groups(r, w, order, k == r.size, kernels.gather)
+    raw_total = pairwise(lambda i, j: groups.take_weights(j - i), 0, k)
     scale = np.float64(r.size) / np.float64(raw_total)
-    groups = _Groups(r, w, order, k == r.size)
+    groups = _Groups(r, w, order, k == r.size, kernels.gather)
     carry = {"W": 0.0, "L": 0.0, "first": np.nan}
 
     def terms(i: int, j: int) -> np.ndarray:
@@ -162,7 +183,7 @@ def blocked_optimum(
         wr = weights * values
         W0 = _continued_cumsum(weights, carry, "W") - weights
         L0 = _continued_cumsum(wr, carry, "L") - wr
-        harmonic = digamma(W0 + weights + 1.0) - digamma(W0 + 1.0)
+        harmonic = harmonic_steps(W0, weights)
         positive = np.flatnonzero(weights > 0)
         if carry["first"] != carry["first"] and positive.size:
             carry["first"] = float(values[positive[0]])
