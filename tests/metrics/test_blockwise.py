@@ -318,7 +318,7 @@ r, c = (rng.random(500) < 0.2) * 1.0, rng.random(500)
 evaluate_all(r, c, sample_weight=rng.random(500) + 0.1)
 evaluate_all(r * 0.5, c)
 kernels = K.compiled_kernels()
-compiled = [kernels.walk, kernels.gather_signed, kernels.unit_optimum, kernels.row_dot]
+compiled = [kernels.walk, kernels.gather_weights, kernels.unit_optimum, kernels.row_dot]
 compiled += [K.chunk_sum, K.chunk_sum3, K.terms, K._flush_]
 code = [k.inspect_asm(s) for k in compiled for s in k.signatures]
 print(len(code), sum("fma" in text.lower() for text in code))

@@ -494,16 +494,13 @@ def _compiled_walk(
         wo = np.empty(0) if placed is None else placed
         if placed is not None:
             kernels.signed_totals(placed, binary, sums)
-    elif w is not None:  # gathered in two halves, the second beside where a thread may
+    elif w is not None:
         assert order is not None
         wo = np.empty(n)
+        failed_out = np.empty(n if binary else 0, dtype=np.uint8)
         flags = np.empty(0, dtype=np.uint8) if failed is None else failed
-        weights = np.ascontiguousarray(w)
-        back = beside(kernels.gather_signed, order, weights, flags, binary, wo, n // 2, n)
-        kernels.gather_signed(order, weights, flags, binary, wo, 0, n // 2)
-        back.result()
-        kernels.signed_totals(wo, binary, sums)
-        del failed, flags, weights
+        kernels.gather_weights(order, np.ascontiguousarray(w), flags, binary, wo, failed_out, sums)
+        del failed, flags, failed_out
     else:
         wo = np.empty(0)
     success = False

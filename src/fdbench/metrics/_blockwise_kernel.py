@@ -5,13 +5,13 @@ instead of a dozen NumPy passes per block.
 gather of the indices, the confidences and the residuals, three or four ``np.cumsum``, a pass
 per metric and per dot product. On large inputs those passes cost more than the argsort. Here,
 after the same argsort and the same int32 order, one compiled pass gathers the weights in
-that order (0/1 residuals in the sign bit, as the NumPy walk keeps them; two halves on two
-threads where the process may use two CPUs) and one takes the totals, and a further pass
-gathers the confidences (and the residuals) a block at a time and walks the samples once: the
-cumulative sums W, L and TP of every tie group are written to a buffer of :data:`CHUNK`
-groups, from which each metric's terms are formed and summed. Memory: the int32 order, the
-weights' copy and a byte per sample for the failures' flags (1.6 arrays of N floats; soft
-residuals without weights need the order alone), besides buffers of a few hundred KB.
+that order (0/1 residuals in the sign bit, as the NumPy walk keeps them) and takes the totals,
+and a second gathers the confidences (and the residuals) a block at a time and walks the
+samples once: the cumulative sums W, L and TP of every tie group are written to a buffer of
+:data:`CHUNK` groups, from which each metric's terms are formed and summed. Memory: the int32
+order, the weights' copy and two bytes per sample for the failures' flags and their copy in
+order (1.75 arrays of N floats; soft residuals without weights need the order alone), besides
+buffers of a few hundred KB.
 
 The result equals the NumPy walk's (and so the argsort engine's) bit for bit, given the same
 order; the caller's order (packed, :mod:`~fdbench.metrics._packed_order`, or counted,
@@ -136,26 +136,40 @@ def _scan_inputs(
     return True
 
 
-def _gather_signed(
+def _gather_weights(
     order: np.ndarray,
     w: np.ndarray,
     failed: np.ndarray,
     binary: bool,
     out: np.ndarray,
-    start: int,
-    stop: int,
+    failed_out: np.ndarray,
+    totals: np.ndarray,
 ) -> None:
-    """out[i] = w[order[i]] for start <= i < stop, negated for a failure (``failed`` bytes,
-    0/1 residuals). The gathers are loops of their own (vectorised: the processor's gather
-    instructions); two ranges run on two threads at once where the caller may
-    (:func:`fdbench.core.threads.beside`), the totals are :func:`_signed_totals` of the
-    whole."""
-    for i in range(start, stop):
+    """out[i] = w[order[i]], negated for a failure (``failed`` bytes, 0/1 residuals; gathered
+    into ``failed_out``); totals = (W_tot, F, the successes' weight, 1.0 when every weight is
+    a whole number else 0.0), each a sequential sum in order. The gathers are loops of their
+    own (vectorised: the processor's gather instructions), the sums a third loop over what
+    they gathered."""
+    n = order.shape[0]
+    for i in range(n):
         out[i] = w[order[i]]
     if binary:
-        for i in range(start, stop):
-            x = out[i]
-            out[i] = -x if failed[order[i]] != 0 else x
+        for i in range(n):
+            failed_out[i] = failed[order[i]]
+    total = 0.0
+    fails = 0.0
+    ok = 0.0
+    integral = True
+    for i in range(n):
+        x = out[i]
+        f = binary and failed_out[i] != 0
+        if binary:
+            out[i] = -x if f else x
+        total, fails, ok, integral = add_weight(total, fails, ok, integral, x, f)
+    totals[0] = total
+    totals[1] = fails
+    totals[2] = ok
+    totals[3] = 1.0 if integral else 0.0
 
 
 def _gather(order: np.ndarray, x: np.ndarray, start: int, out: np.ndarray) -> None:
@@ -179,9 +193,8 @@ def _add_weight(
 
 
 def _signed_totals(wo: np.ndarray, binary: bool, totals: np.ndarray) -> None:
-    """totals = (W_tot, F, the successes' weight, 1.0 when every weight is a whole number
-    else 0.0) of weights in order, a failure's negated (``binary``; weights are > 0), each a
-    sequential sum in order."""
+    """:func:`_gather_weights`' totals of weights already in order, a failure's negated
+    (``binary``; weights are > 0): the same sums in the same order."""
     total = 0.0
     fails = 0.0
     ok = 0.0
@@ -603,7 +616,7 @@ def compiled_kernels() -> SimpleNamespace | None:
         order_runs=jit(_packed_order._order_runs),
         descending_positions=jit(_packed_order._descending_positions),
         scan_inputs=jit(_scan_inputs),
-        gather_signed=jit(_gather_signed),
+        gather_weights=jit(_gather_weights),
         gather=jit(_gather),
         signed_totals=jit(_signed_totals),
         walk=jit(_walk),
