@@ -434,7 +434,7 @@ def harmonic_steps(W0: np.ndarray, weights: np.ndarray) -> np.ndarray:
     lower = W0 + 1.0
     at_lower = digamma(lower)
     shared = upper[..., :-1] == lower[..., 1:]
-    at_upper = np.empty_like(at_lower)
+    at_upper = lower  # its arguments are read: its memory holds the upper digammas
     at_upper[..., :-1] = at_lower[..., 1:]
     apart = np.ones(upper.shape, dtype=bool)
     apart[..., :-1] = ~shared
