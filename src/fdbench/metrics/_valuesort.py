@@ -18,8 +18,9 @@ engine's NumPy calls (:mod:`~fdbench.metrics._ordered_sums`): :class:`RowDot` re
 :func:`pairwise` reproduces the pairwise summation of ``np.add.reduce`` (and of each segment
 of ``np.add.reduceat``, which adds the segment's first element to the pairwise sum of the
 rest).
-Memory: the sorted confidences (N floats), the failures' (F floats) and, with ties, the ends of
-the tie groups (T int32) besides arrays of :data:`BLOCK` elements.
+Memory: the sorted confidences (N floats), the failures' (F floats; the compiled passes sort
+the smaller class, at most N/2) and, with ties, the ends of the tie groups (T int32) besides
+arrays of :data:`BLOCK` elements.
 
 From :data:`~fdbench.metrics._valuesort_kernel.COMPILED_MIN_SAMPLES` samples on
 (:func:`compiled_binary_unit`, taken by ``evaluate_all`` before ``check_inputs``) the passes
