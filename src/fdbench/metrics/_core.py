@@ -421,17 +421,21 @@ def optimal_binary_unit(n_success: int, n_fail: int) -> tuple[float, float]:
 def harmonic_steps(W0: np.ndarray, weights: np.ndarray) -> np.ndarray:
     """``digamma(W0 + weights + 1.0) - digamma(W0 + 1.0)`` elementwise (the sum of 1/(W0 + j),
     j = 1..w, for whole w: :func:`optimal_from_counts`), bit for bit, with about one digamma
-    per element instead of two. Along the last axis ``W0`` is the weight before each group:
-    the upper argument of a group is almost always the next group's lower one (W0 + w of a
-    group and the next group's W0 are two roundings of the same cumulative sum, equal in all
-    but about 1 in 10^5 groups), so its digamma is taken from there; the others (and each
-    row's last) are computed. A digamma (``scipy.special.digamma``) is ~17 ns, most of the
-    optimum's cost.
-    """
+    per element instead of two (:func:`digamma_steps`; along the last axis ``W0`` is the
+    weight before each group)."""
+    return digamma_steps(W0 + weights + 1.0, W0 + 1.0)
+
+
+def digamma_steps(upper: np.ndarray, lower: np.ndarray) -> np.ndarray:
+    """``digamma(upper) - digamma(lower)`` elementwise, bit for bit, where along the last axis
+    a group's ``upper`` is almost always the next group's ``lower``: W0 + w of a group and the
+    next group's W0 are two roundings of the same cumulative sum, equal in all but about 1 in
+    10^5 groups, so a group's upper digamma is taken from the next group's lower one (the same
+    float: the same number); the others (and each row's last) are computed. A digamma
+    (``scipy.special.digamma``) is ~17 ns, most of the optimum's cost. ``lower`` is
+    overwritten."""
     from scipy.special import digamma  # lazy: scipy costs ~0.3 s to import
 
-    upper = W0 + weights + 1.0
-    lower = W0 + 1.0
     at_lower = digamma(lower)
     shared = upper[..., :-1] == lower[..., 1:]
     at_upper = lower  # its arguments are read: its memory holds the upper digammas

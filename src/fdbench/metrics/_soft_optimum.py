@@ -18,11 +18,13 @@ The values are the same bit for bit:
   a group cut by a block goes on from its partial sum (added first: 0.0 + s = s).
 - Each of ``optimal_from_counts``' reductions over the K groups (the total weight, M, L_tot,
   the sums of the AURC and AUGRC terms) is NumPy's pairwise summation, which splits a run of
-  values at fixed places: :func:`~fdbench.metrics._ordered_sums.pairwise_rows` sums the same runs
-  with ``np.add.reduce`` (the four sums of terms in one pass, row by row). The cumulative sums
-  are sequential, continued across blocks; every other term is the same elementwise IEEE
-  operation (and the same ``scipy.special.digamma``, :func:`~fdbench.metrics._core.harmonic_steps`)
-  on the same operands.
+  values at fixed places: :func:`~fdbench.metrics._ordered_sums.pairwise_rows` sums the same
+  runs with ``np.add.reduce`` (the four sums of terms in one pass, row by row). The cumulative
+  sums are sequential, continued across blocks; every other term is the same IEEE operation on
+  the same operands, formed per group by a compiled loop (:func:`_terms`: numba without
+  fast-math, so nothing is reordered or fused; ``tests/metrics/test_blockwise.py`` checks its
+  machine code holds no FMA), and the digamma steps are ``scipy.special.digamma``'s
+  (:func:`~fdbench.metrics._core.digamma_steps`).
 - The group's value is its residual. ``np.unique`` keeps the first of a group in its own
   (unstable) sort, which matters only between -0.0 and 0.0: residuals with a -0.0 are left
   to :func:`~fdbench.metrics.selective._optimum`.
@@ -30,13 +32,14 @@ The values are the same bit for bit:
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from types import SimpleNamespace
 
 import numpy as np
 
 from ._blockwise_kernel import MIN_SAMPLES, compiled_kernels
-from ._core import harmonic_steps
+from ._core import digamma_steps
 from ._counting_order import count_values, few_values, place
 from ._ordered_sums import pairwise, pairwise_rows
 from ._packed_order import descending_distinct, descending_stable
@@ -175,38 +178,72 @@ def blocked_optimum(
     raw_total = pairwise(lambda i, j: groups.take_weights(j - i), 0, k)
     scale = np.float64(r.size) / np.float64(raw_total)
     groups = _Groups(r, w, order, k == r.size, kernels.gather)
-    carry = {"W": 0.0, "L": 0.0, "first": np.nan}
+    carry = np.array([0.0, 0.0, np.nan])  # W and L before the next group, the first value
+    compiled = _compiled_terms()
 
     def terms(i: int, j: int) -> np.ndarray:
         values, raw = groups.take(j - i)
-        weights = raw * scale
-        wr = weights * values
-        W0 = _continued_cumsum(weights, carry, "W") - weights
-        L0 = _continued_cumsum(wr, carry, "L") - wr
-        harmonic = harmonic_steps(W0, weights)
-        positive = np.flatnonzero(weights > 0)
-        if carry["first"] != carry["first"] and positive.size:
-            carry["first"] = float(values[positive[0]])
         out = np.empty((4, j - i))
-        out[0] = weights
-        out[1] = wr
-        out[2] = wr + (L0 - values * W0) * harmonic
-        out[3] = weights * L0 + 0.5 * wr * (weights + 1.0)
+        upper, lower = np.empty(j - i), np.empty(j - i)
+        compiled(values, raw, scale, carry, out, upper, lower)
+        harmonic = digamma_steps(upper, lower)
+        np.add(out[1], np.multiply(out[2], harmonic, out=harmonic), out=out[2])
         return out
 
     M, L_tot, risk_sum, loss_sum = (np.array([x]) for x in pairwise_rows(terms, 0, k).tolist())
     # optimal_from_counts' values[argmax(weights > 0)]: the smallest where no weight is > 0
-    first = carry["first"] if carry["first"] == carry["first"] else float(r[order[0]])
+    first = carry[2] if carry[2] == carry[2] else float(r[order[0]])
     aurc_opt = (risk_sum + 0.5 * first - 0.5 * L_tot / M) / M
     augrc_opt = (loss_sum - 0.5 * L_tot) / M**2
     return float(aurc_opt[0]), float(augrc_opt[0])
 
 
-def _continued_cumsum(values: np.ndarray, carry: dict[str, float], key: str) -> np.ndarray:
-    """``np.cumsum`` of the values that came before and of ``values``, for ``values`` (the
-    running total kept in ``carry[key]``)."""
-    head = values.copy()
-    head[0] += carry[key]
-    out = np.cumsum(head)
-    carry[key] = float(out[-1])
-    return out
+def _terms(
+    values: np.ndarray,
+    raw: np.ndarray,
+    scale: float,
+    carry: np.ndarray,
+    out: np.ndarray,
+    upper: np.ndarray,
+    lower: np.ndarray,
+) -> None:
+    """The terms of ``optimal_from_counts``' four sums for the next groups (their residuals
+    ``values`` and raw total weights ``raw``), each the same IEEE operation on the same
+    operands as its NumPy expression there: out[0] = the scaled weights w = raw * scale,
+    out[1] = w r, out[3] = w L0 + 0.5 (w r) (w + 1), and out[2] = L0 - r W0, which the caller
+    turns into w r + (L0 - r W0) h with the digamma steps h of ``upper`` = W0 + w + 1 and
+    ``lower`` = W0 + 1. W and L (carry[0], carry[1]) are the running sums ``np.cumsum``
+    takes (one addition after another, from the groups before), W0 = W - w and L0 = L - w r;
+    carry[2] becomes the residual of the first group of weight > 0 (NaN until then)."""
+    W = carry[0]
+    L = carry[1]
+    first = carry[2]
+    for k in range(values.shape[0]):
+        r = values[k]
+        w = raw[k] * scale
+        wr = w * r
+        W = W + w
+        L = L + wr
+        W0 = W - w
+        L0 = L - wr
+        out[0, k] = w
+        out[1, k] = wr
+        out[2, k] = L0 - r * W0
+        out[3, k] = w * L0 + 0.5 * wr * (w + 1.0)
+        upper[k] = W0 + w + 1.0
+        lower[k] = W0 + 1.0
+        if first != first and w > 0.0:
+            first = r
+    carry[0] = W
+    carry[1] = L
+    carry[2] = first
+
+
+@functools.cache
+def _compiled_terms() -> Callable[..., None]:
+    """:func:`_terms` compiled by numba (loaded with the block walk's kernels, whose
+    presence :func:`weighted_soft_optimum` checks first)."""
+    from numba import njit
+
+    compiled: Callable[..., None] = njit(cache=True, error_model="numpy", nogil=True)(_terms)
+    return compiled
