@@ -62,3 +62,14 @@ def test_optimal_binary_unit_in_leaves_is_the_closed_form(n_ok, n_fail):
 def test_optimal_binary_unit_many_failures():
     for n_ok, n_fail in ((0, 10**6), (10**5, 9 * 10**5), (1, 2**20 + 3)):
         assert optimal_binary_unit(n_ok, n_fail) == _closed_form(n_ok, n_fail)
+
+
+@settings(max_examples=30, deadline=None)
+@given(n=st.integers(1, 3 * _ordered_sums.PAIRWISE_LEAF), seed=st.integers(0, 2**32 - 1))
+def test_pairwise_of_reversed_views_is_add_reduce_of_the_copy(n, seed):
+    """The value sort's ECE sums runs of the descending confidences as reversed views of the
+    ascending ones, without copies: the same bits as ``np.add.reduce`` of each copy."""
+    values = _spread(n, seed)
+    reversed_view = values[::-1]
+    got = pairwise(lambda i, j: reversed_view[i:j], 0, n)
+    assert got == np.add.reduce(np.ascontiguousarray(reversed_view))

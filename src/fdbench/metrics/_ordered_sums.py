@@ -120,7 +120,8 @@ class RowDot:
 
 def pairwise(leaf: Callable[[int, int], np.ndarray], start: int, n: int) -> float:
     """``np.add.reduce`` of ``n`` > 0 values from ``start`` on, ``leaf(i, j)`` giving values
-    i..j-1 as a contiguous array: NumPy's pairwise summation splits a run of more than 128
+    i..j-1 as a 1-D array (contiguous, or a view of any stride: a 1-D reduction adds in the
+    view's order, unbuffered): NumPy's pairwise summation splits a run of more than 128
     values at n/2 rounded down to a multiple of 8, so every run it splits down to is summed
     by ``np.add.reduce`` of that run alone."""
     return float(pairwise_rows(lambda i, j: leaf(i, j)[None], start, n)[0])

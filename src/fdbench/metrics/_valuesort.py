@@ -495,8 +495,8 @@ def _ece_mce(
     fail = l_at[:-1] - l_at[1:]
 
     def weighted(i: int, j: int) -> np.ndarray:
-        if ends is None:
-            return np.ascontiguousarray(d[i:j])
+        if ends is None:  # a reversed view: a 1-D reduction adds in the view's order
+            return d[i:j]
         if group_terms is not None:
             terms = np.empty(j - i)
             group_terms(d[::-1], ends, i, terms)
