@@ -142,7 +142,10 @@ def compiled_binary_unit(
     shape = K.monotone(c) if c.flags.c_contiguous else UNSORTED
     probe = r[:: max(1, r.size // 64)]  # soft residuals are not worth a sort on the side
     threaded = second_thread_allowed() and bool(np.all((probe == 0) | (probe == 1)))
-    sorting = beside(np.sort, c) if threaded and shape == UNSORTED else None
+    # the sort on the second thread counts the value changes too, while this one extracts
+    sorting = (
+        beside(_sorted_changes, c, K.count_changes) if threaded and shape == UNSORTED else None
+    )
     if sorting is None:  # the failures to the front of a buffer, the successes from its back
         buffer = np.empty(c.size)
         n_fail = K.binary_failures(r, c, buffer)
@@ -162,16 +165,21 @@ def compiled_binary_unit(
         if sorting is not None:
             sorting.result()
         return None
+    optimum = optimal_binary_unit(c.size - n_fail, n_fail)  # while the sort runs beside
     if shape == UNSORTED:
         c_minor.sort()
-        ascending = np.sort(c) if sorting is None else sorting.result()
-    elif shape == DESCENDING:  # the class was taken in sample order
-        c_minor = c_minor[::-1].copy()
-        ascending = c[::-1].copy()
+        if sorting is None:
+            ascending, changes = _sorted_changes(c, K.count_changes)
+        else:
+            ascending, changes = sorting.result()
     else:
-        ascending = c
+        if shape == DESCENDING:  # the class was taken in sample order
+            c_minor = c_minor[::-1].copy()
+            ascending = c[::-1].copy()
+        else:
+            ascending = c
+        changes = K.count_changes(ascending)
     d = ascending[::-1]
-    changes = K.count_changes(ascending)
     ends = None
     if changes < d.size - 1:
         ends = np.empty(changes + 1, dtype=np.int32)
@@ -179,7 +187,16 @@ def compiled_binary_unit(
     n_groups = d.size if ends is None else ends.size
     ece = functools.partial(_ece_mce, d, ends, c_minor, n_fail, n_groups, K.group_terms)
     walk, ece_mce = _walk_compiled(K, ascending, ends, c_minor, n_fail, n_groups, ece)
-    return r, c, _suite(d, ends, c_minor, n_fail, walk, n_groups, ece_mce=ece_mce)
+    suite = _suite(d, ends, c_minor, n_fail, walk, n_groups, ece_mce=ece_mce, optimum=optimum)
+    return r, c, suite
+
+
+def _sorted_changes(
+    c: np.ndarray, count_changes: Callable[[np.ndarray], int]
+) -> tuple[np.ndarray, int]:
+    """The confidences sorted, and the number of value changes between neighbours."""
+    ascending = np.sort(c)
+    return ascending, int(count_changes(ascending))
 
 
 class _Walk(NamedTuple):
@@ -419,11 +436,12 @@ def _suite(
     n_groups: int,
     *,
     ece_mce: tuple[float, float] | None = None,
+    optimum: tuple[float, float] | None = None,
 ) -> dict[str, float]:
     """The entries of :func:`binary_unit_suite` from the walk over the tie groups
     (``c_minor``: the ascending confidences of the failures, or of the successes where it
-    holds fewer than ``n_fail``; ``ece_mce``: :func:`_ece_mce`'s value where the caller has
-    it)."""
+    holds fewer than ``n_fail``; ``ece_mce`` and ``optimum``: :func:`_ece_mce`'s and
+    :func:`~fdbench.metrics._core.optimal_binary_unit`'s values where the caller has them)."""
     n = d.size
     n_ok = n - n_fail
     total, fails = float(n), float(n_fail)
@@ -439,7 +457,7 @@ def _suite(
     if perfect:
         out["aurc_opt"], out["augrc_opt"] = out["aurc"], out["augrc"]
     else:
-        out["aurc_opt"], out["augrc_opt"] = optimal_binary_unit(n_ok, n_fail)
+        out["aurc_opt"], out["augrc_opt"] = optimum or optimal_binary_unit(n_ok, n_fail)
     positives = (total - fails) * fails
     out["auroc_f"] = 0.5 * walk.auroc_sum / positives if positives > 0 else math.nan
     out["ap_f_success"] = walk.ap_ok_dot / (total - fails) if n_ok else math.nan
