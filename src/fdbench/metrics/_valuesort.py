@@ -199,6 +199,13 @@ def _sorted_changes(
     return ascending, int(count_changes(ascending))
 
 
+def _are_failures(c_minor: np.ndarray, n_fail: int) -> bool:
+    """Whether the class placed in the tie groups, ``c_minor``, is the failures (else the
+    successes: they are taken only where strictly fewer, so that a class of ``n_fail`` values
+    is the failures)."""
+    return c_minor.size == n_fail
+
+
 class _Walk(NamedTuple):
     """What the walk over the tie groups accumulates (see :func:`_walk`)."""
 
@@ -333,7 +340,7 @@ def _walk_compiled(
     n = ascending.size
     total = float(n)
     reach = _reach_tp(n - n_fail)
-    flip = int(c_minor.size != n_fail)
+    flip = int(not _are_failures(c_minor, n_fail))
     sums = np.array(
         [total, float(n_fail), _smallest_reaching(total, 0.95), reach[0.95], reach[0.80]]
     )
@@ -420,7 +427,7 @@ def _segment_state(
     unplaced = int(np.searchsorted(c_minor, tau, side="left"))
     placed = c_minor.size - unplaced
     state[kernel.W_PREV] = float(last + 1)
-    state[kernel.L_PREV] = float(placed if c_minor.size == n_fail else last + 1 - placed)
+    state[kernel.L_PREV] = float(placed if _are_failures(c_minor, n_fail) else last + 1 - placed)
     state[kernel.HI] = unplaced
     state[kernel.FOUND_W] = 1.0 if last + 1 >= reach_w else 0.0
     state[kernel.COVERED] = -1.0
@@ -450,7 +457,7 @@ def _suite(
     out["augrc"] = 0.5 * walk.augrc_sum / total**2
     if n_ok == 0 or n_fail == 0:
         perfect = ends is None
-    elif c_minor.size == n_fail:  # the failures all below the n_ok-th confidence
+    elif _are_failures(c_minor, n_fail):  # the failures all below the n_ok-th confidence
         perfect = ends is None and c_minor[-1] < d[n_ok - 1]
     else:  # the successes all above the (n_ok + 1)-th
         perfect = ends is None and c_minor[0] > d[n_ok]
@@ -504,7 +511,7 @@ def _ece_mce(
     bounds = np.array([n_groups, *above, 0])
     w_at = np.array([n, *positions, 0], dtype=np.float64)
     above_e = [c_minor.size - int(np.searchsorted(c_minor, e, side="right")) for e in inner]
-    if c_minor.size == n_fail:
+    if _are_failures(c_minor, n_fail):
         fails_above = above_e
     else:  # the successes above e: the failures are the rest of the samples above e
         fails_above = [p - k for p, k in zip(positions, above_e, strict=True)]
