@@ -86,6 +86,53 @@ def test_runs_left_unread_are_stable_exactly_when_the_order_descends(kernels, c,
     assert np.array_equal(np.sort(got), np.arange(c.size))
 
 
+_NARROW = st.one_of(
+    st.floats(width=32, allow_nan=False, allow_infinity=False),
+    st.floats(width=16, allow_nan=False, allow_infinity=False),
+    st.integers(-64, 64).map(lambda k: k / 8),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    c=st.integers(1, 200).flatmap(lambda n: arrays(np.float64, n, elements=_NARROW)),
+    bits=st.sampled_from([None, 40, 56, 62]),
+)
+def test_confidences_sharing_low_bits_take_exact_keys(kernels, c, bits):
+    """float32, float16 and binary-fraction values (low bits shared, dropped from the keys;
+    with 62 position bits the rest does not fit and runs are read): the stable order, and
+    np.argsort's order or None by the same rule as any other values."""
+    stable = np.argsort(c, kind="stable")[::-1].astype(np.int32)
+    np.testing.assert_array_equal(descending_stable(c, kernels, bits=bits), stable)
+    got, _ = descending_stable_unread(c, kernels, bits=bits, longest=1)
+    assert np.array_equal(got, stable) or np.any(c[got][1:] > c[got][:-1])
+    distinct = descending_distinct(c, kernels, bits=bits)
+    if np.unique(c).size == c.size:
+        np.testing.assert_array_equal(distinct, _argsort_descending(c))
+    else:
+        assert distinct is None
+
+
+def test_float32_values_with_long_ties_are_ordered_without_reading(kernels):
+    """Softmax maxima of float32 logits, rounded to float16 for long runs of ties: the keys
+    hold every bit in which they differ, so every run is a tie, none is left unread (the
+    walk need not check the order) and the order is the stable one; with a float64 value
+    among them the keys are not exact and the long runs are left unread."""
+    rng = np.random.default_rng(5)
+    logits = rng.normal(size=(1 << 17, 10)).astype(np.float32)
+    e = np.exp(logits - logits.max(axis=1, keepdims=True))
+    c = (e.max(axis=1) / e.sum(axis=1)).astype(np.float16).astype(np.float64)
+    assert np.unique(c).size < c.size // 10
+    got, unread = descending_stable_unread(c, kernels)
+    assert not unread
+    np.testing.assert_array_equal(got, np.argsort(c, kind="stable")[::-1])
+    assert descending_distinct(c, kernels) is None
+    c[0] = 0.1
+    got, unread = descending_stable_unread(c, kernels)
+    assert unread
+    np.testing.assert_array_equal(got, np.argsort(c, kind="stable")[::-1])
+
+
 def _clustered(rng: np.random.Generator, n: int, cluster: int) -> np.ndarray:
     """Uniform confidences with ``cluster`` neighbouring floats above 0.5 among them, shuffled:
     the keys cannot tell the cluster's values apart, so they form one run out of value order."""

@@ -6,10 +6,14 @@ soft suites (:mod:`fdbench.metrics._blockwise`) need the permutation, not only t
 Here it comes from a sort of values: each sample's key holds, above its position i (the low
 ``bits`` bits, ``bits`` = the bit length of N - 1), the high bits of its confidence's
 order-preserving 64-bit pattern counted from the smallest (shifted right only as far as the
-data's range needs). ``np.sort`` of the keys orders the samples by confidence wherever those
-high bits differ; a run of keys whose high bits agree is put in value order by a merge sort of
-the run's confidences (rare: the high bits resolve the confidences to about 2^(64 - bits)
-steps of their range).
+data's range needs, after the low bits in which no two patterns differ are dropped). ``np.sort``
+of the keys orders the samples by confidence wherever those high bits differ; a run of keys
+whose high bits agree is put in value order by a merge sort of the run's confidences (rare:
+the high bits resolve the confidences to about 2^(64 - bits) steps of their range). Where
+nothing but those shared low bits is dropped, the keys are exact: a run is a tie, and no
+confidence is read. Confidences that are float32 values (softmax maxima of float32 logits,
+cast to float64 for the definitions) share 29 zero bits, so their keys are exact; ordering
+their ties by reading them took 8.5 ms of a 20 ms order at 10^6.
 
 Where every confidence differs, the ascending order is unique, so the permutation is the one
 ``np.argsort`` returns, element for element, and every metric computed from it is the argsort
@@ -66,18 +70,25 @@ def _monotone(c: np.ndarray) -> int:
 
 def _key_range(u: np.ndarray, bounds: np.ndarray) -> None:
     """bounds = the smallest and largest order-preserving pattern of the confidences whose
-    float64 bits are ``u`` (-0.0 taken as 0.0)."""
+    float64 bits are ``u`` (-0.0 taken as 0.0), and the bits in which any pattern differs
+    from the first (their OR of exclusive ORs: its trailing zeros are low bits every pattern
+    shares, which :func:`_descending` drops from the keys)."""
     sign = np.uint64(_SIGN)
     lo = np.uint64(0xFFFFFFFFFFFFFFFF)
     hi = np.uint64(0)
+    spread = np.uint64(0)
+    first = np.uint64(0)
     for i in range(u.shape[0]):
         x = u[i]
         x = np.uint64(0) if x == sign else x
         t = x ^ ((np.uint64(0) - (x >> np.uint64(63))) | sign)
+        first = t if i == 0 else first
         lo = min(lo, t)
         hi = max(hi, t)
+        spread |= t ^ first
     bounds[0] = lo
     bounds[1] = hi
+    bounds[2] = spread
 
 
 def _packed_keys(u: np.ndarray, lo: np.uint64, shift: int, bits: int, keys: np.ndarray) -> None:
@@ -93,15 +104,26 @@ def _packed_keys(u: np.ndarray, lo: np.uint64, shift: int, bits: int, keys: np.n
         keys[i] = (((t - lo) >> s) << b) | np.uint64(i)
 
 
-def _order_runs(keys: np.ndarray, bits: int, c: np.ndarray, ties: bool, longest: int) -> int:
+def _order_runs(
+    keys: np.ndarray, bits: int, c: np.ndarray, ties: bool, longest: int, exact: bool
+) -> int:
     """Put each run of sorted ``keys`` with equal high parts in the order of the confidences
     ``c`` at their positions, equal ones in the order of their positions (a run's keys are
     in position order, and the merge sort is stable); -1 where two are equal (a tie) unless
     ``ties``, else the number of samples in runs left as they are, unread, since they have
     more than ``longest`` members (with ``ties`` only: such a run is nearly always one value
-    repeated, already in order; the caller checks what this leaves)."""
+    repeated, already in order; the caller checks what this leaves). ``exact``: the high
+    parts hold every bit in which the confidences differ, so a run is a tie, already in
+    position order, and nothing is read: 0 with ``ties``, else -1 at the first run."""
     n = keys.shape[0]
     b = np.uint64(bits)
+    if exact:
+        if ties:
+            return 0
+        for i in range(n - 1):
+            if keys[i + 1] >> b == keys[i] >> b:
+                return -1
+        return 0
     low = (np.uint64(1) << b) - np.uint64(1)
     unchecked = 0
     i = 0
@@ -215,14 +237,16 @@ def _descending(
         return np.arange(n, dtype=np.int32), False
     bits = max(1, (n - 1).bit_length()) if bits is None else bits
     u = confidence.view(np.uint64)
-    bounds = np.empty(2, dtype=np.uint64)
+    bounds = np.empty(3, dtype=np.uint64)
     kernels.key_range(u, bounds)
-    span = int(bounds[1]) - int(bounds[0])
-    shift = max(0, span.bit_length() - (64 - bits))
+    spread = int(bounds[2])
+    shared = max(0, (spread & -spread).bit_length() - 1)  # low bits all patterns have alike
+    span = (int(bounds[1]) - int(bounds[0])) >> shared  # exact: the difference has them 0
+    dropped = max(0, span.bit_length() - (64 - bits))
     keys = np.empty(n, dtype=np.uint64)
-    kernels.packed_keys(u, bounds[0], shift, bits, keys)
+    kernels.packed_keys(u, bounds[0], shared + dropped, bits, keys)
     keys.sort()
-    unread = kernels.order_runs(keys, bits, confidence, ties, longest)
+    unread = kernels.order_runs(keys, bits, confidence, ties, longest, dropped == 0)
     if unread < 0:
         return None, False
     order = np.empty(n, dtype=np.int32)
