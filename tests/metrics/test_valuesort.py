@@ -302,12 +302,10 @@ def test_confidences_already_in_order_are_not_sorted_again(monkeypatch, threads)
     ties = np.sort(np.round(rng.random(n), 2) - 0.5)
     ties[np.flatnonzero(ties == 0.0)[:3]] = -0.0
     sorts = []
-    real_sort = np.sort
-    monkeypatch.setattr(np, "sort", lambda *a, **k: sorts.append(1) or real_sort(*a, **k))
+    real_sort = _valuesort._sorted_changes
+    monkeypatch.setattr(_valuesort, "_sorted_changes", lambda *a: sorts.append(1) or real_sort(*a))
     for c in (ascending, ties, ascending[::-1].copy(), ascending[::-1]):
-        with monkeypatch.context() as m:
-            m.setattr(np, "sort", real_sort)
-            engine = _both(r, c, m, compiled=True)[1]
+        engine = _both(r, c, monkeypatch, compiled=False)[1]
         _assert_identical(_both(r, c, monkeypatch, compiled=True)[0], engine)
     assert len(sorts) == 1  # the strided descending view only, which is not scanned
 
@@ -327,3 +325,58 @@ def test_compiled_passes_place_the_smaller_class(monkeypatch, order):
         r = np.zeros(n)
         r[rng.permutation(n)[:n_fail]] = 1.0
         _assert_identical(*_both(r, c, monkeypatch, compiled=True))
+
+
+_FLOAT32_VALUES = st.one_of(
+    st.floats(width=32, allow_nan=False),
+    st.sampled_from([0.0, -0.0, 1e-45, -1e-45, 0.5, 3.4028234663852886e38]),
+    st.floats(allow_nan=False),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(values=st.lists(_FLOAT32_VALUES, min_size=0, max_size=200), ties=st.booleans())
+def test_float32_values_are_sorted_as_float32_with_the_same_bits(values, ties):
+    """_sorted_changes gives np.sort's array bit for bit and its number of value changes;
+    the float32 sort is taken exactly where every value is a float32 other than -0.0."""
+    pytest.importorskip("numba")
+    K = _valuesort.compiled()
+    c = np.array(values + (values[: len(values) // 2] if ties else []), dtype=np.float64)
+    np.random.default_rng(len(c)).shuffle(c)
+    got, changes = _valuesort._sorted_changes(c, K)
+    want = np.sort(c)
+    assert got.tobytes() == want.tobytes()
+    assert changes == K.count_changes(want)
+    with np.errstate(over="ignore"):  # a float64 beyond float32's range: not a float32
+        exact = bool(np.all(c.astype(np.float32).astype(np.float64) == c))
+    narrow = exact and not np.any((c == 0) & np.signbit(c))
+    assert bool(K.narrow(c, np.empty(c.size))) == narrow
+
+
+def test_float32_softmax_maxima_take_the_float32_sort(monkeypatch):
+    """At 2^19 samples (the compiled passes), softmax maxima of float32 logits: the suite
+    sorts them as float32, and its values are the argsort engine's; with one float64 value
+    among them it does not."""
+    pytest.importorskip("numba")
+    rng = np.random.default_rng(11)
+    logits = rng.normal(size=(1 << 19, 10)).astype(np.float32) * 3
+    e = np.exp(logits - logits.max(axis=1, keepdims=True))
+    c = (e.max(axis=1) / e.sum(axis=1)).astype(np.float64)
+    r = (rng.random(c.size) < 0.2).astype(np.float64)
+    K = _valuesort.compiled()
+    narrowed = []
+
+    def narrow(c, buffer):
+        narrowed.append(bool(K_narrow(c, buffer)))
+        return narrowed[-1]
+
+    K_narrow = K.narrow
+    monkeypatch.setattr(K, "narrow", narrow)
+    fast = evaluate_all(r, c)
+    assert narrowed == [True]
+    with monkeypatch.context() as m:
+        m.setattr(suite, "MAX_SAMPLES", 0)
+        _assert_identical(fast, evaluate_all(r, c))
+    c[7] = 0.1
+    evaluate_all(r, c)
+    assert narrowed == [True, False]

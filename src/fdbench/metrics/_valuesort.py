@@ -143,9 +143,7 @@ def compiled_binary_unit(
     probe = r[:: max(1, r.size // 64)]  # soft residuals are not worth a sort on the side
     threaded = second_thread_allowed() and bool(np.all((probe == 0) | (probe == 1)))
     # the sort on the second thread counts the value changes too, while this one extracts
-    sorting = (
-        beside(_sorted_changes, c, K.count_changes) if threaded and shape == UNSORTED else None
-    )
+    sorting = beside(_sorted_changes, c, K) if threaded and shape == UNSORTED else None
     if sorting is None:  # the failures to the front of a buffer, the successes from its back
         buffer = np.empty(c.size)
         n_fail = K.binary_failures(r, c, buffer)
@@ -169,7 +167,7 @@ def compiled_binary_unit(
     if shape == UNSORTED:
         c_minor.sort()
         if sorting is None:
-            ascending, changes = _sorted_changes(c, K.count_changes)
+            ascending, changes = _sorted_changes(c, K)
         else:
             ascending, changes = sorting.result()
     else:
@@ -191,12 +189,19 @@ def compiled_binary_unit(
     return r, c, suite
 
 
-def _sorted_changes(
-    c: np.ndarray, count_changes: Callable[[np.ndarray], int]
-) -> tuple[np.ndarray, int]:
-    """The confidences sorted, and the number of value changes between neighbours."""
-    ascending = np.sort(c)
-    return ascending, int(count_changes(ascending))
+def _sorted_changes(c: np.ndarray, K: SimpleNamespace) -> tuple[np.ndarray, int]:
+    """The confidences sorted, and the number of value changes between neighbours. Where
+    every confidence is a float32 value (softmax outputs of float32 models, cast to float64
+    for the definitions) other than -0.0, they are sorted as float32 in the upper half of
+    the result and widened in place: the same array bit for bit, since the sorted order of
+    values is unique and equal values have equal bits (6.1 against 9.3 ms at 10^6)."""
+    ascending = np.empty(c.size)
+    if c.size and K.narrow(c, ascending):
+        ascending.view(np.float32)[c.size :].sort()
+        return ascending, int(K.widen(ascending))
+    ascending[:] = c  # np.sort(c): a copy sorted in place
+    ascending.sort()
+    return ascending, int(K.count_changes(ascending))
 
 
 def _are_failures(c_minor: np.ndarray, n_fail: int) -> bool:
