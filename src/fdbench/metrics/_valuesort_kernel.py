@@ -300,11 +300,13 @@ def _walk_block(
             last = g
         tau = ascending[top - last]
         w = np.int64(last) + 1
-        if ties:
-            hits = np.int64(0)
-            while hi > 0 and c_minor[hi - 1] >= tau:
-                hi -= 1
-                hits += 1
+        if ties:  # a group of one sample holds at most one of the class: no branch there
+            hits = np.int64(hi > 0 and c_minor[hi - 1] >= tau)
+            hi -= hits
+            if w - w_before > 1:
+                while hi > 0 and c_minor[hi - 1] >= tau:
+                    hi -= 1
+                    hits += 1
             loss = (w - w_before - hits) if flip else hits
         else:  # distinct confidences: at most one of the class per group, without a branch
             hit = np.int64(hi > 0 and c_minor[hi - 1] >= tau)
