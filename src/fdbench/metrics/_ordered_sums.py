@@ -15,7 +15,7 @@ The value-sort path (:mod:`~fdbench.metrics._valuesort`), the block walk
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 import numpy as np
 
@@ -130,9 +130,33 @@ def pairwise(leaf: Callable[[int, int], np.ndarray], start: int, n: int) -> floa
 def pairwise_rows(leaf: Callable[[int, int], np.ndarray], start: int, n: int) -> np.ndarray:
     """:func:`pairwise` of several rows at once: ``leaf(i, j)`` gives their values i..j-1 as
     a (rows, j - i) array, and each row is summed as ``np.add.reduce`` sums it alone (a
-    reduction along the last, contiguous axis sums each row pairwise)."""
+    reduction along the last, contiguous axis sums each row pairwise). ``leaf`` is called for
+    the runs of :func:`pairwise_leaves`, in their order."""
+    sums = (np.add.reduce(leaf(i, j), axis=1) for i, j in pairwise_leaves(start, n))
+    return pairwise_tree(sums, n)
+
+
+def pairwise_leaves(start: int, n: int) -> list[tuple[int, int]]:
+    """The runs (i, j) of ``n`` > 0 values from ``start`` on that NumPy's pairwise summation
+    splits down to and :func:`pairwise_rows` hands to ``np.add.reduce`` whole, in order."""
     if n <= PAIRWISE_LEAF:
-        return np.add.reduce(leaf(start, start + n), axis=1)
+        return [(start, start + n)]
+    half = _half(n)
+    return pairwise_leaves(start, half) + pairwise_leaves(start + half, n - half)
+
+
+def pairwise_tree(sums: Iterator[np.ndarray], n: int) -> np.ndarray:
+    """The sums of :func:`pairwise_leaves`' runs of ``n`` values (taken from ``sums`` in their
+    order, one array of row sums per run) added as NumPy's pairwise summation adds them."""
+    if n <= PAIRWISE_LEAF:
+        return next(sums)
+    half = _half(n)
+    left = pairwise_tree(sums, half)
+    return left + pairwise_tree(sums, n - half)
+
+
+def _half(n: int) -> int:
+    """Where NumPy's pairwise summation splits a run of ``n`` values: n/2 rounded down to a
+    multiple of 8."""
     half = n // 2
-    half -= half % 8
-    return pairwise_rows(leaf, start, half) + pairwise_rows(leaf, start + half, n - half)
+    return half - half % 8
