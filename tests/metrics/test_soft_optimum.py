@@ -13,7 +13,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from fdbench import metrics as M
-from fdbench.metrics import _soft_optimum, suite
+from fdbench.core import threads as thread_module
+from fdbench.metrics import _ordered_sums, _soft_optimum, suite
 from fdbench.metrics._core import harmonic_steps
 from fdbench.metrics.selective import _optimum
 
@@ -43,11 +44,19 @@ def _soft_weighted(draw):
 
 
 @settings(max_examples=300, deadline=None)
-@given(inputs=_soft_weighted())
-def test_blocked_optimum_equals_optimum(kernels, inputs):
+@given(
+    inputs=_soft_weighted(),
+    leaf=st.sampled_from([128, 1000, _ordered_sums.PAIRWISE_LEAF]),
+    threads=st.sampled_from([1, 2]),
+)
+def test_blocked_optimum_equals_optimum(kernels, inputs, leaf, threads):
+    """Blocks of any size, runs of the pairwise sums from 128 groups (each run's digamma
+    steps on the second thread, or not)."""
     r, w, block = inputs
     with pytest.MonkeyPatch.context() as m:
         m.setattr(_soft_optimum, "BLOCK", block)
+        m.setattr(_ordered_sums, "PAIRWISE_LEAF", leaf)
+        m.setattr(thread_module, "usable_threads", lambda: threads)
         got = _soft_optimum.blocked_optimum(r, w, kernels)
     want = _optimum(r, w, binary=False)
     assert np.array(got).tobytes() == np.array(want).tobytes()

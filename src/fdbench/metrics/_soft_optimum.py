@@ -34,15 +34,18 @@ The values are the same bit for bit:
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from concurrent.futures import Future
 from types import SimpleNamespace
 
 import numpy as np
 
+from fdbench.core.threads import beside
+
 from ._blockwise_kernel import MIN_SAMPLES, compiled_kernels
 from ._core import digamma_steps
 from ._counting_order import count_values, few_values, place
-from ._ordered_sums import pairwise, pairwise_rows
+from ._ordered_sums import pairwise, pairwise_leaves, pairwise_tree
 from ._packed_order import descending_distinct, descending_stable
 from .selective import _optimum
 
@@ -185,21 +188,37 @@ def blocked_optimum(
     carry = np.array([0.0, 0.0, np.nan])  # W and L before the next group, the first value
     compiled = _compiled_terms()
 
-    def terms(i: int, j: int) -> np.ndarray:
-        values, raw = groups.take(j - i)
-        out = np.empty((4, j - i))
-        upper, lower = np.empty(j - i), np.empty(j - i)
-        compiled(values, raw, scale, carry, out, upper, lower)
-        harmonic = digamma_steps(upper, lower)
-        np.add(out[1], np.multiply(out[2], harmonic, out=harmonic), out=out[2])
-        return out
+    def leaf_sums() -> Iterator[np.ndarray]:
+        """Each run's four sums of terms, in order; a run's digamma steps and sums are taken
+        on the second thread while the next run's terms are formed."""
+        pending: Future[np.ndarray] | None = None
+        for i, j in pairwise_leaves(0, k):
+            values, raw = groups.take(j - i)
+            out = np.empty((4, j - i))
+            upper, lower = np.empty(j - i), np.empty(j - i)
+            compiled(values, raw, scale, carry, out, upper, lower)
+            formed = beside(_finish_terms, out, upper, lower)
+            if pending is not None:
+                yield pending.result()
+            pending = formed
+        assert pending is not None
+        yield pending.result()
 
-    M, L_tot, risk_sum, loss_sum = (np.array([x]) for x in pairwise_rows(terms, 0, k).tolist())
+    sums = pairwise_tree(leaf_sums(), k)
+    M, L_tot, risk_sum, loss_sum = (np.array([x]) for x in sums.tolist())
     # optimal_from_counts' values[argmax(weights > 0)]: the smallest where no weight is > 0
     first = carry[2] if carry[2] == carry[2] else float(r[order[0]])
     aurc_opt = (risk_sum + 0.5 * first - 0.5 * L_tot / M) / M
     augrc_opt = (loss_sum - 0.5 * L_tot) / M**2
     return float(aurc_opt[0]), float(augrc_opt[0])
+
+
+def _finish_terms(out: np.ndarray, upper: np.ndarray, lower: np.ndarray) -> np.ndarray:
+    """The sums of a run's four rows of terms (:func:`_terms`), row 2 first made
+    w r + (L0 - r W0) h with the digamma steps h of ``upper`` and ``lower``."""
+    harmonic = digamma_steps(upper, lower)
+    np.add(out[1], np.multiply(out[2], harmonic, out=harmonic), out=out[2])
+    return np.add.reduce(out, axis=1)
 
 
 def _terms(
