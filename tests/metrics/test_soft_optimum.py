@@ -82,7 +82,8 @@ def test_evaluate_all_holds_soft_weighted_residuals_in_twice_their_memory(kernel
     """From the compiled walk's size on, evaluate_all of weighted soft residuals takes the
     blocked optimum: the engine's values; at 2^21 samples peak memory under 2x the
     confidences (11x with np.unique): its int32 order and the weights gathered into it take
-    1.5x, its blocks a fixed ~4 MiB (the 2x would not hold at 2^20 for them)."""
+    1.5x, two runs of the pairwise sums' buffers a fixed ~7 MiB (the 2x would not hold at
+    2^20 for them)."""
     rng = np.random.default_rng(4)
     n = 1 << 21
     r, c, w = rng.random(n), rng.random(n), rng.random(n) + 0.1

@@ -190,7 +190,9 @@ def blocked_optimum(
 
     def leaf_sums() -> Iterator[np.ndarray]:
         """Each run's four sums of terms, in order; a run's digamma steps and sums are taken
-        on the second thread while the next run's terms are formed."""
+        on the second thread while the next run's terms are formed (smaller runs than the
+        pairwise sums' lose that gain; two runs' buffers, ~7 MB, are then alive: peak memory
+        2.4x the confidences at 10^6, 1.56x at 10^7)."""
         pending: Future[np.ndarray] | None = None
         for i, j in pairwise_leaves(0, k):
             values, raw = groups.take(j - i)
