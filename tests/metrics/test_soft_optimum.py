@@ -128,3 +128,30 @@ def test_harmonic_steps_share_digammas_bit_for_bit(rows, k, kind, seed):
     want = digamma(W0 + w + 1.0) - digamma(W0 + 1.0)
     assert harmonic_steps(W0, w).tobytes() == want.tobytes()
     assert harmonic_steps(W0[0], w[0]).tobytes() == want[0].tobytes()
+
+
+@pytest.mark.parametrize("beside_max", [1 << 20, 0])
+def test_soft_weighted_optimum_beside_the_walk_up_to_its_size(kernels, beside_max):
+    """Up to SOFT_BESIDE_MAX_SAMPLES the optimum runs on the second thread while the walk
+    runs on this one, beyond it on this one after the walk: the engine's values either way."""
+    import threading
+
+    rng = np.random.default_rng(5)
+    n = 1 << 18
+    r, c, w = rng.random(n), rng.random(n), rng.random(n) + 0.1
+    threads = []
+
+    def spy(*args):
+        threads.append(threading.current_thread() is threading.main_thread())
+        return _soft_optimum.weighted_soft_optimum(*args)
+
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(suite, "SOFT_BESIDE_MAX_SAMPLES", beside_max)
+        m.setattr(suite, "weighted_soft_optimum", spy)
+        m.setattr(thread_module, "usable_threads", lambda: 2)
+        got = M.evaluate_all(r, c, sample_weight=w)
+    assert threads == [beside_max == 0]
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(suite, "BLOCKWISE_MAX_SAMPLES", 0)
+        want = M.evaluate_all(r, c, sample_weight=w)
+    _assert_identical(got, want)

@@ -24,7 +24,9 @@ The values are the same bit for bit:
   sums are sequential, continued across blocks; every other term is the same IEEE operation on
   the same operands, formed per group by a compiled loop (:func:`_terms`: numba without
   fast-math, so nothing is reordered or fused; ``tests/metrics/test_blockwise.py`` checks its
-  machine code holds no FMA), and the digamma steps are ``scipy.special.digamma``'s
+  machine code holds no FMA), and the digamma steps are ``scipy.special.digamma``'s: above
+  10 compiled with the term they multiply (:mod:`~fdbench.metrics._digamma`, checked against
+  SciPy once per process), at 10 or below SciPy's own
   (:func:`~fdbench.metrics._core.digamma_steps`).
 - The group's value is its residual. ``np.unique`` keeps the first of a group in its own
   (unstable) sort, which matters only between -0.0 and 0.0: residuals with a -0.0 are left
@@ -45,6 +47,7 @@ from fdbench.core.threads import beside
 from ._blockwise_kernel import MIN_SAMPLES, compiled_kernels
 from ._core import digamma_steps
 from ._counting_order import count_values, few_values, place
+from ._digamma import ABOVE, compiled_step_terms
 from ._ordered_sums import pairwise, pairwise_leaves, pairwise_tree
 from ._packed_order import descending_distinct, descending_stable
 from .selective import _optimum
@@ -187,6 +190,7 @@ def blocked_optimum(
     groups = _Groups(r, ordered, order, k == r.size, kernels.gather)
     carry = np.array([0.0, 0.0, np.nan])  # W and L before the next group, the first value
     compiled = _compiled_terms()
+    step_terms = compiled_step_terms()
 
     def leaf_sums() -> Iterator[np.ndarray]:
         """Each run's four sums of terms, in order; a run's digamma steps and sums are taken
@@ -199,7 +203,7 @@ def blocked_optimum(
             out = np.empty((4, j - i))
             upper, lower = np.empty(j - i), np.empty(j - i)
             compiled(values, raw, scale, carry, out, upper, lower)
-            formed = beside(_finish_terms, out, upper, lower)
+            formed = beside(_finish_terms, out, upper, lower, step_terms)
             if pending is not None:
                 yield pending.result()
             pending = formed
@@ -215,11 +219,24 @@ def blocked_optimum(
     return float(aurc_opt[0]), float(augrc_opt[0])
 
 
-def _finish_terms(out: np.ndarray, upper: np.ndarray, lower: np.ndarray) -> np.ndarray:
+def _finish_terms(
+    out: np.ndarray,
+    upper: np.ndarray,
+    lower: np.ndarray,
+    step_terms: Callable[[np.ndarray, np.ndarray, np.ndarray], int] | None,
+) -> np.ndarray:
     """The sums of a run's four rows of terms (:func:`_terms`), row 2 first made
-    w r + (L0 - r W0) h with the digamma steps h of ``upper`` and ``lower``."""
-    harmonic = digamma_steps(upper, lower)
-    np.add(out[1], np.multiply(out[2], harmonic, out=harmonic), out=out[2])
+    w r + (L0 - r W0) h with the digamma steps h of ``upper`` and ``lower``: by the compiled
+    ``step_terms`` (:func:`~fdbench.metrics._digamma.compiled_step_terms`) where ``lower`` is
+    above 10, by SciPy's digamma for the groups it leaves (the same values)."""
+    left = out.shape[1] if step_terms is None else step_terms(out, upper, lower)
+    if left == out.shape[1]:
+        harmonic = digamma_steps(upper, lower)
+        np.add(out[1], np.multiply(out[2], harmonic, out=harmonic), out=out[2])
+    elif left:
+        at = np.flatnonzero(~(lower > ABOVE))
+        harmonic = digamma_steps(upper[at], lower[at])
+        out[2, at] = np.add(out[1, at], np.multiply(out[2, at], harmonic, out=harmonic))
     return np.add.reduce(out, axis=1)
 
 
