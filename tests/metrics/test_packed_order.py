@@ -86,6 +86,37 @@ def test_runs_left_unread_are_stable_exactly_when_the_order_descends(kernels, c,
     assert np.array_equal(np.sort(got), np.arange(c.size))
 
 
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), sizes=st.lists(st.integers(1, 12), min_size=3, max_size=3))
+def test_runs_across_the_blocks_of_the_run_search(kernels, seed, sizes):
+    """Runs of keys with equal high parts that straddle the blocks in which _order_runs looks
+    for runs (a tie of m samples and m values a few ulps apart, shuffled: read where short,
+    left unread where longer than 8); the blocks between them hold none."""
+    from fdbench.metrics._packed_order import RUN_BLOCK
+
+    rng = np.random.default_rng(seed)
+    parts: list[np.ndarray] = []
+    for k, m in enumerate(sizes):  # cluster k straddles the pair (k + 1) RUN_BLOCK - 1
+        spread = rng.random((k + 1) * RUN_BLOCK - m - sum(map(len, parts)))
+        parts.append(2.0 * k + spread)
+        tie = np.full(m, 2.0 * k + 1.0)
+        near = 2.0 * k + 1.0 + rng.integers(1, 3 * m, m) * 2.0**-52
+        parts.append(np.concatenate([tie, near]))
+    c = rng.permutation(np.concatenate([*parts, 7.0 + rng.random(50)]))
+    stable = np.argsort(c, kind="stable")[::-1].astype(np.int32)
+    np.testing.assert_array_equal(descending_stable(c, kernels), stable)
+    got, unread = descending_stable_unread(c, kernels, longest=8)
+    if any(m > 8 for m in sizes):
+        assert unread
+    descends = bool(np.all(c[got][1:] <= c[got][:-1]))
+    assert np.array_equal(got, stable) == (descends or not unread)
+    assert descending_distinct(c, kernels) is None  # the ties
+    distinct = rng.permutation(np.unique(c))
+    np.testing.assert_array_equal(
+        descending_distinct(distinct, kernels), _argsort_descending(distinct)
+    )
+
+
 _NARROW = st.one_of(
     st.floats(width=32, allow_nan=False, allow_infinity=False),
     st.floats(width=16, allow_nan=False, allow_infinity=False),
