@@ -505,3 +505,22 @@ def test_optimum_of_binary_residuals_exact(n_ok, n_fail):
     got = M.optimal_aurc_augrc(r)
     assert got[0] == pytest.approx(float(aurc), rel=1e-14, abs=1e-300)
     assert got[1] == pytest.approx(float(augrc), rel=1e-15, abs=1e-300)
+
+
+def test_weighted_binary_optimum_is_the_same_on_any_number_of_blas_threads():
+    """The failures' weight of the weighted 0/1 optimum is einsum's sum of products, not
+    BLAS's dot, which OpenBLAS splits across its threads at this size (a different sum on
+    one thread and on two)."""
+    threadpoolctl = pytest.importorskip("threadpoolctl")
+    from fdbench.metrics.selective import _optimum
+
+    rng = np.random.default_rng(11)
+    n = 1_000_000
+    r = (rng.random(n) < 0.2).astype(np.float64)
+    w = rng.random(n) * 2.0
+    got = _optimum(r, w, binary=True)
+    with threadpoolctl.threadpool_limits(1):
+        assert _optimum(r, w, binary=True) == got
+    fail = float(np.einsum("i,i->", w, r))
+    aurc, augrc = optimal_from_counts(np.array([0.0, 1.0]), np.array([[w.sum() - fail, fail]]), n)
+    assert got == (float(aurc[0]), float(augrc[0]))

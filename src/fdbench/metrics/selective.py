@@ -174,7 +174,9 @@ def _optimum(
         return optimal_from_unit_cumulative(np.cumsum(np.sort(r)), work)
     if binary:
         values = np.array([0.0, 1.0])
-        fail_weight = float(w @ r)
+        # einsum's own sum of products, not BLAS's dot: OpenBLAS splits a long dot product
+        # across its threads, so that the sum (and the optimum) changed with their number
+        fail_weight = float(np.einsum("i,i->", w, r))
         counts = np.array([[float(w.sum()) - fail_weight, fail_weight]])
     else:
         values, inverse = np.unique(r, return_inverse=True)
