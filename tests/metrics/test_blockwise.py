@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 
 import fdbench
 import fdbench.metrics.suite as suite
+from fdbench.core import threads as thread_module
 from fdbench.metrics import _blockwise, _blockwise_kernel, evaluate_all
 from fdbench.metrics._core import optimal_from_unit_cumulative
 
@@ -321,6 +322,8 @@ kernels = K.compiled_kernels()
 S.blocked_optimum(r * 0.5 + rng.random(500), rng.random(500) + 0.1, kernels)
 compiled = [kernels.walk, kernels.gather_weights, kernels.unit_optimum, kernels.row_dot]
 compiled += [K.chunk_sum, K.chunk_sum3, K.terms, K._flush_, S._compiled_terms()]
+from fdbench.metrics import _digamma as D
+compiled += [D.compiled_step_terms(), D.psi_above_ten]
 code = [k.inspect_asm(s) for k in compiled for s in k.signatures]
 print(len(code), sum("fma" in text.lower() for text in code))
 """
@@ -341,7 +344,7 @@ def test_compiled_sums_follow_einsum_and_hold_no_fma(tmp_path):
         [sys.executable, "-c", _NO_FMA_CHILD], env=env, capture_output=True, text=True, check=True
     )
     kernels_seen, with_fma = map(int, done.stdout.split())
-    assert kernels_seen >= 9
+    assert kernels_seen >= 11
     assert with_fma == 0
 
 
@@ -362,3 +365,86 @@ def test_soft_optimum_beside_the_walk_equals_the_optimum_after(monkeypatch):
     aurc_opt, augrc_opt = _blockwise.unit_optimum(soft)
     assert beside_values["eaurc"] == beside_values["aurc"] - aurc_opt
     assert beside_values["eaugrc"] == beside_values["augrc"] - augrc_opt
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    n=st.integers(2 * _blockwise_kernel.CHUNK, 5 * _blockwise_kernel.CHUNK),
+    kind=st.sampled_from(
+        ["continuous", "float32", "decimals 4", "decimals 2", "outside", "0.8 n values"]
+    ),
+    weighted=st.sampled_from(["int", "float", "spread", "front"]),
+    rate=st.sampled_from([0.0, 0.02, 0.3, 0.97, 1.0]),
+    seed=st.integers(0, 2**32 - 1),
+)
+def test_weighted_walk_in_two_segments_equals_one(n, kind, weighted, rate, seed):
+    """Weighted 0/1 residuals walked in two segments on two threads (the second starting at
+    a chunk's first group, from the gather's checkpoints) give the one walk's entries bit for
+    bit: ties across the split, fewer groups than the split (the first walks them all), the
+    ECE's bins (confidences in [0, 1]) or none, whole-number or fractional weights (W - L or
+    TP), no failure, every sample a failure, 95 % coverage and the TPRs reached in either."""
+    _walk_in_two_segments(n, kind, weighted, rate, seed)
+
+
+def _walk_in_two_segments(n: int, kind: str, weighted: str, rate: float, seed: int) -> list[int]:
+    """The check of :func:`test_weighted_walk_in_two_segments_equals_one`; the shifts the
+    walk's segments returned."""
+    rng = np.random.default_rng(seed)
+    c = rng.random(n)
+    if kind == "float32":
+        c = c.astype(np.float32).astype(np.float64)
+    elif kind.startswith("decimals"):
+        c = np.round(c, int(kind.split()[1]))
+    elif kind == "outside":
+        c = rng.normal(size=n) * 3.0
+    elif kind == "0.8 n values":  # many values, yet often fewer groups than the split
+        c = rng.choice(rng.random(int(0.8 * n)), n)
+    r = (rng.random(n) < rate).astype(np.float64)
+    if weighted == "int":
+        w = rng.integers(1, 5, n).astype(np.float64)
+    elif weighted == "float":
+        w = rng.random(n) * 2.0 + 0.01
+    elif weighted == "spread":
+        w = rng.random(n) * 2.0 ** rng.integers(-20, 21, n) + 1e-300
+    else:  # the confident half weighs most (95 % of the weight within the first segment),
+        # the rest succeeds: the selective risk falls to its minimum in the second
+        w = np.where(c >= np.median(c), 1e3, 1.0) * (rng.random(n) + 0.5)
+        r[c < np.median(c)] = 0.0
+    roles: list[int] = []
+
+    shifts: list[int] = []
+
+    def spy(*args, **kwargs):
+        roles.append(args[5])
+        shift = walk_segment(*args, **kwargs)
+        shifts.append(shift)
+        return shift
+
+    walk_segment = _blockwise._walk_segment
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(_blockwise, "_walk_segment", spy)
+        m.setattr(_blockwise, "SPLIT_MIN_SAMPLES", 0)
+        m.setattr(thread_module, "usable_threads", lambda: 2)
+        split = _blockwise._compiled_suite(r, c, w, True)
+        # both roles (twice where a run left unread was out of order), or the counted walk
+        assert set(roles) == {1, 2} or roles == [0]
+        if kind in ("continuous", "float32", "outside"):
+            assert 2 in roles
+        m.setattr(_blockwise, "SPLIT_MIN_SAMPLES", 1 << 62)
+        roles.clear()
+        whole = _blockwise._compiled_suite(r, c, w, True)
+        assert set(roles) == {0}
+    assert (split is None) == (whole is None)
+    if whole is not None:
+        _assert_identical(split, whole)
+    return shifts
+
+
+def test_a_second_segment_without_groups_leaves_the_walk_to_the_first():
+    """Fewer groups than the split: the second segment finds no group to start from (-1)
+    and the first walks every group, the one walk's values."""
+    n = 3 * _blockwise_kernel.CHUNK
+    shifts = _walk_in_two_segments(n, "0.8 n values", "float", 0.3, 4)
+    assert -1 in shifts
+    shifts = _walk_in_two_segments(n, "continuous", "float", 0.3, 4)
+    assert min(shifts) >= 0

@@ -50,7 +50,7 @@ from types import SimpleNamespace
 import numpy as np
 from numpy.typing import ArrayLike
 
-from fdbench.core.threads import beside
+from fdbench.core.threads import beside, second_thread_allowed
 
 from . import _blockwise_kernel as _kernel
 from ._core import _TINY, _smallest_reaching, optimal_binary_unit
@@ -175,7 +175,7 @@ def counted_binary_unit(
     W = np.cumsum(samples).astype(np.float64)  # whole numbers below 2^53: exact
     L = np.cumsum(failures).astype(np.float64)
     n_fail = int(L[-1])
-    walk = _CompiledWalk(_Totals(float(n), float(n_fail), float(n - n_fail)), True)
+    walk = _CompiledWalk(_Totals(float(n), float(n_fail), float(n - n_fail)), True, W.size)
     weighted = np.empty(thresholds.size)
     kernels.walk_groups(
         W,
@@ -186,10 +186,11 @@ def counted_binary_unit(
         np.empty((4, _kernel.GROUP_BUFFER)),
         np.empty((8, _kernel.CHUNK)),
         walk.state,
-        walk.dots,
+        walk.log,
         walk.ece_at,
         weighted,
     )
+    kernels.sum_log(walk.log, walk.dots)
     parts = walk.entries(bool(thresholds[-1] >= 0 and thresholds[0] <= 1), weighted)
     if parts is None:
         return None
@@ -434,24 +435,28 @@ def _compiled_suite(
         return None
     c = np.ascontiguousarray(c)
     few = few_values(c)
-    # counting keeps no packed keys: the optimum's temporaries fit beside it at once
-    pending = beside(optimum) if optimum is not None and few else None
+    # counting keeps no packed keys: the optimum's temporaries fit beside it at once; that of
+    # weighted 0/1 residuals (two dot products) has none, and is done during the sort, so
+    # that the second thread is free for the walk's second segment
+    at_once = few or (binary and w is not None)
+    pending = beside(optimum) if optimum is not None and at_once else None
     try:
         counted = count_values(c, kernels) if few else None
         if counted is not None:
             out = _compiled_walk(r, c, w, binary, kernels, None, counted)
         else:
-            if pending is not None:
+            if pending is not None and few:
                 pending.result()  # done, its temporaries freed, before the keys are made
             order, unread = descending_stable_unread(c, kernels)
             if pending is None and optimum is not None:
                 pending = beside(optimum)
+            free = second_thread_allowed() and (pending is None or pending.done())
             try:
-                out = _compiled_walk(r, c, w, binary, kernels, order, None, unread)
+                out = _compiled_walk(r, c, w, binary, kernels, order, None, unread, free)
             except _Unordered:
                 del order
                 order = descending_stable(c, kernels)
-                out = _compiled_walk(r, c, w, binary, kernels, order)
+                out = _compiled_walk(r, c, w, binary, kernels, order, split_walk=free)
     finally:
         optimal = pending.result() if pending is not None else None
     if out is not None and optimal is not None:
@@ -473,6 +478,7 @@ def _compiled_walk(
     order: np.ndarray | None,
     counted: ValueGroups | None = None,
     unread: bool = False,
+    split_walk: bool = False,
 ) -> dict[str, float] | None:
     """:func:`_compiled_suite` from the stable descending ``order`` on, or from the tie groups
     ``counted`` (:func:`~fdbench.metrics._counting_order.count_values`), in whose order the
@@ -480,7 +486,10 @@ def _compiled_walk(
     reads the groups' thresholds instead of the confidences; the order itself is made only
     where the walk gathers soft residuals. ``unread``: runs of ``order`` were left unread
     (:func:`~fdbench.metrics._packed_order.descending_stable_unread`), and
-    :class:`_Unordered` is raised where the walk finds a confidence above the one before."""
+    :class:`_Unordered` is raised where the walk finds a confidence above the one before.
+    ``split_walk``: the second thread is free; weighted 0/1 residuals in ``order`` are then
+    walked in two segments at once from :data:`SPLIT_MIN_SAMPLES` on
+    (:func:`~fdbench.metrics._blockwise_kernel._walk`, roles 1 and 2; the same values)."""
     n = c.size
     mode = _kernel.SOFT if w is None else _kernel.BINARY if binary else _kernel.SOFT_WEIGHTED
     failed = (r == 1).view(np.uint8) if binary and w is not None else None
@@ -496,13 +505,19 @@ def _compiled_walk(
             kernels.signed_totals(placed, binary, sums)
     elif w is not None:
         assert order is not None
-        wo = np.empty(n)
+        wo = np.empty(n + 1)  # one more: the second segment's ECE terms end one further on
         failed_out = np.empty(n if binary else 0, dtype=np.uint8)
         flags = np.empty(0, dtype=np.uint8) if failed is None else failed
-        kernels.gather_weights(order, np.ascontiguousarray(w), flags, binary, wo, failed_out, sums)
-        del failed, flags, failed_out
+        weights = np.ascontiguousarray(w)
+        split = _split_group(n) if split_walk and binary else 0
+        checkpoints = np.empty((n // _kernel.GATHER + 1 if split else 0, 3))
+        kernels.gather_weights(order, weights, flags, binary, wo, failed_out, sums, checkpoints)
+        del failed, failed_out
     else:
         wo = np.empty(0)
+    if w is None or counted is not None:
+        weights, flags, split = np.empty(0), np.empty(0, dtype=np.uint8), 0
+        checkpoints = np.empty((0, 3))
     success = False
     if w is None:
         totals = _Totals(float(n))
@@ -513,7 +528,7 @@ def _compiled_walk(
             if totals.weight > _kernel.MAX_EXACT_TOTAL:
                 return None
             totals.success = totals.weight - totals.loss
-    walk = _CompiledWalk(totals, binary)
+    walk = _CompiledWalk(totals, binary, n)
     walk.state[_kernel.RISING] = 1.0 if unread else 0.0
     if counted is not None:
         ends, thresholds = counted.ends, counted.thresholds
@@ -522,7 +537,7 @@ def _compiled_walk(
         assert order is not None
         ends, thresholds = np.empty(0, dtype=np.int64), np.empty(0)
         low, high = c[order[-1]], c[order[0]]
-    kernels.walk(
+    args = (
         np.empty(0, dtype=np.int32) if order is None else order,
         c,
         ends,
@@ -533,17 +548,86 @@ def _compiled_walk(
         success,
         walk.params,
         walk.edges,
+    )
+
+    if split:
+        second = walk.state.copy()
+        sources = (weights, flags, checkpoints)
+        later = beside(_walk_segment, kernels, args, walk, second, split, 2, sources)
+        _walk_segment(kernels, args, walk, walk.state, split, 1)
+        shift = later.result()
+        if shift >= 0:
+            _join_segments(walk.state, second)
+            groups = int(walk.state[_kernel.GROUPS])
+            kernels.move_left(wo, split, split + shift, groups - split)
+    else:
+        _walk_segment(kernels, args, walk, walk.state, 0, 0)
+    if walk.state[_kernel.RISING] > 0:
+        raise _Unordered
+    del order, args, weights, flags, checkpoints
+    kernels.sum_log(walk.log, walk.dots)
+    return walk.entries(binary and low >= 0 and high <= 1, wo)
+
+
+def _walk_segment(
+    kernels: SimpleNamespace,
+    args: tuple,
+    walk: _CompiledWalk,
+    state: np.ndarray,
+    split: int,
+    role: int,
+    sources: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None,
+) -> int:
+    """The compiled walk (``args``: its arguments up to the ECE's edges) in ``role`` 0, 1 or
+    2 with buffers of its own, into ``state`` and ``walk``'s log and bin bounds (rows apart
+    in two segments); ``sources``: the weights, failures' flags and checkpoints role 2
+    reads."""
+    if sources is None:
+        sources = (np.empty(0), np.empty(0, dtype=np.uint8), np.empty((0, 3)))
+    buffers = (
         np.empty((4, _kernel.GROUP_BUFFER)),
         np.empty((8, _kernel.CHUNK)),
         np.empty((2, _kernel.GATHER + 1)),
-        walk.state,
-        walk.dots,
-        walk.ece_at,
     )
-    if walk.state[_kernel.RISING] > 0:
-        raise _Unordered
-    del order
-    return walk.entries(binary and low >= 0 and high <= 1, wo)
+    return int(kernels.walk(*args, *buffers, state, walk.log, walk.ece_at, split, role, *sources))
+
+
+#: Fewest weighted 0/1 residuals whose walk is split in two segments on two threads, and the
+#: share of the groups the first segment walks (the second also runs over the samples
+#: before its first group for the running sums; a third of the walk's cost).
+SPLIT_MIN_SAMPLES = 1 << 18
+_SPLIT_SHARE = 0.58
+
+
+def _split_group(n: int) -> int:
+    """The group at which the walk of ``n`` samples is split (a multiple of the chunk), or 0
+    where it is not."""
+    if n < max(SPLIT_MIN_SAMPLES, 2 * _kernel.CHUNK):
+        return 0
+    return max(1, round(n * _SPLIT_SHARE / _kernel.CHUNK)) * _kernel.CHUNK
+
+
+def _join_segments(first: np.ndarray, second: np.ndarray) -> None:
+    """The walk's state after both segments, in ``first``: what the groups after the split
+    found where the groups before it had not (the first group reaching 95 % of the weight,
+    or a TPR), the working point's minimum over both, the last group of risk <= 0.05 where
+    the second found one, and the counts, the edge reached and the losses at the end from
+    the second. Each is the value of the walk in one segment: the running sums are the same
+    and W, TP only grow, so a search done in the first stays done in the second."""
+    k = _kernel
+    if first[k.FOUND_W]:
+        a, b = first[k.WORKING], second[k.WORKING]
+        first[k.WORKING] = a if a != a else b if b != b else min(a, b)
+    elif second[k.FOUND_W]:
+        first[[k.FOUND_W, k.RISK_AT, k.WORKING]] = second[[k.FOUND_W, k.RISK_AT, k.WORKING]]
+    for found, slot in ((k.FOUND_95, k.LOSS_95), (k.FOUND_80, k.LOSS_80)):
+        if not first[found] and second[found]:
+            first[[found, slot]] = second[[found, slot]]
+    if second[k.COVERED] != 0.0:
+        first[k.COVERED] = second[k.COVERED]
+    first[[k.GROUPS, k.EDGE, k.FAILS]] = second[[k.GROUPS, k.EDGE, k.FAILS]]
+    if first[k.RISING] != 0.0:
+        first[k.RISING] = max(first[k.RISING], second[k.RISING])
 
 
 class _CompiledWalk:
@@ -552,7 +636,7 @@ class _CompiledWalk:
     W_tot, F and TP_tot: ``params``, the ECE's inner ``edges``, ``state``, ``dots`` and
     ``ece_at``; :meth:`entries` makes the suite's entries of them."""
 
-    def __init__(self, totals: _Totals, binary: bool) -> None:
+    def __init__(self, totals: _Totals, binary: bool, groups: int) -> None:
         self.totals = totals
         self.binary = binary
         tp_reach = binary and totals.success > 0
@@ -566,6 +650,7 @@ class _CompiledWalk:
         self.state[unset] = math.nan
         self.state[_kernel.EDGE] = self.edges.size - 1
         self.dots = np.zeros(7)
+        self.log = np.zeros((groups // _kernel.CHUNK + 2, 7))
         self.ece_at = np.empty((self.edges.size, 3))
 
     def entries(self, ece: bool, weighted: np.ndarray) -> dict[str, float] | None:
