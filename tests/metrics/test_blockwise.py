@@ -367,22 +367,24 @@ def test_soft_optimum_beside_the_walk_equals_the_optimum_after(monkeypatch):
     assert beside_values["eaugrc"] == beside_values["augrc"] - augrc_opt
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=60, deadline=None)
 @given(
     n=st.integers(2 * _blockwise_kernel.CHUNK, 5 * _blockwise_kernel.CHUNK),
     kind=st.sampled_from(
         ["continuous", "float32", "decimals 4", "decimals 2", "outside", "0.8 n values"]
     ),
-    weighted=st.sampled_from(["int", "float", "spread", "front"]),
+    weighted=st.sampled_from(["int", "float", "spread", "front", "soft"]),
     rate=st.sampled_from([0.0, 0.02, 0.3, 0.97, 1.0]),
     seed=st.integers(0, 2**32 - 1),
 )
 def test_weighted_walk_in_two_segments_equals_one(n, kind, weighted, rate, seed):
-    """Weighted 0/1 residuals walked in two segments on two threads (the second starting at
-    a chunk's first group, from the gather's checkpoints) give the one walk's entries bit for
-    bit: ties across the split, fewer groups than the split (the first walks them all), the
-    ECE's bins (confidences in [0, 1]) or none, whole-number or fractional weights (W - L or
-    TP), no failure, every sample a failure, 95 % coverage and the TPRs reached in either."""
+    """Weighted 0/1 residuals, or soft residuals without weights (``weighted`` "soft"),
+    walked in two segments on two threads (the second starting at a chunk's first group,
+    from the gather's checkpoints or the residuals before it) give the one walk's entries
+    bit for bit: ties across the split, fewer groups than the split (the first walks them
+    all), the ECE's bins (confidences in [0, 1]) or none, whole-number or fractional weights
+    (W - L or TP), no failure, every sample a failure, 95 % coverage and the TPRs reached
+    in either."""
     _walk_in_two_segments(n, kind, weighted, rate, seed)
 
 
@@ -406,10 +408,14 @@ def _walk_in_two_segments(n: int, kind: str, weighted: str, rate: float, seed: i
         w = rng.random(n) * 2.0 + 0.01
     elif weighted == "spread":
         w = rng.random(n) * 2.0 ** rng.integers(-20, 21, n) + 1e-300
-    else:  # the confident half weighs most (95 % of the weight within the first segment),
-        # the rest succeeds: the selective risk falls to its minimum in the second
+    elif weighted == "front":  # the confident half weighs most (95 % of the weight within
+        # the first segment), the rest succeeds: the selective risk falls to its minimum in
+        # the second
         w = np.where(c >= np.median(c), 1e3, 1.0) * (rng.random(n) + 0.5)
         r[c < np.median(c)] = 0.0
+    else:  # soft residuals, a share of them 0, without weights
+        r = np.where(r > 0, 0.0, rng.random(n) * 3.0)
+        w = None
     roles: list[int] = []
 
     shifts: list[int] = []
@@ -425,14 +431,14 @@ def _walk_in_two_segments(n: int, kind: str, weighted: str, rate: float, seed: i
         m.setattr(_blockwise, "_walk_segment", spy)
         m.setattr(_blockwise, "SPLIT_MIN_SAMPLES", 0)
         m.setattr(thread_module, "usable_threads", lambda: 2)
-        split = _blockwise._compiled_suite(r, c, w, True)
+        split = _blockwise._compiled_suite(r, c, w, w is not None)
         # both roles (twice where a run left unread was out of order), or the counted walk
         assert set(roles) == {1, 2} or roles == [0]
         if kind in ("continuous", "float32", "outside"):
             assert 2 in roles
         m.setattr(_blockwise, "SPLIT_MIN_SAMPLES", 1 << 62)
         roles.clear()
-        whole = _blockwise._compiled_suite(r, c, w, True)
+        whole = _blockwise._compiled_suite(r, c, w, w is not None)
         assert set(roles) == {0}
     assert (split is None) == (whole is None)
     if whole is not None:

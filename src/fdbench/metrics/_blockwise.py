@@ -436,9 +436,12 @@ def _compiled_suite(
     c = np.ascontiguousarray(c)
     few = few_values(c)
     # counting keeps no packed keys: the optimum's temporaries fit beside it at once; that of
-    # weighted 0/1 residuals (two dot products) has none, and is done during the sort, so
-    # that the second thread is free for the walk's second segment
-    at_once = few or (binary and w is not None)
+    # weighted 0/1 residuals (two dot products) has none, and that of soft residuals without
+    # weights (a sorted copy) fits beside the keys up to UNIT_OPTIMUM_AT_ONCE_MAX_SAMPLES:
+    # both are done during the sort, so that the second thread is free for the walk's second
+    # segment
+    unit = w is None and not binary and c.size <= UNIT_OPTIMUM_AT_ONCE_MAX_SAMPLES
+    at_once = few or (binary and w is not None) or unit
     pending = beside(optimum) if optimum is not None and at_once else None
     try:
         counted = count_values(c, kernels) if few else None
@@ -450,6 +453,8 @@ def _compiled_suite(
             order, unread = descending_stable_unread(c, kernels)
             if pending is None and optimum is not None:
                 pending = beside(optimum)
+            elif pending is not None and unit:
+                pending.result()  # a few ms at most: then the walk takes both threads
             free = second_thread_allowed() and (pending is None or pending.done())
             try:
                 out = _compiled_walk(r, c, w, binary, kernels, order, None, unread, free)
@@ -487,8 +492,9 @@ def _compiled_walk(
     where the walk gathers soft residuals. ``unread``: runs of ``order`` were left unread
     (:func:`~fdbench.metrics._packed_order.descending_stable_unread`), and
     :class:`_Unordered` is raised where the walk finds a confidence above the one before.
-    ``split_walk``: the second thread is free; weighted 0/1 residuals in ``order`` are then
-    walked in two segments at once from :data:`SPLIT_MIN_SAMPLES` on
+    ``split_walk``: the second thread is free; weighted 0/1 residuals and soft residuals
+    without weights in ``order`` are then walked in two segments at once from
+    :data:`SPLIT_MIN_SAMPLES` on
     (:func:`~fdbench.metrics._blockwise_kernel._walk`, roles 1 and 2; the same values)."""
     n = c.size
     mode = _kernel.SOFT if w is None else _kernel.BINARY if binary else _kernel.SOFT_WEIGHTED
@@ -516,8 +522,8 @@ def _compiled_walk(
     else:
         wo = np.empty(0)
     if w is None or counted is not None:
-        weights, flags, split = np.empty(0), np.empty(0, dtype=np.uint8), 0
-        checkpoints = np.empty((0, 3))
+        weights, flags, checkpoints = np.empty(0), np.empty(0, dtype=np.uint8), np.empty((0, 3))
+        split = _split_group(n) if split_walk and w is None and counted is None else 0
     success = False
     if w is None:
         totals = _Totals(float(n))
@@ -558,8 +564,9 @@ def _compiled_walk(
         shift = later.result()
         if shift >= 0:
             _join_segments(walk.state, second)
-            groups = int(walk.state[_kernel.GROUPS])
-            kernels.move_left(wo, split, split + shift, groups - split)
+            if mode == _kernel.BINARY:  # the second segment's ECE terms to their groups
+                groups = int(walk.state[_kernel.GROUPS])
+                kernels.move_left(wo, split, split + shift, groups - split)
     else:
         _walk_segment(kernels, args, walk, walk.state, 0, 0)
     if walk.state[_kernel.RISING] > 0:
@@ -591,6 +598,10 @@ def _walk_segment(
     )
     return int(kernels.walk(*args, *buffers, state, walk.log, walk.ece_at, split, role, *sources))
 
+
+#: Most soft residuals without weights whose optimum (a sorted copy of them) is computed
+#: during the packed sort of the confidences (peak memory 3x the confidences there).
+UNIT_OPTIMUM_AT_ONCE_MAX_SAMPLES = 1 << 20
 
 #: Fewest weighted 0/1 residuals whose walk is split in two segments on two threads, and the
 #: share of the groups the first segment walks (the second also runs over the samples

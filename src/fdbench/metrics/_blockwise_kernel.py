@@ -452,13 +452,15 @@ def _walk(
     entry, it is set to 1.0 where a confidence in ``order`` is above the one before it (the
     order is not descending), else to -1.0.
 
-    ``role`` 0 walks every group. Weighted 0/1 residuals in a given order (mode
-    :data:`BINARY`, ``ends`` empty) may be walked in two segments at once, at group ``split``
+    ``role`` 0 walks every group. Weighted 0/1 residuals or soft residuals without weights
+    in a given order (modes :data:`BINARY` and :data:`SOFT`, ``ends`` empty) may be walked
+    in two segments at once, at group ``split``
     (a multiple of :data:`CHUNK`, so that both walk whole chunks of the same groups): role 1
     walks the groups before it and reads group ``split`` ahead (its last chunk's terms need
     that group's W and L), then stops; role 2 first runs over the samples before group
     ``split`` for the group before it (its column 0: the confidences read, the groups
-    counted) and the same running sums W, L and TP there, from the ``checkpoints`` of
+    counted) and the same running sums W, L and TP there: of soft residuals the residuals
+    read in order from the first on, of weighted 0/1 residuals from the ``checkpoints`` of
     :func:`_gather_weights` on, reading the weights ``w`` and the failures' flags ``failed``
     at the order's samples (the same numbers: role 1 overwrites ``wo`` with its ECE terms
     meanwhile), then
@@ -502,17 +504,22 @@ def _walk(
             closed += closing
         if first < 0 or first >= n:
             return -1
-        mark = first // GATHER
-        total_w = checkpoints[mark, 0]
-        total_l = checkpoints[mark, 1]
-        total_ok = checkpoints[mark, 2]
-        for i in range(mark * GATHER, first):
-            o = order[i]
-            x = w[o]
-            failure = failed[o] != 0
-            total_w = total_w + x
-            total_l = total_l + (x if failure else 0.0)
-            total_ok = total_ok + (0.0 if failure else x)
+        if mode == SOFT:  # W counts the samples; L sums the residuals in order
+            total_w = float(first)
+            for i in range(first):
+                total_l = total_l + r[order[i]]
+        else:
+            mark = first // GATHER
+            total_w = checkpoints[mark, 0]
+            total_l = checkpoints[mark, 1]
+            total_ok = checkpoints[mark, 2]
+            for i in range(mark * GATHER, first):
+                o = order[i]
+                x = w[o]
+                failure = failed[o] != 0
+                total_w = total_w + x
+                total_l = total_l + (x if failure else 0.0)
+                total_ok = total_ok + (0.0 if failure else x)
         G[0, 0] = total_w
         G[1, 0] = total_l
         G[2, 0] = total_ok
