@@ -119,10 +119,14 @@ def _scan_inputs(
     ``weighted``, every weight finite and > 0 (``check_inputs`` accepts these as they are);
     then out = (1.0 when every residual is 0 or 1 else 0.0, the largest weight). One pass
     over the arrays instead of ``check_inputs``' and the 0/1 test's temporaries, a block of
-    :data:`SCAN_BLOCK` at a time without branches inside a block (vectorised)."""
+    :data:`SCAN_BLOCK` at a time without branches inside a block (vectorised). The largest
+    weight is found as the largest bit pattern, an integer maximum (which vectorises, where
+    a float maximum must keep NaN's order): positive finite floats order as their patterns,
+    and a block holding any other weight is refused."""
     n = r.shape[0]
     binary = True
-    largest = 0.0
+    bits = w.view(np.uint64)
+    largest = np.uint64(0)
     for start in range(0, n, SCAN_BLOCK):
         stop = min(start + SCAN_BLOCK, n)
         valid = True
@@ -135,12 +139,12 @@ def _scan_inputs(
             for i in range(start, stop):
                 v = w[i]
                 valid = valid & (math.isfinite(v) & (v > 0.0))
-                largest = max(largest, v)
+                largest = max(largest, bits[i])
         if not valid:
             return False
         binary = binary & zero_one
     out[0] = 1.0 if binary else 0.0
-    out[1] = largest
+    out[1:2].view(np.uint64)[0] = largest
     return True
 
 
