@@ -374,9 +374,9 @@ def _blockwise(
     # the optimum runs beside the walk without weights (a sort of the residuals) and with
     # weights of 0/1 residuals (two dot products, no temporaries); that of weighted soft
     # residuals sorts packed keys and holds an int32 order of its own, which beside the walk's
-    # order and weights passes twice the confidences' memory: beside it up to
-    # SOFT_BESIDE_MAX_SAMPLES (peak 3.8x the confidences at 10^6, 30 MB, against 2.4x; 22 %
-    # less time), after it beyond (1.9x at 2^21, 1.56x at 10^7)
+    # order and weights passes twice the confidences' memory: beside it (from before the
+    # confidences' sort) up to SOFT_BESIDE_MAX_SAMPLES (peak 3.8x the confidences at 10^6,
+    # 30 MB, against 2.4x; 10^6: 100 -> 49 ms), after it beyond (1.9x at 2^21, 1.56x at 10^7)
     if w is None:
         optimum = functools.partial(unit_optimum, r)
     elif binary:
