@@ -502,10 +502,17 @@ def _compiled_walk(
     mode = _kernel.SOFT if w is None else _kernel.BINARY if binary else _kernel.SOFT_WEIGHTED
     failed = (r == 1).view(np.uint8) if binary and w is not None else None
     sums = np.empty(4)
+    splits = split_walk and counted is None and mode != _kernel.SOFT_WEIGHTED
+    split = _split_group(n) if splits else 0
+    # what the second segment reads besides the walk's arguments (weighted 0/1 residuals)
+    weights, flags, checkpoints = np.empty(0), np.empty(0, dtype=np.uint8), np.empty((0, 3))
     if counted is not None:
-        weights = None if w is None else np.ascontiguousarray(w)
         order, placed = place(
-            counted, kernels, order=mode != _kernel.BINARY, weights=weights, failed=failed
+            counted,
+            kernels,
+            order=mode != _kernel.BINARY,
+            weights=None if w is None else np.ascontiguousarray(w),
+            failed=failed,
         )
         del failed
         wo = np.empty(0) if placed is None else placed
@@ -517,15 +524,11 @@ def _compiled_walk(
         failed_out = np.empty(n if binary else 0, dtype=np.uint8)
         flags = np.empty(0, dtype=np.uint8) if failed is None else failed
         weights = np.ascontiguousarray(w)
-        split = _split_group(n) if split_walk and binary else 0
         checkpoints = np.empty((n // _kernel.GATHER + 1 if split else 0, 3))
         kernels.gather_weights(order, weights, flags, binary, wo, failed_out, sums, checkpoints)
         del failed, failed_out
     else:
         wo = np.empty(0)
-    if w is None or counted is not None:
-        weights, flags, checkpoints = np.empty(0), np.empty(0, dtype=np.uint8), np.empty((0, 3))
-        split = _split_group(n) if split_walk and w is None and counted is None else 0
     success = False
     if w is None:
         totals = _Totals(float(n))
@@ -605,9 +608,9 @@ def _walk_segment(
 #: (peak memory 2.5x the confidences at 10^6 without weights, 3.8x with weights).
 OPTIMUM_AT_ONCE_MAX_SAMPLES = 1 << 20
 
-#: Fewest weighted 0/1 residuals whose walk is split in two segments on two threads, and the
-#: share of the groups the first segment walks (the second also runs over the samples
-#: before its first group for the running sums; a third of the walk's cost).
+#: Fewest samples (weighted 0/1 or soft residuals without weights) whose walk is split in
+#: two segments on two threads, and the share of the groups the first segment walks (the
+#: second also reads the confidences before its first group, to count the groups).
 SPLIT_MIN_SAMPLES = 1 << 18
 _SPLIT_SHARE = 0.58
 
@@ -646,8 +649,9 @@ def _join_segments(first: np.ndarray, second: np.ndarray) -> None:
 class _CompiledWalk:
     """What the compiled walk (:func:`~fdbench.metrics._blockwise_kernel._walk` or
     :func:`~fdbench.metrics._blockwise_kernel._walk_groups`) reads and fills for the totals
-    W_tot, F and TP_tot: ``params``, the ECE's inner ``edges``, ``state``, ``dots`` and
-    ``ece_at``; :meth:`entries` makes the suite's entries of them."""
+    W_tot, F and TP_tot: ``params``, the ECE's inner ``edges``, ``state``, the chunk sums'
+    ``log`` (added into ``dots`` by the kernels' ``sum_log``) and ``ece_at``;
+    :meth:`entries` makes the suite's entries of them."""
 
     def __init__(self, totals: _Totals, binary: bool, groups: int) -> None:
         self.totals = totals

@@ -32,14 +32,14 @@ keeps a tie group's samples in position order
   NumPy's build; it is checked once per process against ``einsum`` and the NumPy walk's
   :class:`~fdbench.metrics._ordered_sums.RowDot` (:func:`dot_order_holds`), and where it differs
   the NumPy walk is taken.
-- Weighted 0/1 residuals (the second thread free: the optimum is two dot products) are
-  walked in two segments at once from a chunk's first group on (:func:`_walk`, roles 1 and
-  2): each chunk's sums are logged by chunk and added in chunk order at the end
-  (:func:`_sum_log`, the same running sum), the second segment starts from the running
-  sums the weights' gather noted every :data:`GATHER` samples (continued over at most that
-  many samples in the same order), and what each segment found is joined as one walk would
-  have found it (``fdbench.metrics._blockwise._join_segments``). 10^6 samples: the walk
-  18 -> 10 ms.
+- Weighted 0/1 residuals and soft residuals without weights (the second thread free: their
+  optimum is done by then) are walked in two segments at once from a chunk's first group on
+  (:func:`_walk`, roles 1 and 2): each chunk's sums are logged by chunk and added in chunk
+  order at the end (:func:`_sum_log`, the same running sum), the second segment starts from
+  the same running sums (those the weights' gather noted every :data:`GATHER` samples,
+  continued over at most that many samples in the same order; of soft residuals their sum
+  in order), and what each segment found is joined as one walk would have found it
+  (``fdbench.metrics._blockwise._join_segments``). 10^6 samples: the walk 18 -> 10 ms.
 - Minima, the first group reaching a coverage or a TPR, and the ECE's bin bounds are exact
   comparisons; the first group at which a cumulative sum reaches a value is the one
   ``np.searchsorted`` finds in the NumPy walk, since the sum is non-decreasing. W - L, the
@@ -459,8 +459,8 @@ def _walk(
 
     ``role`` 0 walks every group. Weighted 0/1 residuals or soft residuals without weights
     in a given order (modes :data:`BINARY` and :data:`SOFT`, ``ends`` empty) may be walked
-    in two segments at once, at group ``split``
-    (a multiple of :data:`CHUNK`, so that both walk whole chunks of the same groups): role 1
+    in two segments at once, at group ``split`` (a multiple of :data:`CHUNK`, so that both
+    walk whole chunks of the same groups): role 1
     walks the groups before it and reads group ``split`` ahead (its last chunk's terms need
     that group's W and L), then stops; role 2 first runs over the samples before group
     ``split`` for the group before it (its column 0: the confidences read, the groups
@@ -468,8 +468,8 @@ def _walk(
     read in order from the first on, of weighted 0/1 residuals from the ``checkpoints`` of
     :func:`_gather_weights` on, reading the weights ``w`` and the failures' flags ``failed``
     at the order's samples (the same numbers: role 1 overwrites ``wo`` with its ECE terms
-    meanwhile), then
-    walks from there, its ECE terms written ``shift`` places further on in ``wo`` (past what
+    meanwhile), then walks from there, its ECE terms written ``shift`` places further on in
+    ``wo`` (past what
     role 1 reads; ``wo`` holds one more place than the samples for them). Returns that
     shift for role 2, -1 where there is no group ``split`` (role 1 then walked every group),
     0 for roles 0 and 1."""

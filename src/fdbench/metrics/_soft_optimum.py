@@ -229,12 +229,10 @@ def _finish_terms(
     w r + (L0 - r W0) h with the digamma steps h of ``upper`` and ``lower``: by the compiled
     ``step_terms`` (:func:`~fdbench.metrics._digamma.compiled_step_terms`) where ``lower`` is
     above 10, by SciPy's digamma for the groups it leaves (the same values)."""
-    left = out.shape[1] if step_terms is None else step_terms(out, upper, lower)
-    if left == out.shape[1]:
-        harmonic = digamma_steps(upper, lower)
-        np.add(out[1], np.multiply(out[2], harmonic, out=harmonic), out=out[2])
-    elif left:
-        at = np.flatnonzero(~(lower > ABOVE))
+    n = out.shape[1]
+    left = n if step_terms is None else step_terms(out, upper, lower)
+    if left:
+        at = slice(None) if left == n else np.flatnonzero(~(lower > ABOVE))
         harmonic = digamma_steps(upper[at], lower[at])
         out[2, at] = np.add(out[1, at], np.multiply(out[2, at], harmonic, out=harmonic))
     return np.add.reduce(out, axis=1)

@@ -13,6 +13,7 @@ from fdbench.core.threads import beside
 
 from ._balanced import class_codes, class_mean_selective_risk
 from ._blockwise import MAX_SAMPLES as BLOCKWISE_MAX_SAMPLES
+from ._blockwise import OPTIMUM_AT_ONCE_MAX_SAMPLES as BLOCKWISE_OPTIMUM_AT_ONCE
 from ._blockwise import (
     blockwise_suite,
     compiled_inputs,
@@ -58,9 +59,10 @@ __all__ = [
 
 
 #: Most weighted soft residuals whose optimal CSF is computed beside the block walk (on the
-#: second thread), not after it: the two orders and weights' copies together stay under
-#: ~32 MB; beyond, peak memory stays under twice the confidences (see :func:`_blockwise`).
-SOFT_BESIDE_MAX_SAMPLES = 1 << 20
+#: second thread, from before the sort), not after it: the two orders and weights' copies
+#: together stay under ~32 MB; beyond, peak memory stays under twice the confidences (see
+#: :func:`_blockwise`). The block walk's own bound for starting it early.
+SOFT_BESIDE_MAX_SAMPLES = BLOCKWISE_OPTIMUM_AT_ONCE
 
 
 def _suite_keys(*, residuals: tuple[str, ...], labels: bool, logits: bool) -> tuple[str, ...]:
