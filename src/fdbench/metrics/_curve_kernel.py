@@ -179,9 +179,10 @@ def _row_pass(
     risks[0] = 0.0
     w = np.int64(0)
     lo = np.int64(0)
+    # unsigned indices: numba adds no wraparound test to each read (order holds positions)
     if ends.shape[0] == 0:
         for j in range(n):
-            x = np.int64(row[order[j]])
+            x = np.int64(row[np.uint64(order[j])])
             w += x
             lo += x * np.int64(failed[j])
             W[j] = w
@@ -191,7 +192,7 @@ def _row_pass(
         for g in range(t):
             stop = ends[g] + 1
             for j in range(start, stop):
-                x = np.int64(row[order[j]])
+                x = np.int64(row[np.uint64(order[j])])
                 w += x
                 lo += x * np.int64(failed[j])
             W[g] = w
@@ -202,7 +203,8 @@ def _row_pass(
     ln0 = ln1 = ln2 = ln3 = 0.0
     m = groups.shape[0]
     for k in range(0, m - 3, 4):
-        g0, g1, g2, g3 = groups[k], groups[k + 1], groups[k + 2], groups[k + 3]
+        g0, g1 = np.uint64(groups[k]), np.uint64(groups[k + 1])
+        g2, g3 = np.uint64(groups[k + 2]), np.uint64(groups[k + 3])
         l0 = L[g0] - risks[g0]
         l1 = L[g1] - risks[g1]
         l2 = L[g2] - risks[g2]
